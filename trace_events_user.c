@@ -1,0 +1,1527 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * user_events: trace events that user space registers and writes, for
+ * kernels built without CONFIG_USER_EVENTS.
+ *
+ * A process opens tracefs/user_events_data, registers an event with a
+ * descriptor ("name type field; type field") through DIAG_IOCSREG and
+ * gets back a write index. Writing that index followed by the payload to
+ * the same file emits one record to every probe attached to the event:
+ * ftrace (in any instance), perf and BPF through perf. The event is a
+ * normal trace event under events/user_events/, so filters, triggers and
+ * histograms work on it like on any other event.
+ *
+ * Whether anything listens is published in a page of status bytes that
+ * processes map from tracefs/user_events_status (the status page ABI).
+ */
+
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/bitmap.h>
+#include <linux/cred.h>
+#include <linux/ctype.h>
+#include <linux/hashtable.h>
+#include <linux/init.h>
+#include <linux/jhash.h>
+#include <linux/kernel.h>
+#include <linux/mm.h>
+#include <linux/module.h>
+#include <linux/mutex.h>
+#include <linux/percpu.h>
+#include <linux/perf_event.h>
+#include <linux/rcupdate.h>
+#include <linux/refcount.h>
+#include <linux/sched.h>
+#include <linux/seq_file.h>
+#include <linux/slab.h>
+#include <linux/string.h>
+#include <linux/trace_events.h>
+#include <linux/tracefs.h>
+#include <linux/uaccess.h>
+#include <linux/uio.h>
+
+#include "include/uapi/linux/user_events.h"
+
+#include "user_events_compat.h"
+#include "user_events_ksyms.h"
+
+#define MAX_EVENT_DESC 512
+#define MAX_NAME_LEN 255
+#define MAX_FIELDS 64
+#define MAX_FIELD_ARRAY_SIZE 1024
+#define MAX_STRUCT_SIZE 1024
+
+/* Largest payload a write may carry: a record must fit a ring buffer page */
+#define MAX_PAYLOAD_SIZE 3968
+
+/* One page of status bytes; byte 0 is never handed out */
+#define MAX_STATUS_EVENTS PAGE_SIZE
+
+#define EVENT_HASH_BITS 12
+
+static unsigned int max_events = 32768;
+module_param(max_events, uint, 0444);
+MODULE_PARM_DESC(max_events,
+		 "Maximum number of user events that may exist at once (default 32768)");
+
+enum user_field_kind {
+	FIELD_INTEGER,		/* u8 ... s64, int, short, char */
+	FIELD_STRING,		/* char[N], unsigned char[N] */
+	FIELD_ARRAY,		/* u8[N] */
+	FIELD_DATA_LOC,		/* __data_loc <type>[] */
+	FIELD_REL_LOC,		/* __rel_loc <type>[] */
+	FIELD_STRUCT,		/* struct <tag> name <size> */
+};
+
+struct user_event_field {
+	struct list_head link;
+	enum user_field_kind kind;
+	bool is_signed;
+	bool is_char;		/* element type is char: NUL terminated */
+	int offset;		/* in the record, after struct trace_entry */
+	int size;
+	int filter_type;
+	const char *fmt;	/* printf conversion for print fmt */
+	char *type;
+	char *name;
+};
+
+/*
+ * Probes currently attached, read under sched RCU by writers: the ftrace
+ * event files (one per tracing instance that enabled the event).
+ */
+struct user_event_probes {
+	struct rcu_head rcu;
+	unsigned int nr_files;
+	struct trace_event_file *files[];
+};
+
+struct user_event {
+	struct trace_event_call call;
+	struct trace_event_class class;
+	struct tracepoint tracepoint;
+	struct hlist_node node;
+	struct list_head fields;
+	char *name;
+	char *args;		/* normalized field list */
+	refcount_t refcnt;	/* one for the event table, one per user */
+	unsigned int min_size;	/* payload bytes the fields need */
+	unsigned int flags;	/* FLAG_BPF_ITER */
+	int status_index;	/* 0: no byte in the status page */
+	u8 status;		/* EVENT_STATUS_* of the attached probes */
+	bool has_dyn;		/* has __data_loc/__rel_loc fields */
+	struct user_event_probes __rcu *probes;
+};
+
+/*
+ * Events registered on one open user_events_data file. The array only
+ * grows while the file is open; writers index it under sched RCU.
+ */
+struct user_event_refs {
+	struct rcu_head rcu;
+	unsigned int capacity;
+	unsigned int count;
+	struct user_event *events[];
+};
+
+struct user_event_file {
+	struct user_event_refs __rcu *refs;
+};
+
+/* Serializes registration, deletion and the event table */
+static DEFINE_MUTEX(user_event_mutex);
+static DEFINE_HASHTABLE(user_event_table, EVENT_HASH_BITS);
+static unsigned int user_event_count;
+
+static DECLARE_BITMAP(status_map, MAX_STATUS_EVENTS);
+static struct user_event *status_events[MAX_STATUS_EVENTS];
+static u8 *status_page;
+
+/* Per-cpu staging of a payload, copied once from user memory */
+static void __percpu *write_buffer;
+
+static struct dentry *data_dentry;
+static struct dentry *status_dentry;
+
+static struct trace_event_fields user_event_fields_array[1];
+
+static u32 user_event_key(const char *name)
+{
+	return jhash(name, strlen(name), 0);
+}
+
+static struct user_event *user_event_find(const char *name)
+{
+	struct user_event *user;
+	u32 key = user_event_key(name);
+
+	lockdep_assert_held(&user_event_mutex);
+
+	hash_for_each_possible(user_event_table, user, node, key)
+		if (!strcmp(user->name, name))
+			return user;
+
+	return NULL;
+}
+
+/* Descriptor parsing */
+
+struct user_field_type {
+	const char *name;
+	int size;
+	bool is_signed;
+	const char *fmt;
+};
+
+static const struct user_field_type user_field_types[] = {
+	{ "u8", 1, false, "%u" },
+	{ "u16", 2, false, "%u" },
+	{ "u32", 4, false, "%u" },
+	{ "u64", 8, false, "%llu" },
+	{ "s8", 1, true, "%d" },
+	{ "s16", 2, true, "%d" },
+	{ "s32", 4, true, "%d" },
+	{ "s64", 8, true, "%lld" },
+	{ "int", 4, true, "%d" },
+	{ "unsigned int", 4, false, "%u" },
+	{ "short", 2, true, "%d" },
+	{ "unsigned short", 2, false, "%u" },
+	{ "char", 1, true, "%d" },
+	{ "unsigned char", 1, false, "%u" },
+};
+
+static const struct user_field_type *user_field_type_find(const char *name,
+							   size_t len)
+{
+	int i;
+
+	for (i = 0; i < ARRAY_SIZE(user_field_types); i++)
+		if (strlen(user_field_types[i].name) == len &&
+		    !strncmp(user_field_types[i].name, name, len))
+			return &user_field_types[i];
+
+	return NULL;
+}
+
+static bool user_name_valid(const char *name, size_t max)
+{
+	size_t len = strlen(name);
+	size_t i;
+
+	if (!len || len > max)
+		return false;
+
+	for (i = 0; i < len; i++)
+		if (!isalnum(name[i]) && name[i] != '_')
+			return false;
+
+	return true;
+}
+
+static bool user_field_name_valid(const char *name)
+{
+	if (!user_name_valid(name, MAX_NAME_LEN) || isdigit(name[0]))
+		return false;
+
+	/* The common fields of every record own these names */
+	return strncmp(name, "common_", 7) != 0;
+}
+
+static void user_event_free_fields(struct list_head *fields)
+{
+	struct user_event_field *field, *next;
+
+	list_for_each_entry_safe(field, next, fields, link) {
+		list_del(&field->link);
+		kfree(field->type);
+		kfree(field->name);
+		kfree(field);
+	}
+}
+
+/* Splits "a b  c" into at most @max words, in place */
+static int split_words(char *s, char **words, int max)
+{
+	int n = 0;
+
+	for (;;) {
+		s = skip_spaces(s);
+		if (!*s)
+			return n;
+		if (n == max)
+			return -EINVAL;
+		words[n++] = s;
+		while (*s && !isspace(*s))
+			s++;
+		if (*s)
+			*s++ = '\0';
+	}
+}
+
+/*
+ * Parses one "type name" (or "struct tag name size") entry and appends it
+ * to @user's field list at payload offset *@offset.
+ */
+static int user_event_parse_field(struct user_event *user, char *text,
+				  unsigned int *offset)
+{
+	const struct user_field_type *base;
+	struct user_event_field *field, *other;
+	char *words[5], *type, *bracket;
+	int nwords, first = 0, size;
+	enum user_field_kind kind;
+	bool is_char = false;
+	unsigned int len;
+
+	nwords = split_words(text, words, ARRAY_SIZE(words));
+	if (nwords < 2)
+		return -EINVAL;
+
+	field = kzalloc(sizeof(*field), GFP_KERNEL_ACCOUNT);
+	if (!field)
+		return -ENOMEM;
+
+	if (!strcmp(words[0], "struct")) {
+		if (nwords != 4 || !user_name_valid(words[1], MAX_NAME_LEN) ||
+		    kstrtoint(words[3], 10, &size) || size < 1 ||
+		    size > MAX_STRUCT_SIZE)
+			goto inval;
+		kind = FIELD_STRUCT;
+		field->type = kasprintf(GFP_KERNEL_ACCOUNT, "struct %s",
+					words[1]);
+		field->name = kstrdup(words[2], GFP_KERNEL_ACCOUNT);
+		field->filter_type = FILTER_OTHER;
+		field->fmt = "%s";
+		goto add;
+	}
+
+	if (!strcmp(words[0], "__data_loc") || !strcmp(words[0], "__rel_loc")) {
+		kind = words[0][2] == 'd' ? FIELD_DATA_LOC : FIELD_REL_LOC;
+		first = 1;
+	} else {
+		kind = FIELD_INTEGER;
+	}
+
+	/* "unsigned int x", "unsigned char[8] x": two words of type */
+	if (nwords - first == 3 && !strcmp(words[first], "unsigned")) {
+		words[first + 1][-1] = ' ';
+		nwords--;
+	}
+	if (nwords - first != 2)
+		goto inval;
+
+	type = words[first];
+	bracket = strchr(type, '[');
+	len = bracket ? bracket - type : strlen(type);
+	base = user_field_type_find(type, len);
+	if (!base)
+		goto inval;
+
+	if (kind != FIELD_INTEGER) {
+		/* Dynamic arrays: char, unsigned char or u8 elements */
+		if (!bracket || strcmp(bracket, "[]") || base->size != 1 ||
+		    !strcmp(base->name, "s8"))
+			goto inval;
+		is_char = !strcmp(base->name, "char");
+		size = sizeof(u32);
+		field->filter_type = FILTER_OTHER;
+		if (is_char)
+			field->filter_type = kind == FIELD_DATA_LOC ?
+				FILTER_DYN_STRING : FILTER_RDYN_STRING;
+		field->fmt = "%s";
+		field->type = kasprintf(GFP_KERNEL_ACCOUNT, "%s %s",
+					words[0], type);
+	} else if (bracket) {
+		unsigned int count;
+		char *end = strchr(bracket, ']');
+
+		if (!end || end[1] || base->size != 1 ||
+		    !strcmp(base->name, "s8"))
+			goto inval;
+		*end = '\0';
+		if (kstrtouint(bracket + 1, 10, &count) || !count ||
+		    count > MAX_FIELD_ARRAY_SIZE)
+			goto inval;
+		*end = ']';
+		is_char = !strcmp(base->name, "char") ||
+			  !strcmp(base->name, "unsigned char");
+		kind = is_char ? FIELD_STRING : FIELD_ARRAY;
+		size = count;
+		field->filter_type = is_char ? FILTER_STATIC_STRING :
+					       FILTER_OTHER;
+		field->fmt = "%s";
+		field->type = kstrdup(type, GFP_KERNEL_ACCOUNT);
+	} else {
+		size = base->size;
+		field->is_signed = base->is_signed;
+		field->filter_type = FILTER_OTHER;
+		field->fmt = base->fmt;
+		field->type = kstrdup(type, GFP_KERNEL_ACCOUNT);
+	}
+	field->name = kstrdup(words[first + 1], GFP_KERNEL_ACCOUNT);
+
+add:
+	if (!field->type || !field->name) {
+		kfree(field->type);
+		kfree(field->name);
+		kfree(field);
+		return -ENOMEM;
+	}
+
+	if (!user_field_name_valid(field->name))
+		goto inval;
+
+	list_for_each_entry(other, &user->fields, link)
+		if (!strcmp(other->name, field->name))
+			goto inval;
+
+	if (*offset + size > MAX_PAYLOAD_SIZE)
+		goto inval;
+
+	field->kind = kind;
+	field->is_char = is_char;
+	field->size = size;
+	field->offset = sizeof(struct trace_entry) + *offset;
+	*offset += size;
+	if (kind == FIELD_DATA_LOC || kind == FIELD_REL_LOC)
+		user->has_dyn = true;
+	list_add_tail(&field->link, &user->fields);
+	return 0;
+
+inval:
+	kfree(field->type);
+	kfree(field->name);
+	kfree(field);
+	return -EINVAL;
+}
+
+static int user_event_parse_flags(struct user_event *user, char *flags)
+{
+	char *flag;
+
+	while ((flag = strsep(&flags, ",")) != NULL) {
+		if (!strcmp(flag, "BPF_ITER"))
+			user->flags |= FLAG_BPF_ITER;
+		else
+			return -EINVAL;
+	}
+
+	return 0;
+}
+
+/* A bounded string builder for the generated texts */
+struct user_text {
+	char *buf;
+	size_t size;
+	size_t len;
+};
+
+static __printf(2, 3) void user_text_printf(struct user_text *t,
+					     const char *fmt, ...)
+{
+	va_list args;
+
+	va_start(args, fmt);
+	if (t->len < t->size)
+		t->len += vsnprintf(t->buf + t->len, t->size - t->len, fmt,
+				    args);
+	va_end(args);
+}
+
+static bool user_text_overflowed(struct user_text *t)
+{
+	return t->len >= t->size;
+}
+
+/* Builds the normalized field list used to compare registrations */
+static int user_event_build_args(struct user_event *user)
+{
+	struct user_event_field *field;
+	struct user_text t = { .size = MAX_EVENT_DESC * 2 };
+
+	t.buf = kmalloc(t.size, GFP_KERNEL_ACCOUNT);
+	if (!t.buf)
+		return -ENOMEM;
+
+	t.buf[0] = '\0';
+	list_for_each_entry(field, &user->fields, link) {
+		user_text_printf(&t, "%s%s %s",
+				 field->link.prev != &user->fields ? "; " : "",
+				 field->type, field->name);
+		if (field->kind == FIELD_STRUCT)
+			user_text_printf(&t, " %d", field->size);
+	}
+
+	if (user_text_overflowed(&t)) {
+		kfree(t.buf);
+		return -EINVAL;
+	}
+	user->args = t.buf;
+	return 0;
+}
+
+static int user_event_build_print_fmt(struct user_event *user)
+{
+	struct user_event_field *field;
+	struct user_text t = { .size = 64 };
+	const char *name;
+
+	list_for_each_entry(field, &user->fields, link)
+		t.size += 2 * strlen(field->name) + 96;
+
+	t.buf = kmalloc(t.size, GFP_KERNEL_ACCOUNT);
+	if (!t.buf)
+		return -ENOMEM;
+
+	user_text_printf(&t, "\"");
+	list_for_each_entry(field, &user->fields, link)
+		user_text_printf(&t, "%s%s=%s",
+				 field->link.prev != &user->fields ? " " : "",
+				 field->name, field->fmt);
+	user_text_printf(&t, "\"");
+
+	list_for_each_entry(field, &user->fields, link) {
+		name = field->name;
+		switch (field->kind) {
+		case FIELD_DATA_LOC:
+			if (field->is_char)
+				user_text_printf(&t, ", __get_str(%s)", name);
+			else
+				user_text_printf(&t, ", __print_hex(__get_dynamic_array(%s), __get_dynamic_array_len(%s))",
+						 name, name);
+			break;
+		case FIELD_REL_LOC:
+			if (field->is_char)
+				user_text_printf(&t, ", __get_rel_str(%s)",
+						 name);
+			else
+				user_text_printf(&t, ", __print_hex(__get_rel_dynamic_array(%s), __get_rel_dynamic_array_len(%s))",
+						 name, name);
+			break;
+		case FIELD_ARRAY:
+		case FIELD_STRUCT:
+			user_text_printf(&t, ", __print_hex(REC->%s, %d)",
+					 name, field->size);
+			break;
+		default:
+			user_text_printf(&t, ", REC->%s", name);
+			break;
+		}
+	}
+
+	if (user_text_overflowed(&t)) {
+		kfree(t.buf);
+		return -EINVAL;
+	}
+
+	user->call.print_fmt = t.buf;
+	return 0;
+}
+
+static void user_event_free(struct user_event *user)
+{
+	user_event_free_fields(&user->fields);
+	kfree(user->call.print_fmt);
+	kfree(user->args);
+	kfree(user->name);
+	kfree(user);
+}
+
+/*
+ * Parses a descriptor "name[:FLAG[,FLAG]] [type name[;type name]...]"
+ * into a new, not yet registered event. @desc is modified.
+ */
+static int user_event_parse(char *desc, struct user_event **out)
+{
+	unsigned int offset = 0, nfields = 0;
+	struct user_event *user;
+	char *name, *flags, *args, *field;
+	int ret;
+
+	desc = skip_spaces(desc);
+	name = desc;
+	args = desc;
+	while (*args && !isspace(*args))
+		args++;
+	if (*args)
+		*args++ = '\0';
+
+	flags = strchr(name, ':');
+	if (flags)
+		*flags++ = '\0';
+
+	if (!user_name_valid(name, MAX_NAME_LEN))
+		return -EINVAL;
+
+	user = kzalloc(sizeof(*user), GFP_KERNEL_ACCOUNT);
+	if (!user)
+		return -ENOMEM;
+
+	INIT_LIST_HEAD(&user->fields);
+	user->name = kstrdup(name, GFP_KERNEL_ACCOUNT);
+	if (!user->name) {
+		ret = -ENOMEM;
+		goto fail;
+	}
+
+	if (flags) {
+		ret = user_event_parse_flags(user, flags);
+		if (ret)
+			goto fail;
+	}
+
+	args = strim(args);
+	while (*args && (field = strsep(&args, ";")) != NULL) {
+		/* A single trailing ';' is accepted */
+		if (!args && !*skip_spaces(field))
+			break;
+		if (++nfields > MAX_FIELDS) {
+			ret = -EINVAL;
+			goto fail;
+		}
+		ret = user_event_parse_field(user, field, &offset);
+		if (ret)
+			goto fail;
+	}
+
+	user->min_size = offset;
+
+	ret = user_event_build_args(user);
+	if (ret)
+		goto fail;
+
+	*out = user;
+	return 0;
+
+fail:
+	user_event_free(user);
+	return ret;
+}
+
+/* Trace output: "name: field=value ..." */
+
+static void user_event_print_field(struct trace_seq *s,
+				   struct user_event_field *field,
+				   const void *entry, int entry_size)
+{
+	const void *pos = entry + field->offset;
+	u32 loc, loc_off, loc_size;
+
+	trace_seq_printf(s, " %s=", field->name);
+
+	if (field->offset + field->size > entry_size) {
+		trace_seq_puts(s, "<truncated>");
+		return;
+	}
+
+	switch (field->kind) {
+	case FIELD_INTEGER:
+		if (field->is_signed) {
+			s64 v;
+
+			switch (field->size) {
+			case 1: v = *(s8 *)pos; break;
+			case 2: v = *(s16 *)pos; break;
+			case 4: v = *(s32 *)pos; break;
+			default: v = *(s64 *)pos; break;
+			}
+			trace_seq_printf(s, "%lld", v);
+		} else {
+			u64 v;
+
+			switch (field->size) {
+			case 1: v = *(u8 *)pos; break;
+			case 2: v = *(u16 *)pos; break;
+			case 4: v = *(u32 *)pos; break;
+			default: v = *(u64 *)pos; break;
+			}
+			trace_seq_printf(s, "%llu", v);
+		}
+		return;
+	case FIELD_STRING:
+		trace_seq_printf(s, "%.*s",
+				 (int)strnlen(pos, field->size), (char *)pos);
+		return;
+	case FIELD_ARRAY:
+	case FIELD_STRUCT:
+		trace_seq_printf(s, "%*phN", min(field->size, 64), pos);
+		return;
+	case FIELD_DATA_LOC:
+	case FIELD_REL_LOC:
+		loc = *(u32 *)pos;
+		loc_off = loc & 0xffff;
+		loc_size = loc >> 16;
+		if (field->kind == FIELD_REL_LOC)
+			loc_off += field->offset + sizeof(u32);
+		if (loc_off + loc_size > entry_size) {
+			trace_seq_puts(s, "<invalid>");
+			return;
+		}
+		pos = entry + loc_off;
+		if (field->is_char)
+			trace_seq_printf(s, "%.*s",
+					 (int)strnlen(pos, loc_size),
+					 (char *)pos);
+		else
+			trace_seq_printf(s, "%*phN", min_t(int, loc_size, 64),
+					 pos);
+		return;
+	}
+}
+
+static enum print_line_t user_event_print_trace(struct trace_iterator *iter,
+						int flags,
+						struct trace_event *event)
+{
+	struct user_event *user = container_of(event, struct user_event,
+					       call.event);
+	struct user_event_field *field;
+	struct trace_seq *s = &iter->seq;
+
+	trace_seq_printf(s, "%s:", user->name);
+	list_for_each_entry(field, &user->fields, link)
+		user_event_print_field(s, field, iter->ent, iter->ent_size);
+	trace_seq_putc(s, '\n');
+
+	return trace_handle_return(s);
+}
+
+static struct trace_event_functions user_event_funcs = {
+	.trace = user_event_print_trace,
+};
+
+/* Probes and status */
+
+/*
+ * Recomputes the event's status from its attached probes and publishes
+ * it. Called under event_mutex whenever a probe attaches or detaches.
+ */
+static void user_event_update_status(struct user_event *user, bool perf)
+{
+	struct user_event_probes *probes;
+	u8 status = 0;
+
+	probes = rcu_dereference_protected(user->probes,
+					   lockdep_is_held(ue_ksyms.event_mutex));
+	if (probes && probes->nr_files)
+		status |= EVENT_STATUS_FTRACE;
+	if (perf)
+		status |= EVENT_STATUS_PERF;
+
+	/* Attached probes keep the module loaded */
+	if (status && !user->status)
+		__module_get(THIS_MODULE);
+	else if (!status && user->status)
+		module_put(THIS_MODULE);
+
+	WRITE_ONCE(user->status, status);
+	if (user->status_index)
+		WRITE_ONCE(status_page[user->status_index], status);
+}
+
+static int user_event_probe_file(struct user_event *user,
+				 struct trace_event_file *file, bool add)
+{
+	struct user_event_probes *old, *new;
+	unsigned int i, n = 0;
+
+	old = rcu_dereference_protected(user->probes,
+					lockdep_is_held(ue_ksyms.event_mutex));
+	n = old ? old->nr_files : 0;
+
+	new = kzalloc(struct_size(new, files, n + 1), GFP_KERNEL);
+	if (!new)
+		return -ENOMEM;
+
+	for (i = 0; i < n; i++)
+		if (add || old->files[i] != file)
+			new->files[new->nr_files++] = old->files[i];
+	if (add)
+		new->files[new->nr_files++] = file;
+
+	rcu_assign_pointer(user->probes, new);
+	user_event_update_status(user, user->status & EVENT_STATUS_PERF);
+
+	if (old) {
+		/* Writers may still use the file being removed */
+		synchronize_rcu();
+		kfree(old);
+	}
+
+	return 0;
+}
+
+static int user_event_reg(struct trace_event_call *call,
+			  enum trace_reg type, void *data)
+{
+	struct user_event *user = call->data;
+
+	switch (type) {
+	case TRACE_REG_REGISTER:
+		return user_event_probe_file(user, data, true);
+	case TRACE_REG_UNREGISTER:
+		user_event_probe_file(user, data, false);
+		return 0;
+#ifdef CONFIG_PERF_EVENTS
+	case TRACE_REG_PERF_REGISTER:
+		user_event_update_status(user, true);
+		return 0;
+	case TRACE_REG_PERF_UNREGISTER:
+		user_event_update_status(user, false);
+		return 0;
+	case TRACE_REG_PERF_OPEN:
+	case TRACE_REG_PERF_CLOSE:
+	case TRACE_REG_PERF_ADD:
+	case TRACE_REG_PERF_DEL:
+		return 0;
+#endif
+	}
+
+	return 0;
+}
+
+/* Write path */
+
+static void user_event_ftrace(struct user_event *user,
+			      struct trace_event_file *file,
+			      const void *data, size_t len)
+{
+	struct trace_event_buffer fbuffer;
+	struct trace_entry *entry;
+
+	if (trace_trigger_soft_disabled(file))
+		return;
+
+	entry = trace_event_buffer_reserve(&fbuffer, file,
+					   sizeof(*entry) + len);
+	if (!entry)
+		return;
+
+	memcpy(entry + 1, data, len);
+	trace_event_buffer_commit(&fbuffer);
+}
+
+#ifdef CONFIG_PERF_EVENTS
+static void user_event_perf(struct user_event *user, const void *data,
+			    size_t len)
+{
+	struct hlist_head *head = this_cpu_ptr(user->call.perf_events);
+	struct trace_entry *entry;
+	struct pt_regs *regs;
+	int size, context;
+
+	if (!head || (hlist_empty(head) && !bpf_prog_array_valid(&user->call)))
+		return;
+
+	size = ALIGN(sizeof(*entry) + len + sizeof(u32), sizeof(u64)) -
+	       sizeof(u32);
+	entry = perf_trace_buf_alloc(size, &regs, &context);
+	if (!entry)
+		return;
+
+	perf_fetch_caller_regs(regs);
+	entry->type = user->call.event.type;
+	entry->flags = 0;
+	entry->preempt_count = 0;
+	entry->pid = current->pid;
+	memcpy(entry + 1, data, len);
+
+	perf_trace_run_bpf_submit(entry, size, context, &user->call, 1, regs,
+				  head, NULL);
+}
+#else
+static void user_event_perf(struct user_event *user, const void *data,
+			    size_t len)
+{
+}
+#endif
+
+/*
+ * Checks that every __data_loc/__rel_loc field of the record points inside
+ * the payload and that char arrays are NUL terminated within it.
+ */
+static int user_event_validate(struct user_event *user, const void *data,
+			       size_t len)
+{
+	const size_t hdr = sizeof(struct trace_entry);
+	struct user_event_field *field;
+	u32 loc, off, size;
+	const char *pos;
+
+	list_for_each_entry(field, &user->fields, link) {
+		if (field->kind != FIELD_DATA_LOC &&
+		    field->kind != FIELD_REL_LOC)
+			continue;
+
+		memcpy(&loc, data + field->offset - hdr, sizeof(loc));
+		off = loc & 0xffff;
+		size = loc >> 16;
+		if (field->kind == FIELD_REL_LOC)
+			off += field->offset + sizeof(u32);
+
+		/* Offsets are in the record, which starts with the header */
+		if (off < hdr || off + size > hdr + len)
+			return -EFAULT;
+
+		pos = data + off - hdr;
+		if (field->is_char && (!size || pos[size - 1] != '\0'))
+			return -EFAULT;
+	}
+
+	return 0;
+}
+
+static struct user_event *user_event_file_lookup(struct user_event_file *info,
+						 int idx)
+{
+	struct user_event_refs *refs;
+	struct user_event *user = NULL;
+
+	rcu_read_lock_sched();
+	refs = rcu_dereference_sched(info->refs);
+	if (likely(refs && idx < smp_load_acquire(&refs->count)))
+		user = refs->events[idx];
+	rcu_read_unlock_sched();
+
+	/* The file holds a reference on every event it registered */
+	return user;
+}
+
+static ssize_t user_event_emit(struct user_event *user, struct iov_iter *from,
+			       size_t len)
+{
+	struct user_event_probes *probes;
+	struct iov_iter copy;
+	bool retried = false;
+	unsigned int i;
+	size_t copied;
+	void *buf;
+	int ret;
+
+	for (;;) {
+		copy = *from;
+		preempt_disable();
+		buf = this_cpu_ptr(write_buffer);
+		pagefault_disable();
+		copied = copy_from_iter(buf, len, &copy);
+		pagefault_enable();
+		if (likely(copied == len))
+			break;
+		preempt_enable();
+		if (retried || fault_in_iov_iter_readable(from, len))
+			return -EFAULT;
+		retried = true;
+	}
+
+	ret = user->has_dyn ? user_event_validate(user, buf, len) : 0;
+	if (likely(!ret)) {
+		probes = rcu_dereference_sched(user->probes);
+		if (probes)
+			for (i = 0; i < probes->nr_files; i++)
+				user_event_ftrace(user, probes->files[i],
+						  buf, len);
+		if (READ_ONCE(user->status) & EVENT_STATUS_PERF)
+			user_event_perf(user, buf, len);
+	}
+	preempt_enable();
+
+	return ret;
+}
+
+static ssize_t user_events_write_iter(struct kiocb *kiocb,
+				      struct iov_iter *from)
+{
+	struct user_event_file *info = kiocb->ki_filp->private_data;
+	size_t total = iov_iter_count(from);
+	struct user_event *user;
+	ssize_t ret;
+	int idx;
+
+	if (unlikely(total < sizeof(idx)))
+		return -EINVAL;
+
+	if (unlikely(copy_from_iter(&idx, sizeof(idx), from) != sizeof(idx)))
+		return -EFAULT;
+
+	if (unlikely(idx < 0))
+		return -EINVAL;
+
+	user = user_event_file_lookup(info, idx);
+	if (unlikely(!user))
+		return -ENOENT;
+
+	if (unlikely(total - sizeof(idx) < user->min_size))
+		return -EINVAL;
+
+	if (unlikely(total - sizeof(idx) > MAX_PAYLOAD_SIZE))
+		return -E2BIG;
+
+	/* Nothing listens: tell the caller, as upstream does */
+	if (!READ_ONCE(user->status))
+		return -EBADF;
+
+	ret = user_event_emit(user, from, total - sizeof(idx));
+
+	return ret ? ret : total;
+}
+
+/* Event creation and removal */
+
+static int user_event_set_call_visible(struct user_event *user, bool visible)
+{
+	const struct cred *old_cred;
+	struct cred *cred;
+	int ret;
+
+	cred = prepare_creds();
+	if (!cred)
+		return -ENOMEM;
+
+	/*
+	 * The event's tracefs directory is created on behalf of whoever may
+	 * open user_events_data; create it as root like every other event.
+	 */
+	cred->fsuid = GLOBAL_ROOT_UID;
+	old_cred = override_creds(cred);
+
+	mutex_lock(ue_ksyms.event_mutex);
+	if (visible)
+		ret = trace_add_event_call(&user->call);
+	else
+		ret = trace_remove_event_call(&user->call);
+	mutex_unlock(ue_ksyms.event_mutex);
+
+	revert_creds(old_cred);
+	put_cred(cred);
+
+	return ret;
+}
+
+static int user_event_define_fields(struct user_event *user)
+{
+	struct user_event_field *field;
+	int ret;
+
+	list_for_each_entry(field, &user->fields, link) {
+		ret = trace_define_field(&user->call, field->type, field->name,
+					 field->offset, field->size,
+					 field->is_signed, field->filter_type);
+		if (ret)
+			return ret;
+	}
+
+	return 0;
+}
+
+/*
+ * Frees the fields trace_define_field() allocated, for an event that never
+ * became visible. Only their list link (the first member) is touched.
+ */
+static void user_event_free_class_fields(struct user_event *user)
+{
+	struct list_head *pos, *next;
+
+	list_for_each_safe(pos, next, &user->class.fields) {
+		list_del(pos);
+		kmem_cache_free(*ue_ksyms.field_cachep, pos);
+	}
+}
+
+/* Makes a parsed event a live trace event; takes ownership of @user */
+static int user_event_register(struct user_event *user)
+{
+	int ret;
+
+	lockdep_assert_held(&user_event_mutex);
+
+	if (user_event_count >= max_events) {
+		ret = -EMFILE;
+		goto free;
+	}
+
+	ret = user_event_build_print_fmt(user);
+	if (ret)
+		goto free;
+
+	INIT_LIST_HEAD(&user->class.fields);
+	user->class.system = USER_EVENTS_SYSTEM;
+	user->class.fields_array = user_event_fields_array;
+	user->class.reg = user_event_reg;
+
+	user->tracepoint.name = user->name;
+	user->call.tp = &user->tracepoint;
+	user->call.class = &user->class;
+	user->call.data = user;
+	user->call.event.funcs = &user_event_funcs;
+	user->call.flags = TRACE_EVENT_FL_TRACEPOINT | TRACE_EVENT_FL_DYNAMIC;
+
+	if (!register_trace_event(&user->call.event)) {
+		ret = -ENODEV;
+		goto free;
+	}
+
+	ret = user_event_define_fields(user);
+	if (!ret)
+		ret = user_event_set_call_visible(user, true);
+	if (ret) {
+		unregister_trace_event(&user->call.event);
+		goto free;
+	}
+
+	refcount_set(&user->refcnt, 1);
+	hash_add(user_event_table, &user->node, user_event_key(user->name));
+	user_event_count++;
+	return 0;
+
+free:
+	user_event_free_class_fields(user);
+	user_event_free(user);
+	return ret;
+}
+
+static bool user_event_busy(struct user_event *user)
+{
+	return refcount_read(&user->refcnt) > 1 || READ_ONCE(user->status) ||
+	       atomic_read(&user->call.refcnt);
+}
+
+static int user_event_destroy(struct user_event *user)
+{
+	int ret;
+
+	lockdep_assert_held(&user_event_mutex);
+
+	if (user_event_busy(user))
+		return -EBUSY;
+
+	ret = user_event_set_call_visible(user, false);
+	if (ret)
+		return ret;
+
+	hash_del(&user->node);
+	user_event_count--;
+
+	if (user->status_index) {
+		WRITE_ONCE(status_page[user->status_index], 0);
+		status_events[user->status_index] = NULL;
+		clear_bit(user->status_index, status_map);
+	}
+
+	/* trace_remove_event_call() freed the class fields */
+	kfree(rcu_dereference_protected(user->probes, true));
+	user_event_free(user);
+	return 0;
+}
+
+static int user_event_assign_status(struct user_event *user)
+{
+	int index;
+
+	lockdep_assert_held(&user_event_mutex);
+
+	if (user->status_index)
+		return 0;
+
+	index = find_first_zero_bit(status_map, MAX_STATUS_EVENTS);
+	if (index >= MAX_STATUS_EVENTS)
+		return -ENOSPC;
+
+	set_bit(index, status_map);
+	status_events[index] = user;
+	user->status_index = index;
+
+	mutex_lock(ue_ksyms.event_mutex);
+	WRITE_ONCE(status_page[index], user->status);
+	mutex_unlock(ue_ksyms.event_mutex);
+
+	return 0;
+}
+
+/*
+ * Finds the event a descriptor names, creating it if needed. The same name
+ * with a different field list is refused.
+ */
+static int user_event_find_or_create(char *desc, struct user_event **out)
+{
+	struct user_event *user, *found;
+	int ret;
+
+	lockdep_assert_held(&user_event_mutex);
+
+	ret = user_event_parse(desc, &user);
+	if (ret)
+		return ret;
+
+	found = user_event_find(user->name);
+	if (found) {
+		ret = strcmp(found->args, user->args) ||
+		      found->flags != user->flags ? -EADDRINUSE : 0;
+		user_event_free(user);
+		if (ret)
+			return ret;
+		*out = found;
+		return 0;
+	}
+
+	ret = user_event_register(user);
+	if (ret)
+		return ret;
+
+	*out = user;
+	return 0;
+}
+
+/* user_events_data file */
+
+static int user_events_ref_add(struct user_event_file *info,
+			       struct user_event *user)
+{
+	struct user_event_refs *refs, *new;
+	unsigned int i, count, capacity;
+
+	lockdep_assert_held(&user_event_mutex);
+
+	refs = rcu_dereference_protected(info->refs,
+					 lockdep_is_held(&user_event_mutex));
+	count = refs ? refs->count : 0;
+
+	for (i = 0; i < count; i++)
+		if (refs->events[i] == user)
+			return i;
+
+	if (!refs || count == refs->capacity) {
+		capacity = max(8U, count * 2);
+		new = kzalloc(struct_size(new, events, capacity),
+			      GFP_KERNEL_ACCOUNT);
+		if (!new)
+			return -ENOMEM;
+		new->capacity = capacity;
+		new->count = count;
+		for (i = 0; i < count; i++)
+			new->events[i] = refs->events[i];
+		rcu_assign_pointer(info->refs, new);
+		if (refs)
+			kfree_rcu(refs, rcu);
+		refs = new;
+	}
+
+	refcount_inc(&user->refcnt);
+	refs->events[count] = user;
+	/* Publish the slot before the count that makes it reachable */
+	smp_store_release(&refs->count, count + 1);
+
+	return count;
+}
+
+static long user_events_reg_status(struct user_event_file *info,
+				   struct user_status_reg __user *ureg)
+{
+	struct user_status_reg reg;
+	struct user_event *user;
+	char *desc;
+	int index;
+	long ret;
+
+	if (copy_from_user(&reg, ureg, sizeof(reg)))
+		return -EFAULT;
+
+	desc = strndup_user(u64_to_user_ptr(reg.name_args), MAX_EVENT_DESC);
+	if (IS_ERR(desc))
+		return PTR_ERR(desc);
+
+	mutex_lock(&user_event_mutex);
+
+	ret = user_event_find_or_create(desc, &user);
+	if (ret)
+		goto out;
+
+	ret = user_event_assign_status(user);
+	if (ret)
+		goto out;
+
+	index = user_events_ref_add(info, user);
+	if (index < 0) {
+		ret = index;
+		goto out;
+	}
+
+	reg.status_index = user->status_index;
+	reg.write_index = index;
+out:
+	mutex_unlock(&user_event_mutex);
+	kfree(desc);
+
+	if (ret)
+		return ret;
+
+	if (put_user(reg.status_index, &ureg->status_index) ||
+	    put_user(reg.write_index, &ureg->write_index))
+		return -EFAULT;
+
+	return 0;
+}
+
+static long user_events_ioctl_reg(struct user_event_file *info,
+				  unsigned long uarg)
+{
+	void __user *ureg = (void __user *)uarg;
+	u32 size;
+
+	if (get_user(size, (u32 __user *)ureg))
+		return -EFAULT;
+
+	if (size > PAGE_SIZE)
+		return -E2BIG;
+
+	if (size == USER_STATUS_REG_SIZE)
+		return user_events_reg_status(info, ureg);
+
+	return -EINVAL;
+}
+
+static long user_events_ioctl_del(unsigned long uarg)
+{
+	struct user_event *user;
+	char *name;
+	long ret;
+
+	name = strndup_user((const char __user *)uarg, MAX_EVENT_DESC);
+	if (IS_ERR(name))
+		return PTR_ERR(name);
+
+	mutex_lock(&user_event_mutex);
+	user = user_event_find(name);
+	ret = user ? user_event_destroy(user) : -ENOENT;
+	mutex_unlock(&user_event_mutex);
+
+	kfree(name);
+	return ret;
+}
+
+static long user_events_ioctl(struct file *file, unsigned int cmd,
+			      unsigned long uarg)
+{
+	struct user_event_file *info = file->private_data;
+
+	switch (cmd) {
+	case DIAG_IOCSREG:
+		return user_events_ioctl_reg(info, uarg);
+	case DIAG_IOCSDEL:
+		return user_events_ioctl_del(uarg);
+	}
+
+	return -ENOTTY;
+}
+
+static int user_events_open(struct inode *inode, struct file *file)
+{
+	struct user_event_file *info;
+
+	info = kzalloc(sizeof(*info), GFP_KERNEL_ACCOUNT);
+	if (!info)
+		return -ENOMEM;
+
+	file->private_data = info;
+	return nonseekable_open(inode, file);
+}
+
+static int user_events_release(struct inode *inode, struct file *file)
+{
+	struct user_event_file *info = file->private_data;
+	struct user_event_refs *refs;
+	unsigned int i;
+
+	mutex_lock(&user_event_mutex);
+	refs = rcu_dereference_protected(info->refs, true);
+	if (refs) {
+		for (i = 0; i < refs->count; i++)
+			refcount_dec(&refs->events[i]->refcnt);
+		kfree(refs);
+	}
+	mutex_unlock(&user_event_mutex);
+
+	kfree(info);
+	return 0;
+}
+
+static const struct file_operations user_data_fops = {
+	.owner = THIS_MODULE,
+	.open = user_events_open,
+	.write_iter = user_events_write_iter,
+	.unlocked_ioctl = user_events_ioctl,
+	.compat_ioctl = user_events_ioctl,
+	.release = user_events_release,
+};
+
+/* user_events_status file */
+
+static int user_status_mmap(struct file *file, struct vm_area_struct *vma)
+{
+	if (vma->vm_pgoff || vma->vm_end - vma->vm_start != PAGE_SIZE)
+		return -EINVAL;
+
+	if (vma->vm_flags & VM_WRITE)
+		return -EPERM;
+
+	/* Read-only for good: mprotect() may not add write access later */
+	ue_vma_clear_flags(vma, VM_MAYWRITE | VM_MAYEXEC);
+	ue_vma_set_flags(vma, VM_DONTEXPAND | VM_DONTDUMP);
+
+	return remap_pfn_range(vma, vma->vm_start,
+			       page_to_pfn(virt_to_page(status_page)),
+			       PAGE_SIZE, vm_get_page_prot(VM_READ));
+}
+
+static void user_status_show_probes(struct seq_file *m, u8 status)
+{
+	if (status) {
+		seq_puts(m, " # Used by");
+		if (status & EVENT_STATUS_FTRACE)
+			seq_puts(m, " ftrace");
+		if (status & EVENT_STATUS_PERF)
+			seq_puts(m, " perf");
+		if (status & EVENT_STATUS_OTHER)
+			seq_puts(m, " other");
+	}
+	seq_putc(m, '\n');
+}
+
+static int user_status_show(struct seq_file *m, void *unused)
+{
+	struct user_event *user;
+	unsigned int busy = 0;
+	int i, bkt;
+	u8 status;
+
+	mutex_lock(&user_event_mutex);
+
+	i = 1;
+	for_each_set_bit_from(i, status_map, MAX_STATUS_EVENTS) {
+		user = status_events[i];
+		status = READ_ONCE(user->status);
+		seq_printf(m, "%d:%s", i, user->name);
+		user_status_show_probes(m, status);
+	}
+
+	hash_for_each(user_event_table, bkt, user, node) {
+		status = READ_ONCE(user->status);
+		if (status)
+			busy++;
+		if (user->status_index)
+			continue;
+		seq_puts(m, user->name);
+		user_status_show_probes(m, status);
+	}
+
+	seq_printf(m, "\nActive: %u\nBusy: %u\nMax: %lu\n",
+		   user_event_count, busy, MAX_STATUS_EVENTS);
+
+	mutex_unlock(&user_event_mutex);
+	return 0;
+}
+
+static int user_status_open(struct inode *inode, struct file *file)
+{
+	return single_open(file, user_status_show, NULL);
+}
+
+static const struct file_operations user_status_fops = {
+	.owner = THIS_MODULE,
+	.open = user_status_open,
+	.mmap = user_status_mmap,
+	.read = seq_read,
+	.llseek = seq_lseek,
+	.release = single_release,
+};
+
+/* Module load and unload */
+
+static void user_events_remove_all(void)
+{
+	struct hlist_node *tmp;
+	struct user_event *user;
+	int bkt;
+
+	mutex_lock(&user_event_mutex);
+	hash_for_each_safe(user_event_table, bkt, tmp, user, node) {
+		if (user_event_destroy(user))
+			pr_err("event %s is still in use, leaking it\n",
+			       user->name);
+	}
+	mutex_unlock(&user_event_mutex);
+}
+
+static int __init user_events_init(void)
+{
+	int ret;
+
+	ret = user_events_ksyms_init();
+	if (ret)
+		return ret;
+
+	status_page = (u8 *)get_zeroed_page(GFP_KERNEL);
+	if (!status_page)
+		return -ENOMEM;
+	SetPageReserved(virt_to_page(status_page));
+
+	/* Status byte 0 is never handed out */
+	set_bit(0, status_map);
+
+	write_buffer = __alloc_percpu(MAX_PAYLOAD_SIZE, sizeof(u64));
+	if (!write_buffer) {
+		ret = -ENOMEM;
+		goto free_page;
+	}
+
+	data_dentry = ue_ksyms.tracefs_create_file("user_events_data", 0600,
+						   NULL, NULL,
+						   &user_data_fops);
+	if (IS_ERR_OR_NULL(data_dentry)) {
+		pr_err("cannot create tracefs file user_events_data (does it exist already?)\n");
+		ret = -EEXIST;
+		goto free_buffer;
+	}
+
+	status_dentry = ue_ksyms.tracefs_create_file("user_events_status",
+						     0600, NULL, NULL,
+						     &user_status_fops);
+	if (IS_ERR_OR_NULL(status_dentry)) {
+		pr_err("cannot create tracefs file user_events_status (does it exist already?)\n");
+		ret = -EEXIST;
+		goto remove_data;
+	}
+
+	return 0;
+
+remove_data:
+	ue_ksyms.tracefs_remove(data_dentry);
+free_buffer:
+	free_percpu(write_buffer);
+free_page:
+	ClearPageReserved(virt_to_page(status_page));
+	free_page((unsigned long)status_page);
+	return ret;
+}
+
+static void __exit user_events_exit(void)
+{
+	ue_ksyms.tracefs_remove(status_dentry);
+	ue_ksyms.tracefs_remove(data_dentry);
+
+	user_events_remove_all();
+
+	/* Wait for RCU callbacks freeing per-file arrays */
+	rcu_barrier();
+
+	free_percpu(write_buffer);
+	ClearPageReserved(virt_to_page(status_page));
+	free_page((unsigned long)status_page);
+}
+
+module_init(user_events_init);
+module_exit(user_events_exit);
+
+MODULE_LICENSE("GPL");
+MODULE_AUTHOR("user_events.ko developers");
+MODULE_DESCRIPTION("tracefs user_events for kernels without CONFIG_USER_EVENTS");
+MODULE_VERSION(USER_EVENTS_VERSION);

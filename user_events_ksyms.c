@@ -1,0 +1,119 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Resolution of the kernel internals listed in user_events_ksyms.h.
+ *
+ * kallsyms_lookup_name() itself is not exported since Linux 5.7. Its
+ * address is taken from a kprobe registered on it (and immediately
+ * unregistered), then every other symbol is looked up through it. On
+ * kernels built with indirect branch tracking the probe may sit after the
+ * function's ENDBR instruction; the address called is the one that starts
+ * with ENDBR, so the indirect call lands on a valid target.
+ */
+
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/kernel.h>
+#include <linux/kprobes.h>
+#include <linux/string.h>
+
+#include "user_events_ksyms.h"
+
+struct user_events_ksyms ue_ksyms;
+
+/* Symbols whose presence means the kernel has its own user_events */
+static const char * const builtin_user_events_syms[] = {
+	"user_event_parse_cmd",
+	"user_events_write_core",
+};
+
+#define ENDBR64_INSN 0xfa1e0ff3U
+#define ENDBR64_INSN_SIZE 4
+
+typedef unsigned long (*kallsyms_lookup_name_t)(const char *name);
+
+static bool is_endbr64(unsigned long addr)
+{
+	u32 insn;
+
+	if (copy_from_kernel_nofault(&insn, (void *)addr, sizeof(insn)))
+		return false;
+
+	return insn == ENDBR64_INSN;
+}
+
+static kallsyms_lookup_name_t find_kallsyms_lookup_name(void)
+{
+	struct kprobe kp = { .symbol_name = "kallsyms_lookup_name" };
+	unsigned long addr;
+	int ret;
+
+	ret = register_kprobe(&kp);
+	if (ret < 0) {
+		pr_err("cannot locate kallsyms_lookup_name (kprobe: %d)\n", ret);
+		return NULL;
+	}
+	addr = (unsigned long)kp.addr;
+	unregister_kprobe(&kp);
+
+	if (IS_ENABLED(CONFIG_X86_KERNEL_IBT) && !is_endbr64(addr)) {
+		if (!is_endbr64(addr - ENDBR64_INSN_SIZE)) {
+			pr_err("kallsyms_lookup_name at %px has no ENDBR\n",
+			       (void *)addr);
+			return NULL;
+		}
+		addr -= ENDBR64_INSN_SIZE;
+	}
+
+	return (kallsyms_lookup_name_t)addr;
+}
+
+#define KSYM(field) { #field, offsetof(struct user_events_ksyms, field) }
+
+static const struct {
+	const char *name;
+	size_t offset;
+} required_syms[] = {
+	KSYM(tracefs_create_file),
+	KSYM(tracefs_remove),
+	KSYM(event_mutex),
+	KSYM(field_cachep),
+	KSYM(trace_call_bpf),
+	KSYM(dyn_event_ops_mutex),
+	KSYM(dyn_event_ops_list),
+};
+
+int user_events_ksyms_init(void)
+{
+	kallsyms_lookup_name_t lookup;
+	unsigned long addr;
+	int i, ret = 0;
+
+	lookup = find_kallsyms_lookup_name();
+	if (!lookup)
+		return -ENOENT;
+
+	for (i = 0; i < ARRAY_SIZE(builtin_user_events_syms); i++) {
+		if (lookup(builtin_user_events_syms[i])) {
+			pr_err("this kernel already provides user_events (CONFIG_USER_EVENTS); not loading\n");
+			return -EEXIST;
+		}
+	}
+
+	/* Report every missing symbol, not just the first one */
+	for (i = 0; i < ARRAY_SIZE(required_syms); i++) {
+		addr = lookup(required_syms[i].name);
+		if (!addr) {
+			pr_err("required kernel symbol %s not found\n",
+			       required_syms[i].name);
+			ret = -ENOENT;
+			continue;
+		}
+		memcpy((char *)&ue_ksyms + required_syms[i].offset, &addr,
+		       sizeof(addr));
+	}
+
+	if (ret)
+		memset(&ue_ksyms, 0, sizeof(ue_ksyms));
+
+	return ret;
+}

@@ -1,0 +1,31 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Kernel internals that user_events.ko needs but that the kernel does not
+ * export to modules. They are resolved once, at module load, by
+ * user_events_ksyms_init(); nothing else in the module looks symbols up.
+ */
+#ifndef _USER_EVENTS_KSYMS_H
+#define _USER_EVENTS_KSYMS_H
+
+#include <linux/fs.h>
+#include <linux/mutex.h>
+#include <linux/trace_events.h>
+
+struct user_events_ksyms {
+	struct dentry *(*tracefs_create_file)(const char *name, umode_t mode,
+					      struct dentry *parent, void *data,
+					      const struct file_operations *fops);
+	void (*tracefs_remove)(struct dentry *dentry);
+	struct mutex *event_mutex;
+	struct kmem_cache **field_cachep;
+	unsigned int (*trace_call_bpf)(struct trace_event_call *call,
+				       void *ctx);
+	struct mutex *dyn_event_ops_mutex;
+	struct list_head *dyn_event_ops_list;
+};
+
+extern struct user_events_ksyms ue_ksyms;
+
+int user_events_ksyms_init(void);
+
+#endif /* _USER_EVENTS_KSYMS_H */

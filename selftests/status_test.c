@@ -1,0 +1,437 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * user_events.ko selftests: the status page (mmap of user_events_status),
+ * its per-event status bytes, and the text read from user_events_status.
+ *
+ * The fixture deletes every user event at setup, so the status text
+ * holds only what the test itself registers.
+ */
+#include <sys/mman.h>
+
+#include "ue_test.h"
+
+#define PREFIX "ue_s_"
+
+FIXTURE(status) {
+	int data_fd;
+	int status_fd;
+	int perf_fd[4];
+	volatile unsigned char *page;
+};
+
+FIXTURE_SETUP(status)
+{
+	int i, left;
+
+	for (i = 0; i < 4; i++)
+		self->perf_fd[i] = -1;
+	self->page = NULL;
+	self->status_fd = -1;
+
+	/* Start with no events at all */
+	left = ue_delete_prefix("");
+	ASSERT_EQ(0, left) {
+		TH_LOG("%d events could not be deleted", left);
+	}
+	ASSERT_EQ(0, ue_status_list(NULL, 0));
+
+	self->data_fd = ue_open_data();
+	ASSERT_LE(0, self->data_fd) {
+		TH_LOG("open %s: %s (is user_events.ko loaded?)",
+		       UE_DATA_FILE, strerror(errno));
+	}
+}
+
+FIXTURE_TEARDOWN(status)
+{
+	int i;
+
+	for (i = 0; i < 4; i++)
+		if (self->perf_fd[i] >= 0)
+			close(self->perf_fd[i]);
+	if (self->page)
+		munmap((void *)self->page, UE_PAGE_SIZE);
+	if (self->status_fd >= 0)
+		close(self->status_fd);
+	if (self->data_fd >= 0)
+		close(self->data_fd);
+	EXPECT_EQ(0, ue_delete_prefix(PREFIX));
+}
+
+/* Map the status page read-only; the fd is closed again right away */
+static volatile unsigned char *map_status(void)
+{
+	void *page;
+	int fd;
+
+	fd = open(UE_STATUS_FILE, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return NULL;
+
+	page = mmap(NULL, UE_PAGE_SIZE, PROT_READ, MAP_SHARED, fd, 0);
+	close(fd);
+
+	return page == MAP_FAILED ? NULL : page;
+}
+
+TEST_F(status, files_exist_root_0600)
+{
+	struct stat st;
+
+	ASSERT_EQ(0, stat(UE_DATA_FILE, &st));
+	ASSERT_TRUE(S_ISREG(st.st_mode));
+	ASSERT_EQ(0600U, st.st_mode & 07777);
+	ASSERT_EQ(0U, st.st_uid);
+
+	ASSERT_EQ(0, stat(UE_STATUS_FILE, &st));
+	ASSERT_TRUE(S_ISREG(st.st_mode));
+	ASSERT_EQ(0600U, st.st_mode & 07777);
+	ASSERT_EQ(0U, st.st_uid);
+}
+
+TEST_F(status, mmap_rules)
+{
+	void *p;
+	int fd;
+
+	/* 4096 bytes, PROT_READ, MAP_SHARED, offset 0: from O_RDONLY and O_RDWR */
+	fd = open(UE_STATUS_FILE, O_RDONLY | O_CLOEXEC);
+	ASSERT_LE(0, fd);
+	p = mmap(NULL, UE_PAGE_SIZE, PROT_READ, MAP_SHARED, fd, 0);
+	ASSERT_NE(MAP_FAILED, p);
+	ASSERT_EQ(0, munmap(p, UE_PAGE_SIZE));
+	close(fd);
+
+	self->status_fd = open(UE_STATUS_FILE, O_RDWR | O_CLOEXEC);
+	ASSERT_LE(0, self->status_fd);
+	fd = self->status_fd;
+
+	p = mmap(NULL, UE_PAGE_SIZE, PROT_READ, MAP_SHARED, fd, 0);
+	ASSERT_NE(MAP_FAILED, p);
+
+	/* Never writable: mprotect refuses */
+	errno = 0;
+	ASSERT_EQ(-1, mprotect(p, UE_PAGE_SIZE, PROT_READ | PROT_WRITE));
+	ASSERT_EQ(EACCES, errno);
+	ASSERT_EQ(0, munmap(p, UE_PAGE_SIZE));
+
+	/* Length other than 4096 */
+	errno = 0;
+	p = mmap(NULL, 2 * UE_PAGE_SIZE, PROT_READ, MAP_SHARED, fd, 0);
+	ASSERT_EQ(MAP_FAILED, p);
+	ASSERT_EQ(EINVAL, errno);
+
+	/* Offset other than 0 */
+	errno = 0;
+	p = mmap(NULL, UE_PAGE_SIZE, PROT_READ, MAP_SHARED, fd, UE_PAGE_SIZE);
+	ASSERT_EQ(MAP_FAILED, p);
+	ASSERT_EQ(EINVAL, errno);
+
+	/* Writable shared mapping on an O_RDWR fd */
+	errno = 0;
+	p = mmap(NULL, UE_PAGE_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	ASSERT_EQ(MAP_FAILED, p);
+	ASSERT_EQ(EPERM, errno);
+
+	errno = 0;
+	p = mmap(NULL, UE_PAGE_SIZE, PROT_WRITE, MAP_SHARED, fd, 0);
+	ASSERT_EQ(MAP_FAILED, p);
+	ASSERT_EQ(EPERM, errno);
+}
+
+TEST_F(status, new_event_byte_is_zero)
+{
+	int s = -1;
+
+	self->page = map_status();
+	ASSERT_NE(NULL, self->page);
+
+	ASSERT_EQ(0, ue_reg(self->data_fd, PREFIX "zero u32 a", &s, NULL));
+	ASSERT_LE(1, s);
+	ASSERT_GE(UE_STATUS_SLOTS, s);
+	ASSERT_EQ(0, self->page[s]);
+}
+
+TEST_F(status, ftrace_bit)
+{
+	const char *name = PREFIX "ftrace";
+	int s = -1;
+
+	/* The mapping stays valid after its fd is closed */
+	self->page = map_status();
+	ASSERT_NE(NULL, self->page);
+
+	ASSERT_EQ(0, ue_reg(self->data_fd, PREFIX "ftrace u32 a", &s, NULL));
+	ASSERT_EQ(0, self->page[s]);
+
+	ASSERT_EQ(0, ue_enable(name, true));
+	ASSERT_EQ(EVENT_STATUS_FTRACE, self->page[s]);
+	ASSERT_EQ(1, self->page[s]);
+
+	/* Enabling again changes nothing */
+	ASSERT_EQ(0, ue_enable(name, true));
+	ASSERT_EQ(1, self->page[s]);
+
+	ASSERT_EQ(0, ue_enable(name, false));
+	ASSERT_EQ(0, self->page[s]);
+
+	/* Again, after closing the data fd (the event persists) */
+	close(self->data_fd);
+	self->data_fd = -1;
+	ASSERT_EQ(0, ue_enable(name, true));
+	ASSERT_EQ(1, self->page[s]);
+	ASSERT_EQ(0, ue_enable(name, false));
+	ASSERT_EQ(0, self->page[s]);
+}
+
+TEST_F(status, two_mappings_agree)
+{
+	volatile unsigned char *other;
+	int s = -1;
+
+	self->page = map_status();
+	ASSERT_NE(NULL, self->page);
+	other = map_status();
+	ASSERT_NE(NULL, other);
+
+	ASSERT_EQ(0, ue_reg(self->data_fd, PREFIX "twomaps", &s, NULL));
+	ASSERT_EQ(0, ue_enable(PREFIX "twomaps", true));
+	EXPECT_EQ(1, self->page[s]);
+	EXPECT_EQ(1, other[s]);
+	ASSERT_EQ(0, ue_enable(PREFIX "twomaps", false));
+	EXPECT_EQ(0, self->page[s]);
+	EXPECT_EQ(0, other[s]);
+
+	munmap((void *)other, UE_PAGE_SIZE);
+}
+
+TEST_F(status, perf_bit)
+{
+	const char *name = PREFIX "perf";
+	int s = -1;
+
+	self->page = map_status();
+	ASSERT_NE(NULL, self->page);
+
+	ASSERT_EQ(0, ue_reg(self->data_fd, PREFIX "perf u32 a", &s, NULL));
+	ASSERT_EQ(0, self->page[s]);
+
+	self->perf_fd[0] = ue_perf_open(name);
+	ASSERT_LE(0, self->perf_fd[0]) {
+		TH_LOG("perf_event_open: %s", strerror(-self->perf_fd[0]));
+	}
+	ASSERT_EQ(EVENT_STATUS_PERF, self->page[s]);
+	ASSERT_EQ(2, self->page[s]);
+
+	/* A second perf event keeps the bit; it clears after the last */
+	self->perf_fd[1] = ue_perf_open(name);
+	ASSERT_LE(0, self->perf_fd[1]);
+	ASSERT_EQ(2, self->page[s]);
+
+	close(self->perf_fd[0]);
+	self->perf_fd[0] = -1;
+	ASSERT_EQ(2, self->page[s]);
+
+	close(self->perf_fd[1]);
+	self->perf_fd[1] = -1;
+	ASSERT_EQ(0, self->page[s]);
+}
+
+TEST_F(status, ftrace_and_perf_bits)
+{
+	const char *name = PREFIX "both";
+	int s = -1;
+
+	self->page = map_status();
+	ASSERT_NE(NULL, self->page);
+
+	ASSERT_EQ(0, ue_reg(self->data_fd, PREFIX "both u64 a", &s, NULL));
+	ASSERT_EQ(0, self->page[s]);
+
+	ASSERT_EQ(0, ue_enable(name, true));
+	ASSERT_EQ(1, self->page[s]);
+
+	self->perf_fd[0] = ue_perf_open(name);
+	ASSERT_LE(0, self->perf_fd[0]);
+	ASSERT_EQ(EVENT_STATUS_FTRACE | EVENT_STATUS_PERF, self->page[s]);
+	ASSERT_EQ(3, self->page[s]);
+
+	ASSERT_EQ(0, ue_enable(name, false));
+	ASSERT_EQ(2, self->page[s]);
+
+	ASSERT_EQ(0, ue_enable(name, true));
+	ASSERT_EQ(3, self->page[s]);
+
+	close(self->perf_fd[0]);
+	self->perf_fd[0] = -1;
+	ASSERT_EQ(1, self->page[s]);
+
+	ASSERT_EQ(0, ue_enable(name, false));
+	ASSERT_EQ(0, self->page[s]);
+}
+
+TEST_F(status, bits_are_per_event)
+{
+	int sa = -1, sb = -1;
+
+	self->page = map_status();
+	ASSERT_NE(NULL, self->page);
+
+	ASSERT_EQ(0, ue_reg(self->data_fd, PREFIX "one", &sa, NULL));
+	ASSERT_EQ(0, ue_reg(self->data_fd, PREFIX "two", &sb, NULL));
+
+	ASSERT_EQ(0, ue_enable(PREFIX "one", true));
+	self->perf_fd[0] = ue_perf_open(PREFIX "two");
+	ASSERT_LE(0, self->perf_fd[0]);
+	ASSERT_EQ(1, self->page[sa]);
+	ASSERT_EQ(2, self->page[sb]);
+
+	ASSERT_EQ(0, ue_enable(PREFIX "one", false));
+	ASSERT_EQ(0, self->page[sa]);
+	ASSERT_EQ(2, self->page[sb]);
+	close(self->perf_fd[0]);
+	self->perf_fd[0] = -1;
+	ASSERT_EQ(0, self->page[sb]);
+}
+
+TEST_F(status, delete_busy_while_perf_open)
+{
+	ASSERT_EQ(0, ue_reg(self->data_fd, PREFIX "delp u32 a", NULL, NULL));
+	close(self->data_fd);
+	self->data_fd = -1;
+
+	self->perf_fd[0] = ue_perf_open(PREFIX "delp");
+	ASSERT_LE(0, self->perf_fd[0]);
+	ASSERT_EQ(-EBUSY, ue_del(PREFIX "delp"));
+	ASSERT_TRUE(ue_event_exists(PREFIX "delp"));
+
+	close(self->perf_fd[0]);
+	self->perf_fd[0] = -1;
+	ASSERT_EQ(0, ue_del(PREFIX "delp"));
+	ASSERT_FALSE(ue_event_exists(PREFIX "delp"));
+}
+
+TEST_F(status, text_no_events)
+{
+	char buf[4096];
+
+	ASSERT_LE(0, ue_read_file(UE_STATUS_FILE, buf, sizeof(buf)));
+	ASSERT_STREQ("\nActive: 0\nBusy: 0\nMax: 4096\n", buf);
+}
+
+/* Append "<index>:<name><used>\n" lines sorted by index */
+struct text_ev {
+	const char *name;
+	int index;
+	const char *used;
+};
+
+static void expected_text(char *buf, size_t size, struct text_ev *ev, int n,
+			  int busy)
+{
+	size_t pos = 0;
+	int i, j;
+
+	/* Sort by status index, ascending */
+	for (i = 0; i < n; i++)
+		for (j = i + 1; j < n; j++)
+			if (ev[j].index < ev[i].index) {
+				struct text_ev t = ev[i];
+
+				ev[i] = ev[j];
+				ev[j] = t;
+			}
+
+	buf[0] = '\0';
+	for (i = 0; i < n; i++)
+		pos += snprintf(buf + pos, size - pos, "%d:%s%s\n",
+				ev[i].index, ev[i].name, ev[i].used);
+	snprintf(buf + pos, size - pos, "\nActive: %d\nBusy: %d\nMax: 4096\n",
+		 n, busy);
+}
+
+TEST_F(status, text_exact)
+{
+	char got[4096], want[4096];
+	struct text_ev ev[4];
+	int sa = -1, sb = -1, sc = -1, sd = -1;
+
+	ASSERT_EQ(0, ue_reg(self->data_fd, PREFIX "ta u32 a", &sa, NULL));
+	ASSERT_EQ(0, ue_reg(self->data_fd, PREFIX "tb", &sb, NULL));
+	ASSERT_EQ(0, ue_reg(self->data_fd, PREFIX "tc char[8] c", &sc, NULL));
+	ASSERT_EQ(0, ue_reg(self->data_fd, PREFIX "td s64 d", &sd, NULL));
+
+	/* Nothing attached */
+	ev[0] = (struct text_ev){ PREFIX "ta", sa, "" };
+	ev[1] = (struct text_ev){ PREFIX "tb", sb, "" };
+	ev[2] = (struct text_ev){ PREFIX "tc", sc, "" };
+	ev[3] = (struct text_ev){ PREFIX "td", sd, "" };
+	expected_text(want, sizeof(want), ev, 4, 0);
+	ASSERT_LE(0, ue_read_file(UE_STATUS_FILE, got, sizeof(got)));
+	ASSERT_STREQ(want, got);
+
+	/* tb: ftrace; tc: perf; td: ftrace and perf */
+	ASSERT_EQ(0, ue_enable(PREFIX "tb", true));
+	self->perf_fd[0] = ue_perf_open(PREFIX "tc");
+	ASSERT_LE(0, self->perf_fd[0]);
+	ASSERT_EQ(0, ue_enable(PREFIX "td", true));
+	self->perf_fd[1] = ue_perf_open(PREFIX "td");
+	ASSERT_LE(0, self->perf_fd[1]);
+
+	ev[0] = (struct text_ev){ PREFIX "ta", sa, "" };
+	ev[1] = (struct text_ev){ PREFIX "tb", sb, " # Used by ftrace" };
+	ev[2] = (struct text_ev){ PREFIX "tc", sc, " # Used by perf" };
+	ev[3] = (struct text_ev){ PREFIX "td", sd, " # Used by ftrace perf" };
+	expected_text(want, sizeof(want), ev, 4, 3);
+	ASSERT_LE(0, ue_read_file(UE_STATUS_FILE, got, sizeof(got)));
+	ASSERT_STREQ(want, got);
+
+	/* Detach everything again */
+	ASSERT_EQ(0, ue_enable(PREFIX "tb", false));
+	ASSERT_EQ(0, ue_enable(PREFIX "td", false));
+	close(self->perf_fd[0]);
+	close(self->perf_fd[1]);
+	self->perf_fd[0] = self->perf_fd[1] = -1;
+
+	ev[0] = (struct text_ev){ PREFIX "ta", sa, "" };
+	ev[1] = (struct text_ev){ PREFIX "tb", sb, "" };
+	ev[2] = (struct text_ev){ PREFIX "tc", sc, "" };
+	ev[3] = (struct text_ev){ PREFIX "td", sd, "" };
+	expected_text(want, sizeof(want), ev, 4, 0);
+	ASSERT_LE(0, ue_read_file(UE_STATUS_FILE, got, sizeof(got)));
+	ASSERT_STREQ(want, got);
+
+	/* Closed and deleted events leave the list */
+	close(self->data_fd);
+	self->data_fd = -1;
+	ASSERT_EQ(0, ue_del(PREFIX "tb"));
+	ASSERT_EQ(0, ue_del(PREFIX "td"));
+	ev[0] = (struct text_ev){ PREFIX "ta", sa, "" };
+	ev[1] = (struct text_ev){ PREFIX "tc", sc, "" };
+	expected_text(want, sizeof(want), ev, 2, 0);
+	ASSERT_LE(0, ue_read_file(UE_STATUS_FILE, got, sizeof(got)));
+	ASSERT_STREQ(want, got);
+}
+
+TEST_F(status, text_one_enabled)
+{
+	char got[4096], want[256];
+	int s = -1;
+
+	/* The example of the design: one event used by ftrace */
+	ASSERT_EQ(0, ue_reg(self->data_fd, PREFIX "test", &s, NULL));
+	ASSERT_EQ(0, ue_enable(PREFIX "test", true));
+
+	snprintf(want, sizeof(want),
+		 "%d:" PREFIX "test # Used by ftrace\n\nActive: 1\nBusy: 1\nMax: 4096\n", s);
+	ASSERT_LE(0, ue_read_file(UE_STATUS_FILE, got, sizeof(got)));
+	ASSERT_STREQ(want, got);
+
+	ASSERT_EQ(0, ue_enable(PREFIX "test", false));
+	snprintf(want, sizeof(want),
+		 "%d:" PREFIX "test\n\nActive: 1\nBusy: 0\nMax: 4096\n", s);
+	ASSERT_LE(0, ue_read_file(UE_STATUS_FILE, got, sizeof(got)));
+	ASSERT_STREQ(want, got);
+}
+
+TEST_HARNESS_MAIN

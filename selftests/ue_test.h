@@ -1,0 +1,413 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Small helpers shared by the user_events.ko selftests: tracefs file
+ * access, registration and deletion of events, status text parsing,
+ * perf attach and trace buffer reading.
+ *
+ * Helpers that can fail return 0 (or a count / fd) on success and
+ * -errno on failure, so tests can assert exact errnos with ASSERT_EQ.
+ */
+#ifndef UE_TEST_H
+#define UE_TEST_H
+
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/types.h>
+#include <unistd.h>
+#include <linux/perf_event.h>
+
+#include "uapi/linux/user_events.h"
+
+/*
+ * kselftest_harness.h under -Wextra: its signal handler has an unused
+ * parameter, and ASSERT_*() longjmp()s out of test functions that are
+ * inlined into the setjmp() caller, for which -Wclobbered reports the
+ * locals of every test although none is used after the jump.
+ */
+#pragma GCC diagnostic ignored "-Wclobbered"
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wunused-parameter"
+#include "kselftest_harness.h"
+#pragma GCC diagnostic pop
+
+#define UE_TRACEFS	"/sys/kernel/tracing"
+#define UE_DATA_FILE	UE_TRACEFS "/user_events_data"
+#define UE_STATUS_FILE	UE_TRACEFS "/user_events_status"
+#define UE_EVENTS_DIR	UE_TRACEFS "/events/" USER_EVENTS_SYSTEM
+#define UE_TRACE_FILE	UE_TRACEFS "/trace"
+
+/* Size of the status page, and the number of usable status bytes */
+#define UE_PAGE_SIZE	4096
+#define UE_STATUS_SLOTS	(UE_PAGE_SIZE - 1)
+
+/* Longest event name allowed, and longest descriptor (without NUL) */
+#define UE_NAME_MAX	255
+#define UE_DESC_MAX	511
+
+/* Read a whole file into buf, NUL terminated. Returns its length or -errno. */
+static inline ssize_t ue_read_file(const char *path, char *buf, size_t size)
+{
+	size_t len = 0;
+	int fd, err;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+
+	while (len + 1 < size) {
+		ssize_t n = read(fd, buf + len, size - 1 - len);
+
+		if (n < 0) {
+			err = errno;
+			close(fd);
+			return -err;
+		}
+		if (n == 0)
+			break;
+		len += n;
+	}
+	buf[len] = '\0';
+	close(fd);
+
+	/* Buffer full: the caller would see a truncated file */
+	if (len + 1 >= size)
+		return -E2BIG;
+
+	return len;
+}
+
+/* Write str to a file (like echo without -n when str ends in \n). */
+static inline int ue_write_file(const char *path, const char *str, bool trunc)
+{
+	size_t len = strlen(str);
+	ssize_t n;
+	int fd, err;
+
+	fd = open(path, O_WRONLY | O_CLOEXEC | (trunc ? O_TRUNC : 0));
+	if (fd < 0)
+		return -errno;
+
+	n = write(fd, str, len);
+	err = errno;
+	close(fd);
+
+	if (n < 0)
+		return -err;
+	if ((size_t)n != len)
+		return -EIO;
+
+	return 0;
+}
+
+/* Path of events/user_events/NAME[/FILE] */
+static inline const char *ue_event_path(char *buf, size_t size,
+					const char *name, const char *file)
+{
+	if (file)
+		snprintf(buf, size, "%s/%s/%s", UE_EVENTS_DIR, name, file);
+	else
+		snprintf(buf, size, "%s/%s", UE_EVENTS_DIR, name);
+
+	return buf;
+}
+
+/* Does events/user_events/NAME exist? */
+static inline bool ue_event_exists(const char *name)
+{
+	char path[512];
+	struct stat st;
+
+	return stat(ue_event_path(path, sizeof(path), name, NULL), &st) == 0;
+}
+
+/* echo 1/0 > events/user_events/NAME/enable */
+static inline int ue_enable(const char *name, bool on)
+{
+	char path[512];
+
+	return ue_write_file(ue_event_path(path, sizeof(path), name, "enable"),
+			     on ? "1\n" : "0\n", false);
+}
+
+/* Contents of events/user_events/NAME/id as a number, or -errno. */
+static inline long ue_event_id(const char *name)
+{
+	char path[512], buf[64];
+	ssize_t len;
+
+	len = ue_read_file(ue_event_path(path, sizeof(path), name, "id"),
+			   buf, sizeof(buf));
+	if (len < 0)
+		return len;
+
+	return strtol(buf, NULL, 10);
+}
+
+static inline int ue_open_data(void)
+{
+	return open(UE_DATA_FILE, O_RDWR | O_CLOEXEC);
+}
+
+/*
+ * Register a descriptor on fd with the status page ABI.
+ * Returns 0 and fills the indexes (if not NULL), or -errno.
+ * The indexes are returned as int so tests compare them without casts.
+ */
+static inline int ue_reg(int fd, const char *desc, int *status_index,
+			 int *write_index)
+{
+	struct user_reg reg;
+
+	memset(&reg, 0, sizeof(reg));
+	reg.size = sizeof(reg);
+	reg.name_args = (__u64)(uintptr_t)desc;
+	reg.status_index = 0xdeadbeef;
+	reg.write_index = 0xdeadbeef;
+
+	if (ioctl(fd, DIAG_IOCSREG, &reg) < 0)
+		return -errno;
+
+	/* Both are small numbers: a huge one shows up as negative */
+	if (status_index)
+		*status_index = (int)reg.status_index;
+	if (write_index)
+		*write_index = (int)reg.write_index;
+
+	return 0;
+}
+
+/* DIAG_IOCSDEL on fd. Returns 0 or -errno. */
+static inline int ue_del_fd(int fd, const char *name)
+{
+	if (ioctl(fd, DIAG_IOCSDEL, name) < 0)
+		return -errno;
+
+	return 0;
+}
+
+/* DIAG_IOCSDEL through a fresh data fd. Returns 0 or -errno. */
+static inline int ue_del(const char *name)
+{
+	int fd = ue_open_data();
+	int ret;
+
+	if (fd < 0)
+		return -errno;
+
+	ret = ue_del_fd(fd, name);
+	close(fd);
+
+	return ret;
+}
+
+/* One event line of user_events_status */
+struct ue_status_ent {
+	int index;		/* -1 when the line has no "<index>:" */
+	char name[UE_NAME_MAX + 1];
+	char used[64];		/* what follows " # Used by", or "" */
+};
+
+#define UE_STATUS_BUF (1 << 20)
+
+/*
+ * Parse the event lines of user_events_status (up to the empty line).
+ * Returns the number of entries stored (at most max), or -errno.
+ * Entries beyond max are counted but not stored.
+ */
+static inline int ue_status_list(struct ue_status_ent *ents, int max)
+{
+	char *buf = malloc(UE_STATUS_BUF);
+	char *line, *next;
+	ssize_t len;
+	int n = 0;
+
+	if (!buf)
+		return -ENOMEM;
+
+	len = ue_read_file(UE_STATUS_FILE, buf, UE_STATUS_BUF);
+	if (len < 0) {
+		free(buf);
+		return len;
+	}
+
+	for (line = buf; *line && *line != '\n'; line = next) {
+		struct ue_status_ent ent = { .index = -1 };
+		char *p = line, *used;
+		size_t name_len;
+
+		next = strchr(line, '\n');
+		if (next)
+			*next++ = '\0';
+		else
+			next = line + strlen(line);
+
+		/* "<index>:" prefix, present for events with a status byte */
+		while (isdigit((unsigned char)*p))
+			p++;
+		if (p != line && *p == ':') {
+			ent.index = atoi(line);
+			p++;
+		} else {
+			p = line;
+		}
+
+		used = strstr(p, " # Used by");
+		name_len = used ? (size_t)(used - p) : strlen(p);
+		if (name_len > UE_NAME_MAX)
+			name_len = UE_NAME_MAX;
+		memcpy(ent.name, p, name_len);
+		ent.name[name_len] = '\0';
+		if (used)
+			snprintf(ent.used, sizeof(ent.used), "%s",
+				 used + strlen(" # Used by"));
+
+		if (n < max)
+			ents[n] = ent;
+		n++;
+	}
+
+	free(buf);
+	return n;
+}
+
+/*
+ * Disable and delete every event whose name starts with prefix ("" for
+ * all events). Data fds and perf events of the caller must be closed
+ * first. Returns the number of events that could not be deleted, or
+ * -errno if the status file could not be read.
+ */
+static inline int ue_delete_prefix(const char *prefix)
+{
+	int max = 8192, n, i, failed = 0;
+	struct ue_status_ent *ents = calloc(max, sizeof(*ents));
+
+	if (!ents)
+		return -ENOMEM;
+
+	n = ue_status_list(ents, max);
+	if (n < 0) {
+		free(ents);
+		return n;
+	}
+	if (n > max)
+		n = max;
+
+	for (i = 0; i < n; i++) {
+		if (strncmp(ents[i].name, prefix, strlen(prefix)))
+			continue;
+		ue_enable(ents[i].name, false);
+		if (ue_del(ents[i].name))
+			failed++;
+	}
+
+	free(ents);
+	return failed;
+}
+
+/*
+ * Open a perf event on user_events/NAME for the calling thread, which
+ * registers a perf probe on it. Returns the perf fd or -errno.
+ */
+static inline int ue_perf_open(const char *name)
+{
+	struct perf_event_attr pe;
+	long id = ue_event_id(name);
+	int fd;
+
+	if (id < 0)
+		return id;
+
+	memset(&pe, 0, sizeof(pe));
+	pe.type = PERF_TYPE_TRACEPOINT;
+	pe.size = sizeof(pe);
+	pe.config = id;
+	pe.sample_period = 1;
+	pe.sample_type = PERF_SAMPLE_RAW;
+	pe.wakeup_events = 1;
+
+	fd = syscall(__NR_perf_event_open, &pe, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+
+	return fd;
+}
+
+/* echo 1 > tracing_on; echo > trace */
+static inline int ue_trace_clear(void)
+{
+	int ret = ue_write_file(UE_TRACEFS "/tracing_on", "1\n", false);
+
+	if (ret)
+		return ret;
+
+	return ue_write_file(UE_TRACE_FILE, "\n", true);
+}
+
+#define UE_LINE_MAX 1024
+#define UE_TRACE_BUF (4 << 20)
+
+/*
+ * Collect the trace lines of event NAME: for each line of the trace
+ * file "<task>-<pid> [cpu] <flags> <ts>: NAME: <text>", stores <text>
+ * (without the newline) in lines[i]. Returns the number of such lines
+ * (lines beyond max are counted but not stored), or -errno.
+ */
+static inline int ue_trace_lines(const char *name, char lines[][UE_LINE_MAX],
+				 int max)
+{
+	char *buf = malloc(UE_TRACE_BUF);
+	char needle[UE_NAME_MAX + 8];
+	char *line, *next;
+	ssize_t len;
+	int n = 0;
+
+	if (!buf)
+		return -ENOMEM;
+
+	len = ue_read_file(UE_TRACE_FILE, buf, UE_TRACE_BUF);
+	if (len < 0) {
+		free(buf);
+		return len;
+	}
+
+	snprintf(needle, sizeof(needle), ": %s: ", name);
+
+	for (line = buf; *line; line = next) {
+		char *text;
+
+		next = strchr(line, '\n');
+		if (next)
+			*next++ = '\0';
+		else
+			next = line + strlen(line);
+
+		if (line[0] == '#')
+			continue;
+
+		text = strstr(line, needle);
+		if (!text)
+			continue;
+		text += strlen(needle);
+
+		if (n < max)
+			snprintf(lines[n], UE_LINE_MAX, "%s", text);
+		n++;
+	}
+
+	free(buf);
+	return n;
+}
+
+#endif /* UE_TEST_H */

@@ -1,0 +1,674 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * user_events.ko selftests: writing events with write() and writev(),
+ * the trace lines they produce, the errors of bad writes, and the
+ * events/user_events/NAME/format file.
+ *
+ * Every event created here is named "ue_w_*" and is deleted again by
+ * the fixture teardown.
+ */
+#include <sys/mman.h>
+#include <sys/uio.h>
+
+#include "ue_test.h"
+
+#define PREFIX "ue_w_"
+
+#define MAX_LINES 8
+
+FIXTURE(write) {
+	int fd;
+	int fd2;
+	char lines[MAX_LINES][UE_LINE_MAX];
+};
+
+FIXTURE_SETUP(write)
+{
+	self->fd2 = -1;
+	self->fd = ue_open_data();
+	ASSERT_LE(0, self->fd) {
+		TH_LOG("open %s: %s (is user_events.ko loaded?)",
+		       UE_DATA_FILE, strerror(errno));
+	}
+	ASSERT_EQ(0, ue_trace_clear());
+}
+
+FIXTURE_TEARDOWN(write)
+{
+	if (self->fd >= 0)
+		close(self->fd);
+	if (self->fd2 >= 0)
+		close(self->fd2);
+	EXPECT_EQ(0, ue_delete_prefix(PREFIX));
+}
+
+/* A record being built: write index, then the packed payload */
+struct rec {
+	unsigned char d[512];
+	int len;
+};
+
+static void rec_init(struct rec *r, int write_index)
+{
+	memset(r->d, 0, sizeof(r->d));
+	memcpy(r->d, &write_index, sizeof(write_index));
+	r->len = sizeof(write_index);
+}
+
+static void rec_put(struct rec *r, const void *p, size_t n)
+{
+	memcpy(r->d + r->len, p, n);
+	r->len += n;
+}
+
+#define REC_PUT(r, type, val) do {		\
+	type __v = (val);			\
+	rec_put((r), &__v, sizeof(__v));	\
+} while (0)
+
+/* Register desc on fd, enable NAME in ftrace, return the write index */
+static int reg_enabled(int fd, const char *desc, const char *name)
+{
+	int w = -1;
+	int ret;
+
+	ret = ue_reg(fd, desc, NULL, &w);
+	if (ret)
+		return ret;
+	ret = ue_enable(name, true);
+	if (ret)
+		return ret;
+
+	return w;
+}
+
+TEST_F(write, write_one_line)
+{
+	const char *name = PREFIX "test";
+	char msg[20] = "hello";
+	struct rec r;
+	int w = -1;
+
+	w = reg_enabled(self->fd, PREFIX "test u32 count;char[20] msg", name);
+	ASSERT_LE(0, w);
+
+	rec_init(&r, w);
+	REC_PUT(&r, __u32, 5);
+	rec_put(&r, msg, sizeof(msg));
+	ASSERT_EQ(28, r.len);
+
+	ASSERT_EQ(28, write(self->fd, r.d, r.len));
+
+	ASSERT_EQ(1, ue_trace_lines(name, self->lines, MAX_LINES));
+	ASSERT_STREQ("count=5 msg=hello", self->lines[0]);
+}
+
+TEST_F(write, writev_one_line)
+{
+	const char *name = PREFIX "vec";
+	char msg[20] = "world";
+	int count = 77;
+	struct iovec io[3];
+	int w = -1;
+
+	w = reg_enabled(self->fd, PREFIX "vec u32 count; char[20] msg", name);
+	ASSERT_LE(0, w);
+
+	io[0].iov_base = &w;
+	io[0].iov_len = sizeof(w);
+	io[1].iov_base = &count;
+	io[1].iov_len = sizeof(count);
+	io[2].iov_base = msg;
+	io[2].iov_len = sizeof(msg);
+
+	ASSERT_EQ(28, writev(self->fd, io, 3));
+
+	ASSERT_EQ(1, ue_trace_lines(name, self->lines, MAX_LINES));
+	ASSERT_STREQ("count=77 msg=world", self->lines[0]);
+}
+
+TEST_F(write, writev_split_fields)
+{
+	const char *name = PREFIX "split";
+	struct iovec io[6];
+	struct rec r;
+	int w = -1;
+
+	w = reg_enabled(self->fd, PREFIX "split u32 a;u16 b;char[6] c", name);
+	ASSERT_LE(0, w);
+
+	rec_init(&r, w);
+	REC_PUT(&r, __u32, 123456);
+	REC_PUT(&r, __u16, 4321);
+	rec_put(&r, "split", 6);
+	ASSERT_EQ(16, r.len);
+
+	/* Index and fields cut across iovec boundaries */
+	io[0] = (struct iovec){ r.d, 1 };
+	io[1] = (struct iovec){ r.d + 1, 4 };
+	io[2] = (struct iovec){ r.d + 5, 0 };
+	io[3] = (struct iovec){ r.d + 5, 4 };
+	io[4] = (struct iovec){ r.d + 9, 2 };
+	io[5] = (struct iovec){ r.d + 11, 5 };
+
+	ASSERT_EQ(16, writev(self->fd, io, 6));
+
+	ASSERT_EQ(1, ue_trace_lines(name, self->lines, MAX_LINES));
+	ASSERT_STREQ("a=123456 b=4321 c=split", self->lines[0]);
+}
+
+TEST_F(write, lines_in_order_per_event)
+{
+	struct rec r;
+	int wa, wb, i;
+
+	wa = reg_enabled(self->fd, PREFIX "ord_a u32 n", PREFIX "ord_a");
+	ASSERT_LE(0, wa);
+	wb = reg_enabled(self->fd, PREFIX "ord_b s32 n", PREFIX "ord_b");
+	ASSERT_LE(0, wb);
+	ASSERT_NE(wa, wb);
+
+	for (i = 1; i <= 3; i++) {
+		rec_init(&r, wa);
+		REC_PUT(&r, __u32, i);
+		ASSERT_EQ(8, write(self->fd, r.d, r.len));
+		rec_init(&r, wb);
+		REC_PUT(&r, __s32, -i);
+		ASSERT_EQ(8, write(self->fd, r.d, r.len));
+	}
+
+	ASSERT_EQ(3, ue_trace_lines(PREFIX "ord_a", self->lines, MAX_LINES));
+	ASSERT_STREQ("n=1", self->lines[0]);
+	ASSERT_STREQ("n=2", self->lines[1]);
+	ASSERT_STREQ("n=3", self->lines[2]);
+
+	ASSERT_EQ(3, ue_trace_lines(PREFIX "ord_b", self->lines, MAX_LINES));
+	ASSERT_STREQ("n=-1", self->lines[0]);
+	ASSERT_STREQ("n=-2", self->lines[1]);
+	ASSERT_STREQ("n=-3", self->lines[2]);
+}
+
+TEST_F(write, other_fd_own_index)
+{
+	const char *name = PREFIX "fds";
+	struct rec r;
+	int w2 = -1;
+	int w = -1;
+
+	/* fd: an unrelated event first, so the indexes differ */
+	ASSERT_EQ(0, ue_reg(self->fd, PREFIX "fds_pad", NULL, NULL));
+	w = reg_enabled(self->fd, PREFIX "fds u32 v", name);
+	ASSERT_EQ(1, w);
+
+	self->fd2 = ue_open_data();
+	ASSERT_LE(0, self->fd2);
+	ASSERT_EQ(0, ue_reg(self->fd2, PREFIX "fds u32 v", NULL, &w2));
+	ASSERT_EQ(0, w2);
+
+	rec_init(&r, w);
+	REC_PUT(&r, __u32, 1);
+	ASSERT_EQ(8, write(self->fd, r.d, r.len));
+
+	rec_init(&r, w2);
+	REC_PUT(&r, __u32, 2);
+	ASSERT_EQ(8, write(self->fd2, r.d, r.len));
+
+	ASSERT_EQ(2, ue_trace_lines(name, self->lines, MAX_LINES));
+	ASSERT_STREQ("v=1", self->lines[0]);
+	ASSERT_STREQ("v=2", self->lines[1]);
+}
+
+#define ALL_TYPES_DESC PREFIX "types u8 a;u16 b;u32 c;u64 d;s8 e;s16 f;" \
+	"s32 g;s64 h;int i;unsigned int j;short k;unsigned short l;" \
+	"char m;unsigned char n;char[4] o;unsigned char[4] p"
+
+static void put_all_types(struct rec *r, __u8 a, __u16 b, __u32 c, __u64 d,
+			  __s8 e, __s16 f, __s32 g, __s64 h, int i,
+			  unsigned int j, short k, unsigned short l, char m,
+			  unsigned char n, const char *o, const char *p)
+{
+	REC_PUT(r, __u8, a);
+	REC_PUT(r, __u16, b);
+	REC_PUT(r, __u32, c);
+	REC_PUT(r, __u64, d);
+	REC_PUT(r, __s8, e);
+	REC_PUT(r, __s16, f);
+	REC_PUT(r, __s32, g);
+	REC_PUT(r, __s64, h);
+	REC_PUT(r, int, i);
+	REC_PUT(r, unsigned int, j);
+	REC_PUT(r, short, k);
+	REC_PUT(r, unsigned short, l);
+	REC_PUT(r, char, m);
+	REC_PUT(r, unsigned char, n);
+	rec_put(r, o, 4);
+	rec_put(r, p, 4);
+}
+
+TEST_F(write, all_types_extremes)
+{
+	const char *name = PREFIX "types";
+	struct rec r;
+	int w = -1;
+
+	w = reg_enabled(self->fd, ALL_TYPES_DESC, name);
+	ASSERT_LE(0, w);
+
+	/* Largest unsigned values, smallest signed values */
+	rec_init(&r, w);
+	put_all_types(&r, 255, 65535, 4294967295U, 18446744073709551615ULL,
+		      -128, -32768, -2147483647 - 1, -9223372036854775807LL - 1,
+		      -2147483647 - 1, 4294967295U, -32768, 65535, -128, 255,
+		      "abcd", "wxyz");
+	ASSERT_EQ(4 + 52, r.len);
+	ASSERT_EQ(56, write(self->fd, r.d, r.len));
+
+	/* Largest signed values, zero unsigned values */
+	rec_init(&r, w);
+	put_all_types(&r, 0, 0, 0, 0, 127, 32767, 2147483647,
+		      9223372036854775807LL, 2147483647, 0, 32767, 0, 127, 0,
+		      "ab\0d", "\0xyz");
+	ASSERT_EQ(56, write(self->fd, r.d, r.len));
+
+	ASSERT_EQ(2, ue_trace_lines(name, self->lines, MAX_LINES));
+	ASSERT_STREQ("a=255 b=65535 c=4294967295 d=18446744073709551615 "
+		     "e=-128 f=-32768 g=-2147483648 h=-9223372036854775808 "
+		     "i=-2147483648 j=4294967295 k=-32768 l=65535 m=-128 "
+		     "n=255 o=abcd p=wxyz", self->lines[0]);
+	ASSERT_STREQ("a=0 b=0 c=0 d=0 e=127 f=32767 g=2147483647 "
+		     "h=9223372036854775807 i=2147483647 j=0 k=32767 l=0 "
+		     "m=127 n=0 o=ab p=", self->lines[1]);
+}
+
+TEST_F(write, all_types_small_values)
+{
+	const char *name = PREFIX "types";
+	struct iovec io[2];
+	struct rec r;
+	int w = -1;
+
+	w = reg_enabled(self->fd, ALL_TYPES_DESC, name);
+	ASSERT_LE(0, w);
+
+	rec_init(&r, w);
+	put_all_types(&r, 1, 2, 3, 4, -1, -2, -3, -4, -5, 6, -7, 8, 'A', 'B',
+		      "hi\0\0", "x\0yz");
+
+	/* Written with writev: index alone, then the payload */
+	io[0] = (struct iovec){ r.d, 4 };
+	io[1] = (struct iovec){ r.d + 4, r.len - 4 };
+	ASSERT_EQ(56, writev(self->fd, io, 2));
+
+	ASSERT_EQ(1, ue_trace_lines(name, self->lines, MAX_LINES));
+	ASSERT_STREQ("a=1 b=2 c=3 d=4 e=-1 f=-2 g=-3 h=-4 i=-5 j=6 k=-7 "
+		     "l=8 m=65 n=66 o=hi p=x", self->lines[0]);
+}
+
+TEST_F(write, each_type_alone)
+{
+	static const struct {
+		const char *type;
+		int size;
+		__s64 val;
+		const char *text;
+	} t[] = {
+		{ "u8", 1, 200, "200" },
+		{ "u16", 2, 60000, "60000" },
+		{ "u32", 4, 3000000000LL, "3000000000" },
+		{ "u64", 8, 5000000000LL, "5000000000" },
+		{ "s8", 1, -100, "-100" },
+		{ "s16", 2, -30000, "-30000" },
+		{ "s32", 4, -2000000000LL, "-2000000000" },
+		{ "s64", 8, -5000000000LL, "-5000000000" },
+		{ "int", 4, -42, "-42" },
+		{ "unsigned int", 4, 4000000000LL, "4000000000" },
+		{ "short", 2, -1234, "-1234" },
+		{ "unsigned short", 2, 65000, "65000" },
+		{ "char", 1, -5, "-5" },
+		{ "unsigned char", 1, 250, "250" },
+	};
+	char desc[128], name[64], want[64];
+	unsigned int i;
+	struct rec r;
+	int w = -1;
+
+	for (i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		snprintf(name, sizeof(name), PREFIX "one%u", i);
+		snprintf(desc, sizeof(desc), "%s %s v", name, t[i].type);
+		w = reg_enabled(self->fd, desc, name);
+		ASSERT_LE(0, w) {
+			TH_LOG("%s: %d", desc, w);
+		}
+
+		/* Little endian: the low bytes of val are the value */
+		rec_init(&r, w);
+		rec_put(&r, &t[i].val, t[i].size);
+		ASSERT_EQ(4 + t[i].size, write(self->fd, r.d, r.len));
+
+		snprintf(want, sizeof(want), "v=%s", t[i].text);
+		ASSERT_EQ(1, ue_trace_lines(name, self->lines, MAX_LINES)) {
+			TH_LOG("%s", desc);
+		}
+		EXPECT_STREQ(want, self->lines[0]) {
+			TH_LOG("%s", desc);
+		}
+	}
+}
+
+TEST_F(write, char_arrays_text)
+{
+	const char *name = PREFIX "text";
+	struct rec r;
+	int w = -1;
+
+	w = reg_enabled(self->fd, PREFIX "text char[8] a;unsigned char[6] b;"
+			"char[1] c;char[3] d", name);
+	ASSERT_LE(0, w);
+
+	/* Stops at the first NUL, or after N bytes without one */
+	rec_init(&r, w);
+	rec_put(&r, "hi\0junk!", 8);
+	rec_put(&r, "xyz\0zz", 6);
+	rec_put(&r, "Q", 1);
+	rec_put(&r, "end", 3);
+	ASSERT_EQ(22, write(self->fd, r.d, r.len));
+
+	rec_init(&r, w);
+	rec_put(&r, "12345678", 8);
+	rec_put(&r, "abcdef", 6);
+	rec_put(&r, "\0", 1);
+	rec_put(&r, "\0ab", 3);
+	ASSERT_EQ(22, write(self->fd, r.d, r.len));
+
+	ASSERT_EQ(2, ue_trace_lines(name, self->lines, MAX_LINES));
+	ASSERT_STREQ("a=hi b=xyz c=Q d=end", self->lines[0]);
+	ASSERT_STREQ("a=12345678 b=abcdef c= d=", self->lines[1]);
+}
+
+TEST_F(write, extra_payload_accepted)
+{
+	const char *name = PREFIX "extra";
+	struct rec r;
+	int w = -1;
+
+	w = reg_enabled(self->fd, PREFIX "extra u32 a", name);
+	ASSERT_LE(0, w);
+
+	rec_init(&r, w);
+	REC_PUT(&r, __u32, 7);
+	REC_PUT(&r, __u64, 0x1122334455667788ULL);
+	ASSERT_EQ(16, write(self->fd, r.d, r.len));
+
+	/* The declared field comes first; what follows it is not specified */
+	ASSERT_EQ(1, ue_trace_lines(name, self->lines, MAX_LINES));
+	ASSERT_EQ(0, strncmp(self->lines[0], "a=7", 3)) {
+		TH_LOG("line \"%s\"", self->lines[0]);
+	}
+	ASSERT_TRUE(self->lines[0][3] == '\0' || self->lines[0][3] == ' ') {
+		TH_LOG("line \"%s\"", self->lines[0]);
+	}
+}
+
+TEST_F(write, no_fields_event)
+{
+	const char *name = PREFIX "bare";
+	int w = -1;
+
+	w = reg_enabled(self->fd, PREFIX "bare", name);
+	ASSERT_LE(0, w);
+
+	ASSERT_EQ(4, write(self->fd, &w, sizeof(w)));
+	ASSERT_EQ(1, ue_trace_lines(name, self->lines, MAX_LINES));
+}
+
+TEST_F(write, errors)
+{
+	const char *name = PREFIX "err";
+	long page = sysconf(_SC_PAGESIZE);
+	struct iovec io[2];
+	struct rec r;
+	char *map;
+	int w, bad;
+	int woff = -1;
+
+	w = reg_enabled(self->fd, PREFIX "err u32 a;char[4] b", name);
+	ASSERT_LE(0, w);
+	rec_init(&r, w);
+	REC_PUT(&r, __u32, 9);
+	rec_put(&r, "abc", 4);
+	ASSERT_EQ(12, r.len);
+
+	/* Fewer than 4 bytes */
+	errno = 0;
+	ASSERT_EQ(-1, write(self->fd, r.d, 3));
+	ASSERT_EQ(EINVAL, errno);
+	errno = 0;
+	ASSERT_EQ(-1, write(self->fd, r.d, 1));
+	ASSERT_EQ(EINVAL, errno);
+
+	/* Negative index */
+	bad = -1;
+	errno = 0;
+	ASSERT_EQ(-1, write(self->fd, &bad, sizeof(bad)));
+	ASSERT_EQ(EINVAL, errno);
+	memcpy(r.d, &bad, 4);
+	errno = 0;
+	ASSERT_EQ(-1, write(self->fd, r.d, r.len));
+	ASSERT_EQ(EINVAL, errno);
+
+	/* Index never handed out on this fd */
+	bad = 99;
+	memcpy(r.d, &bad, 4);
+	errno = 0;
+	ASSERT_EQ(-1, write(self->fd, r.d, r.len));
+	ASSERT_EQ(ENOENT, errno);
+	bad = w + 1;
+	memcpy(r.d, &bad, 4);
+	errno = 0;
+	ASSERT_EQ(-1, write(self->fd, r.d, r.len));
+	ASSERT_EQ(ENOENT, errno);
+	memcpy(r.d, &w, 4);
+
+	/* ... nor on another fd that has no events */
+	self->fd2 = ue_open_data();
+	ASSERT_LE(0, self->fd2);
+	errno = 0;
+	ASSERT_EQ(-1, write(self->fd2, r.d, r.len));
+	ASSERT_EQ(ENOENT, errno);
+
+	/* Payload shorter than the fields */
+	errno = 0;
+	ASSERT_EQ(-1, write(self->fd, r.d, 4));
+	ASSERT_EQ(EINVAL, errno);
+	errno = 0;
+	ASSERT_EQ(-1, write(self->fd, r.d, 8));
+	ASSERT_EQ(EINVAL, errno);
+	errno = 0;
+	ASSERT_EQ(-1, write(self->fd, r.d, r.len - 1));
+	ASSERT_EQ(EINVAL, errno);
+
+	/* Bad user memory */
+	map = mmap(NULL, 2 * page, PROT_READ | PROT_WRITE,
+		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, map);
+	ASSERT_EQ(0, munmap(map + page, page));
+
+	errno = 0;
+	ASSERT_EQ(-1, write(self->fd, map + page, r.len));
+	ASSERT_EQ(EFAULT, errno);
+
+	io[0] = (struct iovec){ &w, sizeof(w) };
+	io[1] = (struct iovec){ map + page, 8 };
+	errno = 0;
+	ASSERT_EQ(-1, writev(self->fd, io, 2));
+	ASSERT_EQ(EFAULT, errno);
+
+	/* Payload running into the unmapped page */
+	memcpy(map + page - 8, r.d, 8);
+	io[1] = (struct iovec){ map + page - 4, 8 };
+	errno = 0;
+	ASSERT_EQ(-1, writev(self->fd, io, 2));
+	ASSERT_EQ(EFAULT, errno);
+	errno = 0;
+	ASSERT_EQ(-1, write(self->fd, map + page - 8, r.len));
+	ASSERT_EQ(EFAULT, errno);
+	munmap(map, page);
+
+	/* The file is a stream */
+	errno = 0;
+	ASSERT_EQ(-1, pwrite(self->fd, r.d, r.len, 0));
+	ASSERT_EQ(ESPIPE, errno);
+	errno = 0;
+	ASSERT_EQ(-1, pwrite(self->fd, r.d, r.len, 4));
+	ASSERT_EQ(ESPIPE, errno);
+	io[0] = (struct iovec){ r.d, r.len };
+	errno = 0;
+	ASSERT_EQ(-1, pwritev(self->fd, io, 1, 8));
+	ASSERT_EQ(ESPIPE, errno);
+
+	/* None of these put a record */
+	ASSERT_EQ(0, ue_trace_lines(name, self->lines, MAX_LINES));
+
+	/* Registered but not enabled: EBADF, the write is dropped */
+	ASSERT_EQ(0, ue_reg(self->fd, PREFIX "off u32 a", NULL, &woff));
+	rec_init(&r, woff);
+	REC_PUT(&r, __u32, 1);
+	errno = 0;
+	ASSERT_EQ(-1, write(self->fd, r.d, r.len));
+	ASSERT_EQ(EBADF, errno);
+	ASSERT_EQ(0, ue_trace_lines(PREFIX "off", self->lines, MAX_LINES));
+
+	/* Enabled and disabled again: EBADF again */
+	ASSERT_EQ(0, ue_enable(PREFIX "off", true));
+	ASSERT_EQ(8, write(self->fd, r.d, r.len));
+	ASSERT_EQ(0, ue_enable(PREFIX "off", false));
+	errno = 0;
+	ASSERT_EQ(-1, write(self->fd, r.d, r.len));
+	ASSERT_EQ(EBADF, errno);
+	ASSERT_EQ(1, ue_trace_lines(PREFIX "off", self->lines, MAX_LINES));
+	ASSERT_STREQ("a=1", self->lines[0]);
+
+	/* The good record still works after all that */
+	rec_init(&r, w);
+	REC_PUT(&r, __u32, 9);
+	rec_put(&r, "abc", 4);
+	ASSERT_EQ(12, write(self->fd, r.d, r.len));
+	ASSERT_EQ(1, ue_trace_lines(name, self->lines, MAX_LINES));
+	ASSERT_STREQ("a=9 b=abc", self->lines[0]);
+}
+
+/* Header and common fields of every format file, as on 6.1 and 6.12 */
+static void format_head(char *buf, size_t size, const char *name, long id)
+{
+	snprintf(buf, size,
+		 "name: %s\n"
+		 "ID: %ld\n"
+		 "format:\n"
+		 "\tfield:unsigned short common_type;\toffset:0;\tsize:2;\tsigned:0;\n"
+		 "\tfield:unsigned char common_flags;\toffset:2;\tsize:1;\tsigned:0;\n"
+		 "\tfield:unsigned char common_preempt_count;\toffset:3;\tsize:1;\tsigned:0;\n"
+		 "\tfield:int common_pid;\toffset:4;\tsize:4;\tsigned:1;\n"
+		 "\n", name, id);
+}
+
+static char *read_format(const char *name)
+{
+	static char buf[16384];
+	char path[512];
+
+	if (ue_read_file(ue_event_path(path, sizeof(path), name, "format"),
+			 buf, sizeof(buf)) < 0)
+		return NULL;
+
+	return buf;
+}
+
+TEST_F(write, format_example)
+{
+	const char *name = PREFIX "fmt";
+	char want[4096];
+	const char *got;
+	long id;
+
+	ASSERT_EQ(0, ue_reg(self->fd, PREFIX "fmt u32 count;char[20] msg", NULL, NULL));
+	id = ue_event_id(name);
+	ASSERT_LT(0, id);
+
+	format_head(want, sizeof(want), name, id);
+	strcat(want,
+	       "\tfield:u32 count;\toffset:8;\tsize:4;\tsigned:0;\n"
+	       "\tfield:char msg[20];\toffset:12;\tsize:20;\tsigned:1;\n"
+	       "\n"
+	       "print fmt: \"count=%u msg=%s\", REC->count, REC->msg\n");
+
+	got = read_format(name);
+	ASSERT_NE(NULL, got);
+	ASSERT_STREQ(want, got);
+}
+
+TEST_F(write, format_all_types)
+{
+	const char *name = PREFIX "types";
+	char want[8192];
+	const char *got;
+	long id;
+
+	ASSERT_EQ(0, ue_reg(self->fd, ALL_TYPES_DESC, NULL, NULL));
+	id = ue_event_id(name);
+	ASSERT_LT(0, id);
+
+	format_head(want, sizeof(want), name, id);
+	strcat(want,
+	       "\tfield:u8 a;\toffset:8;\tsize:1;\tsigned:0;\n"
+	       "\tfield:u16 b;\toffset:9;\tsize:2;\tsigned:0;\n"
+	       "\tfield:u32 c;\toffset:11;\tsize:4;\tsigned:0;\n"
+	       "\tfield:u64 d;\toffset:15;\tsize:8;\tsigned:0;\n"
+	       "\tfield:s8 e;\toffset:23;\tsize:1;\tsigned:1;\n"
+	       "\tfield:s16 f;\toffset:24;\tsize:2;\tsigned:1;\n"
+	       "\tfield:s32 g;\toffset:26;\tsize:4;\tsigned:1;\n"
+	       "\tfield:s64 h;\toffset:30;\tsize:8;\tsigned:1;\n"
+	       "\tfield:int i;\toffset:38;\tsize:4;\tsigned:1;\n"
+	       "\tfield:unsigned int j;\toffset:42;\tsize:4;\tsigned:0;\n"
+	       "\tfield:short k;\toffset:46;\tsize:2;\tsigned:1;\n"
+	       "\tfield:unsigned short l;\toffset:48;\tsize:2;\tsigned:0;\n"
+	       "\tfield:char m;\toffset:50;\tsize:1;\tsigned:1;\n"
+	       "\tfield:unsigned char n;\toffset:51;\tsize:1;\tsigned:0;\n"
+	       "\tfield:char o[4];\toffset:52;\tsize:4;\tsigned:1;\n"
+	       "\tfield:unsigned char p[4];\toffset:56;\tsize:4;\tsigned:0;\n"
+	       "\n"
+	       "print fmt: \"a=%u b=%u c=%u d=%llu e=%d f=%d g=%d h=%lld "
+	       "i=%d j=%u k=%d l=%u m=%d n=%u o=%s p=%s\", REC->a, REC->b, "
+	       "REC->c, REC->d, REC->e, REC->f, REC->g, REC->h, REC->i, "
+	       "REC->j, REC->k, REC->l, REC->m, REC->n, REC->o, REC->p\n");
+
+	got = read_format(name);
+	ASSERT_NE(NULL, got);
+	ASSERT_STREQ(want, got);
+}
+
+TEST_F(write, format_spaces_after_semicolon)
+{
+	const char *name = PREFIX "fmtsp";
+	char want[4096];
+	const char *got;
+	long id;
+
+	ASSERT_EQ(0, ue_reg(self->fd, PREFIX "fmtsp s64 x; unsigned char[3] y;  short z",
+			    NULL, NULL));
+	id = ue_event_id(name);
+	ASSERT_LT(0, id);
+
+	format_head(want, sizeof(want), name, id);
+	strcat(want,
+	       "\tfield:s64 x;\toffset:8;\tsize:8;\tsigned:1;\n"
+	       "\tfield:unsigned char y[3];\toffset:16;\tsize:3;\tsigned:0;\n"
+	       "\tfield:short z;\toffset:19;\tsize:2;\tsigned:1;\n"
+	       "\n"
+	       "print fmt: \"x=%lld y=%s z=%d\", REC->x, REC->y, REC->z\n");
+
+	got = read_format(name);
+	ASSERT_NE(NULL, got);
+	ASSERT_STREQ(want, got);
+}
+
+TEST_HARNESS_MAIN

@@ -143,8 +143,6 @@ static void __percpu *write_buffer;
 static struct dentry *data_dentry;
 static struct dentry *status_dentry;
 
-static struct trace_event_fields user_event_fields_array[1];
-
 static u32 user_event_key(const char *name)
 {
 	return jhash(name, strlen(name), 0);
@@ -522,6 +520,7 @@ static void user_event_free(struct user_event *user)
 {
 	user_event_free_fields(&user->fields);
 	kfree(user->call.print_fmt);
+	kfree(user->class.fields_array);
 	kfree(user->args);
 	kfree(user->name);
 	kfree(user);
@@ -571,10 +570,9 @@ static int user_event_parse(char *desc, struct user_event **out)
 	}
 
 	args = strim(args);
-	while (*args && (field = strsep(&args, ";")) != NULL) {
-		/* A single trailing ';' is accepted */
-		if (!args && !*skip_spaces(field))
-			break;
+	/* A trailing ';' ends the list without adding an empty field */
+	while (args && *args) {
+		field = strsep(&args, ";");
 		if (++nfields > MAX_FIELDS) {
 			ret = -EINVAL;
 			goto fail;
@@ -997,34 +995,41 @@ static int user_event_set_call_visible(struct user_event *user, bool visible)
 	return ret;
 }
 
-static int user_event_define_fields(struct user_event *user)
-{
-	struct user_event_field *field;
-	int ret;
-
-	list_for_each_entry(field, &user->fields, link) {
-		ret = trace_define_field(&user->call, field->type, field->name,
-					 field->offset, field->size,
-					 field->is_signed, field->filter_type);
-		if (ret)
-			return ret;
-	}
-
-	return 0;
-}
-
 /*
- * Frees the fields trace_define_field() allocated, for an event that never
- * became visible. Only their list link (the first member) is touched.
+ * Describes the fields to the tracing core, which defines them (packed, in
+ * order, after the common fields) when the event is added.
  */
-static void user_event_free_class_fields(struct user_event *user)
+static int user_event_build_fields_array(struct user_event *user)
 {
-	struct list_head *pos, *next;
+	struct trace_event_fields *array;
+	struct user_event_field *field;
+	int i = 0;
 
-	list_for_each_safe(pos, next, &user->class.fields) {
-		list_del(pos);
-		kmem_cache_free(*ue_ksyms.field_cachep, pos);
+	list_for_each_entry(field, &user->fields, link)
+		i++;
+
+	array = kcalloc(i + 1, sizeof(*array), GFP_KERNEL_ACCOUNT);
+	if (!array)
+		return -ENOMEM;
+
+	i = 0;
+	list_for_each_entry(field, &user->fields, link) {
+		struct trace_event_fields f = {
+			.type = field->type,
+			.name = field->name,
+			.size = field->size,
+			.align = 1,
+			.is_signed = field->is_signed,
+			.filter_type = field->filter_type,
+			.len = field->kind == FIELD_STRING ||
+			       field->kind == FIELD_ARRAY ? field->size : 0,
+		};
+
+		memcpy(&array[i++], &f, sizeof(f));
 	}
+
+	user->class.fields_array = array;
+	return 0;
 }
 
 /* Makes a parsed event a live trace event; takes ownership of @user */
@@ -1043,9 +1048,12 @@ static int user_event_register(struct user_event *user)
 	if (ret)
 		goto free;
 
+	ret = user_event_build_fields_array(user);
+	if (ret)
+		goto free;
+
 	INIT_LIST_HEAD(&user->class.fields);
 	user->class.system = USER_EVENTS_SYSTEM;
-	user->class.fields_array = user_event_fields_array;
 	user->class.reg = user_event_reg;
 
 	user->tracepoint.name = user->name;
@@ -1060,9 +1068,7 @@ static int user_event_register(struct user_event *user)
 		goto free;
 	}
 
-	ret = user_event_define_fields(user);
-	if (!ret)
-		ret = user_event_set_call_visible(user, true);
+	ret = user_event_set_call_visible(user, true);
 	if (ret) {
 		unregister_trace_event(&user->call.event);
 		goto free;
@@ -1074,7 +1080,6 @@ static int user_event_register(struct user_event *user)
 	return 0;
 
 free:
-	user_event_free_class_fields(user);
 	user_event_free(user);
 	return ret;
 }
@@ -1473,7 +1478,7 @@ static int __init user_events_init(void)
 		goto free_page;
 	}
 
-	data_dentry = ue_ksyms.tracefs_create_file("user_events_data", 0600,
+	data_dentry = ue_tracefs_create_file("user_events_data", 0600,
 						   NULL, NULL,
 						   &user_data_fops);
 	if (IS_ERR_OR_NULL(data_dentry)) {
@@ -1482,7 +1487,7 @@ static int __init user_events_init(void)
 		goto free_buffer;
 	}
 
-	status_dentry = ue_ksyms.tracefs_create_file("user_events_status",
+	status_dentry = ue_tracefs_create_file("user_events_status",
 						     0600, NULL, NULL,
 						     &user_status_fops);
 	if (IS_ERR_OR_NULL(status_dentry)) {
@@ -1494,7 +1499,7 @@ static int __init user_events_init(void)
 	return 0;
 
 remove_data:
-	ue_ksyms.tracefs_remove(data_dentry);
+	ue_tracefs_remove(data_dentry);
 free_buffer:
 	free_percpu(write_buffer);
 free_page:
@@ -1505,8 +1510,8 @@ free_page:
 
 static void __exit user_events_exit(void)
 {
-	ue_ksyms.tracefs_remove(status_dentry);
-	ue_ksyms.tracefs_remove(data_dentry);
+	ue_tracefs_remove(status_dentry);
+	ue_tracefs_remove(data_dentry);
 
 	user_events_remove_all();
 

@@ -5,9 +5,10 @@
  * kallsyms_lookup_name() itself is not exported since Linux 5.7. Its
  * address is taken from a kprobe registered on it (and immediately
  * unregistered), then every other symbol is looked up through it. On
- * kernels built with indirect branch tracking the probe may sit after the
- * function's ENDBR instruction; the address called is the one that starts
- * with ENDBR, so the indirect call lands on a valid target.
+ * kernels built with indirect branch tracking the probe sits after the
+ * function's ENDBR instruction, which the kernel may have sealed; the
+ * entry is the address before it. Every function found here is called
+ * through user_events_call(), which does not depend on ENDBR.
  */
 
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
@@ -27,21 +28,21 @@ static const char * const builtin_user_events_syms[] = {
 };
 
 #define ENDBR64_INSN 0xfa1e0ff3U
+#define ENDBR64_POISON 0x001f0f66U
 #define ENDBR64_INSN_SIZE 4
 
-typedef unsigned long (*kallsyms_lookup_name_t)(const char *name);
-
-static bool is_endbr64(unsigned long addr)
+/* An ENDBR64 instruction, or what the kernel writes over a sealed one */
+static bool is_function_entry_marker(unsigned long addr)
 {
 	u32 insn;
 
 	if (copy_from_kernel_nofault(&insn, (void *)addr, sizeof(insn)))
 		return false;
 
-	return insn == ENDBR64_INSN;
+	return insn == ENDBR64_INSN || insn == ENDBR64_POISON;
 }
 
-static kallsyms_lookup_name_t find_kallsyms_lookup_name(void)
+static unsigned long find_kallsyms_lookup_name(void)
 {
 	struct kprobe kp = { .symbol_name = "kallsyms_lookup_name" };
 	unsigned long addr;
@@ -50,21 +51,24 @@ static kallsyms_lookup_name_t find_kallsyms_lookup_name(void)
 	ret = register_kprobe(&kp);
 	if (ret < 0) {
 		pr_err("cannot locate kallsyms_lookup_name (kprobe: %d)\n", ret);
-		return NULL;
+		return 0;
 	}
 	addr = (unsigned long)kp.addr;
 	unregister_kprobe(&kp);
 
-	if (IS_ENABLED(CONFIG_X86_KERNEL_IBT) && !is_endbr64(addr)) {
-		if (!is_endbr64(addr - ENDBR64_INSN_SIZE)) {
-			pr_err("kallsyms_lookup_name at %px has no ENDBR\n",
-			       (void *)addr);
-			return NULL;
-		}
+	/* Kprobes skip the ENDBR (sealed or not) at a function's entry */
+	if (IS_ENABLED(CONFIG_X86_KERNEL_IBT) &&
+	    is_function_entry_marker(addr - ENDBR64_INSN_SIZE))
 		addr -= ENDBR64_INSN_SIZE;
-	}
 
-	return (kallsyms_lookup_name_t)addr;
+	return addr;
+}
+
+static unsigned long lookup(unsigned long kallsyms_lookup_name,
+			    const char *name)
+{
+	return user_events_call((void *)kallsyms_lookup_name,
+				(unsigned long)name, 0, 0, 0, 0);
 }
 
 #define KSYM(field) { #field, offsetof(struct user_events_ksyms, field) }
@@ -76,7 +80,6 @@ static const struct {
 	KSYM(tracefs_create_file),
 	KSYM(tracefs_remove),
 	KSYM(event_mutex),
-	KSYM(field_cachep),
 	KSYM(trace_call_bpf),
 	KSYM(dyn_event_ops_mutex),
 	KSYM(dyn_event_ops_list),
@@ -84,16 +87,15 @@ static const struct {
 
 int user_events_ksyms_init(void)
 {
-	kallsyms_lookup_name_t lookup;
-	unsigned long addr;
+	unsigned long kln, addr;
 	int i, ret = 0;
 
-	lookup = find_kallsyms_lookup_name();
-	if (!lookup)
+	kln = find_kallsyms_lookup_name();
+	if (!kln)
 		return -ENOENT;
 
 	for (i = 0; i < ARRAY_SIZE(builtin_user_events_syms); i++) {
-		if (lookup(builtin_user_events_syms[i])) {
+		if (lookup(kln, builtin_user_events_syms[i])) {
 			pr_err("this kernel already provides user_events (CONFIG_USER_EVENTS); not loading\n");
 			return -EEXIST;
 		}
@@ -101,7 +103,7 @@ int user_events_ksyms_init(void)
 
 	/* Report every missing symbol, not just the first one */
 	for (i = 0; i < ARRAY_SIZE(required_syms); i++) {
-		addr = lookup(required_syms[i].name);
+		addr = lookup(kln, required_syms[i].name);
 		if (!addr) {
 			pr_err("required kernel symbol %s not found\n",
 			       required_syms[i].name);

@@ -17,7 +17,6 @@ struct user_events_ksyms {
 					      const struct file_operations *fops);
 	void (*tracefs_remove)(struct dentry *dentry);
 	struct mutex *event_mutex;
-	struct kmem_cache **field_cachep;
 	unsigned int (*trace_call_bpf)(struct trace_event_call *call,
 				       void *ctx);
 	struct mutex *dyn_event_ops_mutex;
@@ -27,5 +26,34 @@ struct user_events_ksyms {
 extern struct user_events_ksyms ue_ksyms;
 
 int user_events_ksyms_init(void);
+
+/* Calls a function found through kallsyms; see user_events_call.S */
+unsigned long user_events_call(const void *fn, unsigned long a0,
+			       unsigned long a1, unsigned long a2,
+			       unsigned long a3, unsigned long a4);
+
+static inline struct dentry *
+ue_tracefs_create_file(const char *name, umode_t mode, struct dentry *parent,
+		       void *data, const struct file_operations *fops)
+{
+	return (struct dentry *)user_events_call(ue_ksyms.tracefs_create_file,
+						 (unsigned long)name, mode,
+						 (unsigned long)parent,
+						 (unsigned long)data,
+						 (unsigned long)fops);
+}
+
+static inline void ue_tracefs_remove(struct dentry *dentry)
+{
+	user_events_call(ue_ksyms.tracefs_remove, (unsigned long)dentry,
+			 0, 0, 0, 0);
+}
+
+static inline unsigned int ue_trace_call_bpf(struct trace_event_call *call,
+					     void *ctx)
+{
+	return user_events_call(ue_ksyms.trace_call_bpf, (unsigned long)call,
+				(unsigned long)ctx, 0, 0, 0);
+}
 
 #endif /* _USER_EVENTS_KSYMS_H */

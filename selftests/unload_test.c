@@ -1,0 +1,255 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * user_events.ko selftests: unloading the module.
+ *
+ * rmmod is refused while a data or status file is open (or the status
+ * page is mapped) or an event has a probe attached; otherwise it succeeds,
+ * removes every event and leaves nothing in tracefs.
+ *
+ * Needs UE_MODULE (path of the .ko, to load it again) and optionally
+ * UE_MODULE_NAME (default user_events) in the environment, as the guest
+ * runner of `make check` sets them. Every test leaves the module loaded.
+ */
+#include <sys/mman.h>
+#include <sys/wait.h>
+
+#include "ue_test.h"
+
+#define PREFIX "ue_u_"
+
+static const char *mod_name(void)
+{
+	const char *name = getenv("UE_MODULE_NAME");
+
+	return name && *name ? name : "user_events";
+}
+
+static bool mod_loaded(void)
+{
+	char path[256];
+	struct stat st;
+
+	snprintf(path, sizeof(path), "/sys/module/%s/initstate", mod_name());
+
+	return stat(path, &st) == 0;
+}
+
+/* Run a shell command, keep its output (stdout and stderr); exit status */
+static int run(char *out, size_t size, const char *fmt, const char *arg)
+{
+	char cmd[1024];
+	size_t len = 0;
+	FILE *p;
+	int st;
+
+	snprintf(cmd, sizeof(cmd), fmt, arg);
+	strncat(cmd, " 2>&1", sizeof(cmd) - strlen(cmd) - 1);
+
+	p = popen(cmd, "r");
+	if (!p)
+		return -1;
+	while (len + 1 < size) {
+		size_t n = fread(out + len, 1, size - 1 - len, p);
+
+		if (n == 0)
+			break;
+		len += n;
+	}
+	out[len] = '\0';
+	/* Drain what did not fit */
+	while (fgetc(p) != EOF)
+		;
+	st = pclose(p);
+
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+static int do_rmmod(char *out, size_t size)
+{
+	return run(out, size, "rmmod %s", mod_name());
+}
+
+static int do_insmod(char *out, size_t size)
+{
+	const char *ko = getenv("UE_MODULE");
+
+	if (!ko || !*ko) {
+		snprintf(out, size, "UE_MODULE is not set");
+		return -1;
+	}
+
+	return run(out, size, "insmod '%s'", ko);
+}
+
+FIXTURE(unload) {
+	int fd;
+	int perf_fd;
+	void *page;
+	char out[4096];
+};
+
+FIXTURE_SETUP(unload)
+{
+	self->fd = -1;
+	self->perf_fd = -1;
+	self->page = NULL;
+
+	if (!mod_loaded())
+		ASSERT_EQ(0, do_insmod(self->out, sizeof(self->out))) {
+			TH_LOG("insmod: %s", self->out);
+		}
+	ASSERT_TRUE(mod_loaded());
+	ASSERT_EQ(0, access(UE_DATA_FILE, F_OK));
+}
+
+FIXTURE_TEARDOWN(unload)
+{
+	if (self->perf_fd >= 0)
+		close(self->perf_fd);
+	if (self->page)
+		munmap(self->page, UE_PAGE_SIZE);
+	if (self->fd >= 0)
+		close(self->fd);
+
+	/* Leave the module loaded for the tests that follow */
+	if (!mod_loaded())
+		EXPECT_EQ(0, do_insmod(self->out, sizeof(self->out))) {
+			TH_LOG("insmod: %s", self->out);
+		}
+	if (mod_loaded())
+		EXPECT_EQ(0, ue_delete_prefix(PREFIX));
+}
+
+/* rmmod must fail with "is in use" and leave everything in place */
+#define ASSERT_RMMOD_REFUSED() do {					\
+	int __st = do_rmmod(self->out, sizeof(self->out));		\
+	ASSERT_NE(0, __st) {						\
+		TH_LOG("rmmod succeeded while the module is in use");	\
+	}								\
+	ASSERT_NE(NULL, strstr(self->out, "is in use")) {		\
+		TH_LOG("rmmod said: %s", self->out);			\
+	}								\
+	ASSERT_TRUE(mod_loaded());					\
+	ASSERT_EQ(0, access(UE_DATA_FILE, F_OK));			\
+	ASSERT_EQ(0, access(UE_STATUS_FILE, F_OK));			\
+} while (0)
+
+TEST_F(unload, busy_while_data_fd_open)
+{
+	self->fd = ue_open_data();
+	ASSERT_LE(0, self->fd);
+	ASSERT_RMMOD_REFUSED();
+
+	/* Still usable */
+	ASSERT_EQ(0, ue_reg(self->fd, PREFIX "datafd u32 a", NULL, NULL));
+}
+
+TEST_F(unload, busy_while_status_fd_open)
+{
+	self->fd = open(UE_STATUS_FILE, O_RDONLY | O_CLOEXEC);
+	ASSERT_LE(0, self->fd);
+	ASSERT_RMMOD_REFUSED();
+}
+
+TEST_F(unload, busy_while_status_page_mapped)
+{
+	int fd = open(UE_STATUS_FILE, O_RDONLY | O_CLOEXEC);
+
+	ASSERT_LE(0, fd);
+	self->page = mmap(NULL, UE_PAGE_SIZE, PROT_READ, MAP_SHARED, fd, 0);
+	close(fd);
+	ASSERT_NE(MAP_FAILED, self->page) {
+		self->page = NULL;
+	}
+
+	/* The mapping keeps the file, and so the module, in use */
+	ASSERT_RMMOD_REFUSED();
+}
+
+TEST_F(unload, busy_while_ftrace_enabled)
+{
+	self->fd = ue_open_data();
+	ASSERT_LE(0, self->fd);
+	ASSERT_EQ(0, ue_reg(self->fd, PREFIX "ftrace u32 a", NULL, NULL));
+	close(self->fd);
+	self->fd = -1;
+
+	ASSERT_EQ(0, ue_enable(PREFIX "ftrace", true));
+	ASSERT_RMMOD_REFUSED();
+	ASSERT_TRUE(ue_event_exists(PREFIX "ftrace"));
+	ASSERT_EQ(0, ue_enable(PREFIX "ftrace", false));
+}
+
+TEST_F(unload, busy_while_perf_open)
+{
+	self->fd = ue_open_data();
+	ASSERT_LE(0, self->fd);
+	ASSERT_EQ(0, ue_reg(self->fd, PREFIX "perf u32 a", NULL, NULL));
+	close(self->fd);
+	self->fd = -1;
+
+	self->perf_fd = ue_perf_open(PREFIX "perf");
+	ASSERT_LE(0, self->perf_fd);
+	ASSERT_RMMOD_REFUSED();
+	ASSERT_TRUE(ue_event_exists(PREFIX "perf"));
+}
+
+TEST_F(unload, rmmod_removes_everything)
+{
+	int n;
+
+	/* Events that persist after close: rmmod removes them */
+	self->fd = ue_open_data();
+	ASSERT_LE(0, self->fd);
+	ASSERT_EQ(0, ue_reg(self->fd, PREFIX "gone1 u32 a", NULL, NULL));
+	ASSERT_EQ(0, ue_reg(self->fd, PREFIX "gone2", NULL, NULL));
+	close(self->fd);
+	self->fd = -1;
+	ASSERT_TRUE(ue_event_exists(PREFIX "gone1"));
+
+	/* Was enabled once, is not any more */
+	ASSERT_EQ(0, ue_enable(PREFIX "gone1", true));
+	ASSERT_EQ(0, ue_enable(PREFIX "gone1", false));
+
+	ASSERT_EQ(0, do_rmmod(self->out, sizeof(self->out))) {
+		TH_LOG("rmmod: %s", self->out);
+	}
+	ASSERT_FALSE(mod_loaded());
+	ASSERT_NE(0, access(UE_DATA_FILE, F_OK));
+	ASSERT_NE(0, access(UE_STATUS_FILE, F_OK));
+	ASSERT_NE(0, access(UE_EVENTS_DIR, F_OK));
+	ASSERT_FALSE(ue_event_exists(PREFIX "gone1"));
+
+	/* Loaded again: none of the old events is back */
+	ASSERT_EQ(0, do_insmod(self->out, sizeof(self->out))) {
+		TH_LOG("insmod: %s", self->out);
+	}
+	ASSERT_TRUE(mod_loaded());
+	ASSERT_FALSE(ue_event_exists(PREFIX "gone1"));
+	ASSERT_FALSE(ue_event_exists(PREFIX "gone2"));
+	n = ue_status_list(NULL, 0);
+	ASSERT_EQ(0, n);
+
+	/* And it works */
+	self->fd = ue_open_data();
+	ASSERT_LE(0, self->fd);
+	ASSERT_EQ(0, ue_reg(self->fd, PREFIX "after u32 a", NULL, NULL));
+	ASSERT_TRUE(ue_event_exists(PREFIX "after"));
+}
+
+TEST_F(unload, rmmod_after_busy_cases)
+{
+	/* Nothing open, nothing attached: the refusals left no reference */
+	ASSERT_EQ(0, ue_delete_prefix(PREFIX));
+	ASSERT_EQ(0, do_rmmod(self->out, sizeof(self->out))) {
+		TH_LOG("rmmod: %s", self->out);
+	}
+	ASSERT_FALSE(mod_loaded());
+	ASSERT_NE(0, access(UE_DATA_FILE, F_OK));
+	ASSERT_EQ(0, do_insmod(self->out, sizeof(self->out))) {
+		TH_LOG("insmod: %s", self->out);
+	}
+	ASSERT_TRUE(mod_loaded());
+}
+
+TEST_HARNESS_MAIN

@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# scripts/build-module.sh <release> [module source dir]
+#
+# Build the module for one installed kernel, out of the source tree: the
+# sources (Kbuild, VERSION, *.c, *.h, *.S, include/) are copied into
+# build/<release>/module, which is then built from scratch with
+#   make -C /lib/modules/<release>/build M=build/<release>/module W=1 modules
+# (a fresh copy each time, so every file is compiled and every warning seen).
+# Fails when the build fails or prints any warning (the warnings are shown).
+# The log is build/<release>/module-build.log; on success the path of the
+# built .ko file(s) is printed on stdout.
+#
+# UE_MODULE_SRC (or the second argument) names another source directory,
+# default: the repository root. UE_BUILD_DIR replaces build/.
+# UE_ALLOW_WARNINGS=1 shows warnings without failing (used by make demo).
+set -euo pipefail
+
+# shellcheck source=scripts/lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+
+(($# >= 1 && $# <= 2)) || ue_die "usage: $0 <kernel release> [module source dir]"
+rel=$1
+src=${2:-${UE_MODULE_SRC:-$UE_REPO}}
+kdir=/lib/modules/$rel/build
+[[ -f $kdir/Makefile ]] || ue_die "no kernel headers for $rel in $kdir"
+[[ -f $src/Kbuild ]] || ue_die "no Kbuild in $src"
+
+dir=$UE_BUILD/$rel/module
+log=$UE_BUILD/$rel/module-build.log
+rm -rf "$dir"
+mkdir -p "$dir"
+
+shopt -s nullglob
+files=("$src/Kbuild")
+for f in "$src"/VERSION "$src"/*.c "$src"/*.h "$src"/*.S; do
+	[[ -f $f ]] && files+=("$f")
+done
+cp -p "${files[@]}" "$dir/"
+[[ -d $src/include ]] && cp -pR "$src/include" "$dir/include"
+
+status=0
+make -C "$kdir" M="$dir" W=1 modules >"$log" 2>&1 || status=$?
+
+# Compiler and modpost warnings ("warning:", "WARNING: modpost: ...").
+mapfile -t warnings < <(grep -i -E '(^|[^a-z])warning[:[]' "$log" || true)
+
+if ((status != 0)); then
+	ue_note "$rel: module build FAILED (log: $log)"
+	sed 's/^/    /' "$log" | tail -n 60 >&2
+	exit 1
+fi
+if ((${#warnings[@]})) && [[ ${UE_ALLOW_WARNINGS:-0} == 1 ]]; then
+	ue_note "$rel: module build printed ${#warnings[@]} warning(s) (log: $log):"
+	printf '    %s\n' "${warnings[@]}" >&2
+elif ((${#warnings[@]})); then
+	ue_note "$rel: module build printed ${#warnings[@]} warning(s) (log: $log):"
+	# Show each warning with the compiler's context lines that follow it.
+	grep -i -E -A4 '(^|[^a-z])warning[:[]' "$log" |
+		grep -v -E '^(--|  [A-Z]+ +(\[M\] +)?/.*)$' | head -n 120 | sed 's/^/    /' >&2
+	exit 1
+fi
+
+mapfile -t kos < <(find "$dir" -maxdepth 1 -name '*.ko' | sort)
+((${#kos[@]})) || ue_die "$rel: build succeeded but produced no .ko (log: $log)"
+printf '%s\n' "${kos[@]}"

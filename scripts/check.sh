@@ -1,0 +1,198 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# `make check`: build user_events.ko for each target kernel (W=1, no warnings
+# allowed), build the selftests, boot each kernel in QEMU and run the
+# selftests there against the module, then count the TAP results.
+#
+# Environment:
+#   KVERS="rel ..."      kernels to test (default: scripts/kernels.sh)
+#   V=1                  show the guest consoles live
+#   UE_TEST_TIMEOUT      seconds per test program in the guest (300)
+#   UE_GUEST_TIMEOUT     seconds per guest boot (900)
+#   UE_EXPECT_TRACEFS    see scripts/guest/run-tests.sh
+#   UE_MODULE_SRC        module source dir (default: the repo)
+#   UE_SELFTESTS_SRC     selftests source dir (default: selftests/)
+#   UE_BUILD_DIR         where builds and results go (default: build/)
+#
+# Counting: an "ok" line is a pass unless it carries "# SKIP" (a skip is a
+# failure); a "not ok" line is a failure; the guest runner reports its own
+# checks (insmod, rmmod, clean kernel log, crashed or hung tests) the same
+# way; a module that does not build cleanly, a selftest build failure and a
+# failed guest run (hang, panic, WARN, lockdep...) each add one failure.
+# The last line printed is "N passed, N failed"; the exit status is non-zero
+# iff something failed.
+set -euo pipefail
+
+# shellcheck source=scripts/lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+
+test_timeout=${UE_TEST_TIMEOUT:-300}
+guest_timeout=${UE_GUEST_TIMEOUT:-900}
+modsrc=${UE_MODULE_SRC:-$UE_REPO}
+testsrc=${UE_SELFTESTS_SRC:-$UE_REPO/selftests}
+testout=$UE_BUILD/selftests
+t0=$SECONDS
+
+elapsed() { printf '%dm%02ds' $(((SECONDS - t0) / 60)) $(((SECONDS - t0) % 60)); }
+section() { printf '\n===== %s [%s] =====\n' "$*" "$(elapsed)"; }
+
+section "setup"
+"$UE_REPO/scripts/setup.sh"
+harness=$("$UE_REPO/scripts/setup.sh" --harness-dir)
+mapfile -t kernels < <("$UE_REPO/scripts/kernels.sh")
+((${#kernels[@]})) || ue_die "no kernels to test"
+echo "kernels: ${kernels[*]}"
+echo "kselftest harness: $harness"
+
+total_pass=0
+total_fail=0
+summary=()
+failed_list=()
+
+# -- selftests (userspace, built once) ---------------------------------------
+section "selftests build"
+selftest_fail=0
+rm -rf "$testout"
+mkdir -p "$testout"
+shopt -s nullglob
+srcs=("$testsrc"/*_test.c "$testsrc"/*_test.sh)
+shopt -u nullglob
+mk=()
+if [[ -f $testsrc/Makefile ]]; then
+	mk=(make -C "$testsrc" "HARNESS_DIR=$harness" "OUT=$testout")
+elif ((${#srcs[@]})); then
+	echo "(no $testsrc/Makefile: using scripts/selftests-fallback.mk)"
+	mk=(make -C "$testsrc" -f "$UE_REPO/scripts/selftests-fallback.mk"
+		"HARNESS_DIR=$harness" "OUT=$testout")
+else
+	echo "no selftests in $testsrc"
+fi
+if ((${#mk[@]})); then
+	if ! "${mk[@]}"; then
+		echo "selftests build FAILED"
+		selftest_fail=1
+	fi
+fi
+mapfile -t progs < <(find "$testout" -maxdepth 1 -type f -perm -u+x -printf '%f\n' | LC_ALL=C sort)
+echo "test programs: ${progs[*]}"
+
+# Count the TAP lines of one guest's output: prints "P <name>" / "F <name>".
+count_tap() {
+	awk '
+		function name(s) {
+			sub(/^- /, "", s)
+			sub(/^runner: /, "", s)
+			if (index(s, prog ": ") == 1) s = substr(s, length(prog) + 3)
+			return s
+		}
+		/^# ue-run: / { prog = substr($0, 10); next }
+		/^not ok([ \t]|$)/ {
+			sub(/^not ok[ \t]*/, "")
+			print "F " prog ": not ok " name($0)
+			next
+		}
+		/^ok([ \t]|$)/ {
+			sub(/^ok[ \t]*/, "")
+			if (tolower($0) ~ /#[ \t]*skip/) print "F " prog ": SKIP (counted as a failure) " name($0)
+			else print "P " prog ": " name($0)
+		}' "$1"
+}
+
+for rel in "${kernels[@]}"; do
+	pass=0
+	fail=0
+	fails=()
+
+	section "$rel: module build"
+	if kos=$("$UE_REPO/scripts/build-module.sh" "$rel" "$modsrc"); then
+		ko=$(grep -m1 '/user_events\.ko$' <<<"$kos" || head -n 1 <<<"$kos")
+		echo "built $ko"
+	else
+		ko=
+		fail=$((fail + 1))
+		fails+=("module build for $rel failed or printed warnings")
+	fi
+	if ((selftest_fail)); then
+		fail=$((fail + 1))
+		fails+=("selftests build failed")
+	fi
+
+	if [[ -n $ko ]]; then
+		section "$rel: guest run"
+		resdir=$UE_BUILD/$rel/check
+		genv=(env "UE_TEST_TIMEOUT=$test_timeout")
+		[[ -n ${UE_EXPECT_TRACEFS+set} ]] && genv+=("UE_EXPECT_TRACEFS=$UE_EXPECT_TRACEFS")
+		runopts=(-o "$resdir" -t "$guest_timeout")
+		[[ ${V:-0} == 1 ]] || runopts+=(-q)
+		gstatus=0
+		"$UE_REPO/scripts/guest/run.sh" "${runopts[@]}" "$rel" -- "${genv[@]}" \
+			"$UE_REPO/scripts/guest/run-tests.sh" "$ko" "$testout" || gstatus=$?
+		if [[ ${V:-0} != 1 && -f $resdir/output.log ]]; then
+			cat "$resdir/output.log"
+		fi
+		if [[ -f $resdir/output.log ]]; then
+			while read -r kind name; do
+				if [[ $kind == P ]]; then
+					pass=$((pass + 1))
+				else
+					fail=$((fail + 1))
+					fails+=("$name")
+				fi
+			done < <(count_tap "$resdir/output.log")
+		fi
+		# Every test program must have run, and the runner must have ended.
+		if [[ -f $resdir/output.log ]] && ((gstatus != 2)); then
+			for t in "${progs[@]}"; do
+				if ! grep -qxF "# ue-run: $t" "$resdir/output.log"; then
+					fail=$((fail + 1))
+					fails+=("$t: did not run")
+				fi
+			done
+			if ! grep -q '^# ue-run: end' "$resdir/output.log"; then
+				fail=$((fail + 1))
+				fails+=("guest runner did not finish")
+			fi
+		fi
+		if ((gstatus == 2)); then
+			fail=$((fail + 1))
+			why=$(grep -m1 '^    \[' "$resdir/problems" 2>/dev/null ||
+				head -n 1 "$resdir/problems" 2>/dev/null || echo unknown)
+			why=$(sed -E 's/^ +//; s/^\[ *[0-9.]+\] //' <<<"$why")
+			fails+=("guest run failed: $why")
+			echo "----- guest run FAILED; problems:"
+			sed 's/^/  /' "$resdir/problems" 2>/dev/null || true
+			# The console from the first kernel problem on, else its end.
+			first=$(grep -n -a -m1 -F -f <(sed -n 's/^    //p' "$resdir/problems") \
+				"$resdir/console.log" 2>/dev/null | cut -d: -f1 || true)
+			echo "----- console ($resdir/console.log):"
+			if [[ -n $first ]]; then
+				tail -n "+$first" "$resdir/console.log" | head -n 80 | sed 's/^/  | /'
+			else
+				tail -n 60 "$resdir/console.log" 2>/dev/null | sed 's/^/  | /' || true
+			fi
+		elif ((gstatus != 0 && fail == 0)); then
+			# The runner failed without saying why in TAP.
+			fail=$((fail + 1))
+			fails+=("guest runner exited with status $gstatus")
+		fi
+		echo "guest: $(tr '\n' ' ' <"$resdir/result" 2>/dev/null || true)"
+	fi
+
+	summary+=("$rel: $pass passed, $fail failed")
+	for f in "${fails[@]}"; do
+		failed_list+=("$rel: $f")
+	done
+	total_pass=$((total_pass + pass))
+	total_fail=$((total_fail + fail))
+done
+
+section "summary"
+printf '%s\n' "${summary[@]}"
+if ((${#failed_list[@]})); then
+	echo "failed:"
+	printf '  %s\n' "${failed_list[@]}"
+fi
+echo "check took $(elapsed)"
+echo "$total_pass passed, $total_fail failed"
+((total_fail == 0))

@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# scripts/guest/initramfs.sh <release>
+#
+# Print the path of a small initramfs (uncompressed newc cpio) for booting
+# <release> in QEMU: busybox-static, scripts/guest/init as /init, and the
+# virtio/9p modules in the order modprobe's --show-depends prints them
+# (decompressed, since busybox insmod wants plain .ko files). Cached outside
+# the repo; rebuilt when the init script, busybox or the kernel's modules
+# change.
+set -euo pipefail
+
+# shellcheck source=scripts/lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
+
+(($# == 1)) || ue_die "usage: $0 <kernel release>"
+rel=$1
+moddir=/lib/modules/$rel
+[[ -d $moddir ]] || ue_die "no $moddir"
+busybox=/bin/busybox
+[[ -x $busybox ]] || ue_die "no $busybox (package busybox-static)"
+init=$UE_REPO/scripts/guest/init
+
+key=$( (ue_files_key "$busybox" "$moddir/modules.dep" "$moddir/modules.builtin" \
+	"$0"; sha256sum <"$init") | sha256sum | cut -c1-16)
+out=$(ue_cache_dir)/initramfs/$rel/initramfs-$key.cpio
+if [[ -s $out ]]; then
+	printf '%s\n' "$out"
+	exit 0
+fi
+mkdir -p "${out%/*}"
+
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+mkdir -p "$work/root/bin" "$work/root/modules" "$work/root/dev"
+cp "$busybox" "$work/root/bin/busybox"
+install -m 755 "$init" "$work/root/init"
+
+# modprobe treats words after the first module name as parameters unless -a.
+n=0
+declare -A seen=()
+while read -r verb path _; do
+	[[ $verb == insmod ]] || continue # "builtin virtio_pci" on 6.12
+	[[ -n ${seen[$path]:-} ]] && continue
+	seen[$path]=1
+	n=$((n + 1))
+	base=${path##*/}
+	base=${base%%.ko*}
+	dst=$(printf '%s/root/modules/%02d-%s.ko' "$work" "$n" "$base")
+	case $path in
+	*.ko) cp "$path" "$dst" ;;
+	*.ko.xz) xz -dc "$path" >"$dst" ;;
+	*.ko.zst) zstd -dcq "$path" >"$dst" ;;
+	*.ko.gz) gzip -dc "$path" >"$dst" ;;
+	*) ue_die "unknown module format: $path" ;;
+	esac
+done < <(modprobe -a -S "$rel" --show-depends virtio_pci 9pnet_virtio 9p)
+((n > 0)) || modprobe -S "$rel" --show-depends 9p 2>/dev/null | grep -q '^builtin' ||
+	ue_die "modprobe found no 9p modules for $rel"
+
+tmp=$(mktemp "${out}.tmp.XXXXXX")
+(cd "$work/root" && find . -print0 | LC_ALL=C sort -z |
+	cpio --null -o -H newc --owner=0:0 --quiet) >"$tmp"
+find "${out%/*}" -maxdepth 1 -name 'initramfs-*.cpio' -delete
+mv -f "$tmp" "$out"
+printf '%s\n' "$out"

@@ -18,7 +18,9 @@ rel=${KVER:-$(KVERS='' "$UE_REPO/scripts/kernels.sh" | grep -m1 '^6\.1\.' || tru
 echo "== kernel $rel"
 
 echo "== building the module"
-kos=$(UE_ALLOW_WARNINGS=1 "$UE_REPO/scripts/build-module.sh" "$rel")
+bstatus=0
+kos=$("$UE_REPO/scripts/build-module.sh" "$rel") || bstatus=$?
+((bstatus == 0 || bstatus == 3)) || ue_die "the module did not build"
 ko=$(grep -m1 '/user_events\.ko$' <<<"$kos" || head -n 1 <<<"$kos")
 echo "   $ko"
 

@@ -53,7 +53,8 @@ install_packages() {
 	# Install the whole list so the kernel metapackages resolve to the newest
 	# images and headers available.
 	"${sudo[@]}" env DEBIAN_FRONTEND=noninteractive \
-		apt-get install -y -qq --no-install-recommends "${PACKAGES[@]}" >&2 ||
+		apt-get install -y -qq -o Dpkg::Use-Pty=0 --no-install-recommends \
+		"${PACKAGES[@]}" >&2 ||
 		ue_die "apt-get install failed"
 	mapfile -t missing < <(missing_packages)
 	((${#missing[@]} == 0)) || ue_die "still missing after install: ${missing[*]}"

@@ -43,6 +43,7 @@
 #include "include/uapi/linux/user_events.h"
 
 #include "user_events_compat.h"
+#include "user_events_internal.h"
 #include "user_events_ksyms.h"
 
 #define MAX_EVENT_DESC 512
@@ -110,7 +111,12 @@ struct user_event {
 	int status_index;	/* 0: no byte in the status page */
 	u8 status;		/* EVENT_STATUS_* of the attached probes */
 	bool has_dyn;		/* has __data_loc/__rel_loc fields */
+	bool persist;		/* stays when unused, until deleted */
+	bool multi;		/* in user_events_multi, as name.id */
+	char *call_name;	/* name in tracefs */
 	struct user_event_probes __rcu *probes;
+	struct work_struct reap_work;
+	struct rcu_head rcu;
 };
 
 /*
@@ -133,6 +139,9 @@ static DEFINE_MUTEX(user_event_mutex);
 static DEFINE_HASHTABLE(user_event_table, EVENT_HASH_BITS);
 static unsigned int user_event_count;
 
+static u64 user_event_multi_id;
+static struct workqueue_struct *user_event_wq;
+
 static DECLARE_BITMAP(status_map, MAX_STATUS_EVENTS);
 static struct user_event *status_events[MAX_STATUS_EVENTS];
 static u8 *status_page;
@@ -148,6 +157,7 @@ static u32 user_event_key(const char *name)
 	return jhash(name, strlen(name), 0);
 }
 
+/* Finds the single-format event @name (multi-format ones are not named) */
 static struct user_event *user_event_find(const char *name)
 {
 	struct user_event *user;
@@ -156,7 +166,25 @@ static struct user_event *user_event_find(const char *name)
 	lockdep_assert_held(&user_event_mutex);
 
 	hash_for_each_possible(user_event_table, user, node, key)
-		if (!strcmp(user->name, name))
+		if (!user->multi && !strcmp(user->name, name))
+			return user;
+
+	return NULL;
+}
+
+/* Finds the multi-format event @name with exactly these fields */
+static struct user_event *user_event_find_multi(const char *name,
+						const char *args,
+						unsigned int flags)
+{
+	struct user_event *user;
+	u32 key = user_event_key(name);
+
+	lockdep_assert_held(&user_event_mutex);
+
+	hash_for_each_possible(user_event_table, user, node, key)
+		if (user->multi && !strcmp(user->name, name) &&
+		    !strcmp(user->args, args) && user->flags == flags)
 			return user;
 
 	return NULL;
@@ -519,6 +547,7 @@ static int user_event_build_print_fmt(struct user_event *user)
 static void user_event_free(struct user_event *user)
 {
 	user_event_free_fields(&user->fields);
+	kfree(user->call_name);
 	kfree(user->call.print_fmt);
 	kfree(user->class.fields_array);
 	kfree(user->args);
@@ -688,6 +717,53 @@ static struct trace_event_functions user_event_funcs = {
 	.trace = user_event_print_trace,
 };
 
+/* References and lifetime */
+
+u8 user_event_status(struct user_event *user)
+{
+	return READ_ONCE(user->status);
+}
+
+void user_event_get(struct user_event *user)
+{
+	refcount_inc(&user->refcnt);
+}
+
+bool user_event_tryget(struct user_event *user)
+{
+	return refcount_inc_not_zero(&user->refcnt);
+}
+
+/* Deletes an unused event that is not persistent, from a work item */
+static void user_event_reap(struct user_event *user)
+{
+	refcount_inc(&user->refcnt);
+	if (!queue_work(user_event_wq, &user->reap_work))
+		refcount_dec(&user->refcnt);
+}
+
+void user_event_put(struct user_event *user)
+{
+	/* The event table holds one reference until the event is deleted */
+	refcount_dec(&user->refcnt);
+	if (!user->persist && refcount_read(&user->refcnt) == 1)
+		user_event_reap(user);
+}
+
+static int user_event_destroy(struct user_event *user);
+
+static void user_event_reap_work(struct work_struct *work)
+{
+	struct user_event *user = container_of(work, struct user_event,
+					       reap_work);
+
+	mutex_lock(&user_event_mutex);
+	refcount_dec(&user->refcnt);
+	if (!user->persist && refcount_read(&user->refcnt) == 1)
+		user_event_destroy(user);
+	mutex_unlock(&user_event_mutex);
+}
+
 /* Probes and status */
 
 /*
@@ -712,9 +788,18 @@ static void user_event_update_status(struct user_event *user, bool perf)
 	else if (!status && user->status)
 		module_put(THIS_MODULE);
 
+	if (status == user->status)
+		return;
+
 	WRITE_ONCE(user->status, status);
 	if (user->status_index)
 		WRITE_ONCE(status_page[user->status_index], status);
+
+	user_event_enablers_update(user);
+
+	/* The last probe went away from an event nobody registers anymore */
+	if (!status && !user->persist && refcount_read(&user->refcnt) == 1)
+		user_event_reap(user);
 }
 
 static int user_event_probe_file(struct user_event *user,
@@ -1053,10 +1138,22 @@ static int user_event_register(struct user_event *user)
 		goto free;
 
 	INIT_LIST_HEAD(&user->class.fields);
-	user->class.system = USER_EVENTS_SYSTEM;
+	user->class.system = user->multi ? USER_EVENTS_MULTI_SYSTEM :
+					   USER_EVENTS_SYSTEM;
+	if (user->multi)
+		user->call_name = kasprintf(GFP_KERNEL_ACCOUNT, "%s.%llx",
+					    user->name,
+					    ++user_event_multi_id);
+	else
+		user->call_name = kstrdup(user->name, GFP_KERNEL_ACCOUNT);
+	if (!user->call_name) {
+		ret = -ENOMEM;
+		goto free;
+	}
+	INIT_WORK(&user->reap_work, user_event_reap_work);
 	user->class.reg = user_event_reg;
 
-	user->tracepoint.name = user->name;
+	user->tracepoint.name = user->call_name;
 	user->call.tp = &user->tracepoint;
 	user->call.class = &user->class;
 	user->call.data = user;
@@ -1084,10 +1181,9 @@ free:
 	return ret;
 }
 
-static bool user_event_busy(struct user_event *user)
+static void user_event_free_rcu(struct rcu_head *rcu)
 {
-	return refcount_read(&user->refcnt) > 1 || READ_ONCE(user->status) ||
-	       atomic_read(&user->call.refcnt);
+	user_event_free(container_of(rcu, struct user_event, rcu));
 }
 
 static int user_event_destroy(struct user_event *user)
@@ -1096,12 +1192,18 @@ static int user_event_destroy(struct user_event *user)
 
 	lockdep_assert_held(&user_event_mutex);
 
-	if (user_event_busy(user))
+	if (READ_ONCE(user->status) || atomic_read(&user->call.refcnt))
+		return -EBUSY;
+
+	/* Only the table's reference is left: nobody can take a new one */
+	if (!refcount_dec_if_one(&user->refcnt))
 		return -EBUSY;
 
 	ret = user_event_set_call_visible(user, false);
-	if (ret)
+	if (ret) {
+		refcount_set(&user->refcnt, 1);
 		return ret;
+	}
 
 	hash_del(&user->node);
 	user_event_count--;
@@ -1114,7 +1216,9 @@ static int user_event_destroy(struct user_event *user)
 
 	/* trace_remove_event_call() freed the class fields */
 	kfree(rcu_dereference_protected(user->probes, true));
-	user_event_free(user);
+
+	/* The fork probe may still look at it under RCU */
+	call_rcu(&user->rcu, user_event_free_rcu);
 	return 0;
 }
 
@@ -1144,10 +1248,14 @@ static int user_event_assign_status(struct user_event *user)
 
 /*
  * Finds the event a descriptor names, creating it if needed. The same name
- * with a different field list is refused.
+ * with a different field list is refused, unless multi-format events are
+ * asked for: those are told apart by their fields. @persist keeps the
+ * event when it becomes unused (status page ABI, PERSIST flag).
  */
-static int user_event_find_or_create(char *desc, struct user_event **out)
+static int user_event_find_or_create(char *desc, u16 reg_flags, bool persist,
+				     struct user_event **out)
 {
+	bool multi = reg_flags & USER_EVENT_REG_MULTI_FORMAT;
 	struct user_event *user, *found;
 	int ret;
 
@@ -1157,20 +1265,28 @@ static int user_event_find_or_create(char *desc, struct user_event **out)
 	if (ret)
 		return ret;
 
-	found = user_event_find(user->name);
+	if (multi)
+		found = user_event_find_multi(user->name, user->args,
+					      user->flags);
+	else
+		found = user_event_find(user->name);
+
 	if (found) {
 		ret = strcmp(found->args, user->args) ||
 		      found->flags != user->flags ? -EADDRINUSE : 0;
 		user_event_free(user);
 		if (ret)
 			return ret;
-		*out = found;
-		return 0;
+		user = found;
+	} else {
+		user->multi = multi;
+		ret = user_event_register(user);
+		if (ret)
+			return ret;
 	}
 
-	ret = user_event_register(user);
-	if (ret)
-		return ret;
+	if (persist || (reg_flags & USER_EVENT_REG_PERSIST))
+		user->persist = true;
 
 	*out = user;
 	return 0;
@@ -1236,7 +1352,7 @@ static long user_events_reg_status(struct user_event_file *info,
 
 	mutex_lock(&user_event_mutex);
 
-	ret = user_event_find_or_create(desc, &user);
+	ret = user_event_find_or_create(desc, 0, true, &user);
 	if (ret)
 		goto out;
 
@@ -1266,6 +1382,84 @@ out:
 	return 0;
 }
 
+static int user_write_reg_check(const struct user_write_reg *reg)
+{
+	if (reg->flags & ~(USER_EVENT_REG_MAX - 1))
+		return -EINVAL;
+
+	if (reg->enable_size != 4 &&
+	    (reg->enable_size != 8 || BITS_PER_LONG < 64))
+		return -EINVAL;
+
+	if (reg->enable_addr % reg->enable_size)
+		return -EINVAL;
+
+	if (reg->enable_bit >= reg->enable_size * BITS_PER_BYTE)
+		return -EINVAL;
+
+	if (!access_ok(u64_to_user_ptr(reg->enable_addr), reg->enable_size))
+		return -EFAULT;
+
+	if ((reg->flags & USER_EVENT_REG_PERSIST) && !perfmon_capable())
+		return -EPERM;
+
+	return 0;
+}
+
+/* Remote write ABI: the event state is kept in a bit of the caller's */
+static long user_events_reg_write(struct user_event_file *info,
+				  struct user_write_reg __user *ureg,
+				  u32 size)
+{
+	struct user_write_reg reg;
+	struct user_event *user;
+	int index = 0;
+	char *desc;
+	long ret;
+
+	ret = copy_struct_from_user(&reg, sizeof(reg), ureg, size);
+	if (ret)
+		return ret;
+
+	ret = user_write_reg_check(&reg);
+	if (ret)
+		return ret;
+
+	/* One (address, bit) per address space, whatever the event */
+	if (user_event_enabler_exists(reg.enable_addr, reg.enable_bit))
+		return -EADDRINUSE;
+
+	desc = strndup_user(u64_to_user_ptr(reg.name_args), MAX_EVENT_DESC);
+	if (IS_ERR(desc))
+		return PTR_ERR(desc);
+
+	mutex_lock(&user_event_mutex);
+
+	ret = user_event_find_or_create(desc, reg.flags, false, &user);
+	if (ret)
+		goto out;
+
+	/* Holds the event until the file is closed, even if the rest fails */
+	index = user_events_ref_add(info, user);
+	if (index < 0) {
+		ret = index;
+		goto out;
+	}
+
+	ret = user_event_enabler_create(user, &reg);
+out:
+	mutex_unlock(&user_event_mutex);
+	kfree(desc);
+
+	if (ret)
+		return ret;
+
+	if (put_user((u32)index, &ureg->write_index))
+		return -EFAULT;
+
+	return 0;
+}
+
 static long user_events_ioctl_reg(struct user_event_file *info,
 				  unsigned long uarg)
 {
@@ -1281,7 +1475,36 @@ static long user_events_ioctl_reg(struct user_event_file *info,
 	if (size == USER_STATUS_REG_SIZE)
 		return user_events_reg_status(info, ureg);
 
+	if (size >= USER_WRITE_REG_SIZE)
+		return user_events_reg_write(info, ureg, size);
+
 	return -EINVAL;
+}
+
+static long user_events_ioctl_unreg(unsigned long uarg)
+{
+	struct user_write_unreg __user *ureg = (void __user *)uarg;
+	struct user_write_unreg reg;
+	u32 size;
+	long ret;
+
+	if (get_user(size, &ureg->size))
+		return -EFAULT;
+
+	if (size > PAGE_SIZE)
+		return -E2BIG;
+
+	if (size < sizeof(reg))
+		return -EINVAL;
+
+	ret = copy_struct_from_user(&reg, sizeof(reg), ureg, size);
+	if (ret)
+		return ret;
+
+	if (reg.__reserved || reg.__reserved2)
+		return -EINVAL;
+
+	return user_event_enabler_remove(&reg);
 }
 
 static long user_events_ioctl_del(unsigned long uarg)
@@ -1313,6 +1536,8 @@ static long user_events_ioctl(struct file *file, unsigned int cmd,
 		return user_events_ioctl_reg(info, uarg);
 	case DIAG_IOCSDEL:
 		return user_events_ioctl_del(uarg);
+	case DIAG_IOCSUNREG:
+		return user_events_ioctl_unreg(uarg);
 	}
 
 	return -ENOTTY;
@@ -1340,7 +1565,7 @@ static int user_events_release(struct inode *inode, struct file *file)
 	refs = rcu_dereference_protected(info->refs, true);
 	if (refs) {
 		for (i = 0; i < refs->count; i++)
-			refcount_dec(&refs->events[i]->refcnt);
+			user_event_put(refs->events[i]);
 		kfree(refs);
 	}
 	mutex_unlock(&user_event_mutex);
@@ -1404,7 +1629,7 @@ static int user_status_show(struct seq_file *m, void *unused)
 	for_each_set_bit_from(i, status_map, MAX_STATUS_EVENTS) {
 		user = status_events[i];
 		status = READ_ONCE(user->status);
-		seq_printf(m, "%d:%s", i, user->name);
+		seq_printf(m, "%d:%s", i, user->call_name);
 		user_status_show_probes(m, status);
 	}
 
@@ -1414,7 +1639,7 @@ static int user_status_show(struct seq_file *m, void *unused)
 			busy++;
 		if (user->status_index)
 			continue;
-		seq_puts(m, user->name);
+		seq_puts(m, user->call_name);
 		user_status_show_probes(m, status);
 	}
 
@@ -1478,13 +1703,23 @@ static int __init user_events_init(void)
 		goto free_page;
 	}
 
+	user_event_wq = alloc_workqueue("user_events", WQ_UNBOUND, 0);
+	if (!user_event_wq) {
+		ret = -ENOMEM;
+		goto free_buffer;
+	}
+
+	ret = user_events_mm_init();
+	if (ret)
+		goto free_wq;
+
 	data_dentry = ue_tracefs_create_file("user_events_data", 0600,
 						   NULL, NULL,
 						   &user_data_fops);
 	if (IS_ERR_OR_NULL(data_dentry)) {
 		pr_err("cannot create tracefs file user_events_data (does it exist already?)\n");
 		ret = -EEXIST;
-		goto free_buffer;
+		goto mm_exit;
 	}
 
 	status_dentry = ue_tracefs_create_file("user_events_status",
@@ -1500,6 +1735,10 @@ static int __init user_events_init(void)
 
 remove_data:
 	ue_tracefs_remove(data_dentry);
+mm_exit:
+	user_events_mm_exit();
+free_wq:
+	destroy_workqueue(user_event_wq);
 free_buffer:
 	free_percpu(write_buffer);
 free_page:
@@ -1513,9 +1752,13 @@ static void __exit user_events_exit(void)
 	ue_tracefs_remove(status_dentry);
 	ue_tracefs_remove(data_dentry);
 
+	/* Enablers hold events: drop them first, then pending deletions */
+	user_events_mm_exit();
+	flush_workqueue(user_event_wq);
 	user_events_remove_all();
+	destroy_workqueue(user_event_wq);
 
-	/* Wait for RCU callbacks freeing per-file arrays */
+	/* Wait for RCU callbacks freeing arrays and events */
 	rcu_barrier();
 
 	free_percpu(write_buffer);

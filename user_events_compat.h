@@ -31,4 +31,17 @@ static inline void ue_vma_set_flags(struct vm_area_struct *vma,
 #endif
 }
 
+/* The vmas argument of pin_user_pages_remote() went away in Linux 6.5 */
+static inline long ue_pin_user_page_remote(struct mm_struct *mm,
+					   unsigned long addr,
+					   unsigned int gup_flags,
+					   struct page **page)
+{
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 5, 0)
+	return pin_user_pages_remote(mm, addr, 1, gup_flags, page, NULL);
+#else
+	return pin_user_pages_remote(mm, addr, 1, gup_flags, page, NULL, NULL);
+#endif
+}
+
 #endif /* _USER_EVENTS_COMPAT_H */

@@ -1,0 +1,31 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Interface between the event core (trace_events_user.c) and the remote
+ * write enablers that live in the registering processes' address spaces
+ * (user_events_mm.c).
+ */
+#ifndef _USER_EVENTS_INTERNAL_H
+#define _USER_EVENTS_INTERNAL_H
+
+#include <linux/types.h>
+
+struct user_event;
+struct user_write_reg;
+struct user_write_unreg;
+
+/* Provided by trace_events_user.c */
+u8 user_event_status(struct user_event *user);
+void user_event_get(struct user_event *user);
+bool user_event_tryget(struct user_event *user);
+void user_event_put(struct user_event *user);
+
+/* Provided by user_events_mm.c */
+int user_event_enabler_create(struct user_event *user,
+			      const struct user_write_reg *reg);
+bool user_event_enabler_exists(unsigned long addr, u8 bit);
+int user_event_enabler_remove(const struct user_write_unreg *unreg);
+void user_event_enablers_update(struct user_event *user);
+int user_events_mm_init(void);
+void user_events_mm_exit(void);
+
+#endif /* _USER_EVENTS_INTERNAL_H */

@@ -1,0 +1,630 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Remote write enablers: the event state written into the registering
+ * processes (the DIAG_IOCSREG ABI of Linux 6.4 and later).
+ *
+ * A process registers a word (4 or 8 bytes) and a bit in it. Whenever the
+ * event's enabled state changes, the bit is set or cleared atomically in
+ * that process's memory. Enablers belong to the address space (struct
+ * user_event_mm), not to the file they were registered through:
+ *
+ *  - fork: a probe on the sched_process_fork tracepoint copies the
+ *    parent's enablers for the child's new address space. Threads and
+ *    CLONE_VM children share the address space and so its enablers.
+ *  - exec and exit: an mmu notifier's release callback runs when an
+ *    address space is torn down (the old one at exec, or at the last
+ *    exit); its enablers are dropped then and never written again.
+ *
+ * Bits are written with FOLL_NOFAULT under event_mutex. A page that is not
+ * present is faulted in from a work item and the write is retried there,
+ * a bounded number of times; an address that was unmapped or made
+ * read-only is given up on until the next state change.
+ *
+ * Locking: event_mutex (the tracing core's) serializes every state change
+ * and protects the enabler lists; readers in the fork probe use RCU. The
+ * address space table is modified under user_event_mms_lock.
+ */
+
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/hashtable.h>
+#include <linux/highmem.h>
+#include <linux/mm.h>
+#include <linux/mmu_notifier.h>
+#include <linux/module.h>
+#include <linux/rculist.h>
+#include <linux/sched/mm.h>
+#include <linux/slab.h>
+#include <linux/spinlock.h>
+#include <linux/tracepoint.h>
+#include <linux/workqueue.h>
+
+#include "include/uapi/linux/user_events.h"
+
+#include "user_events_compat.h"
+#include "user_events_internal.h"
+#include "user_events_ksyms.h"
+
+/* Fault-in attempts for one state change of one enabler */
+#define MAX_FAULT_ATTEMPTS 3
+
+struct user_event_mm {
+	struct hlist_node node;		/* user_event_mms, RCU */
+	struct list_head enablers;	/* RCU, changed under event_mutex */
+	struct mm_struct *mm;		/* grabbed while this exists */
+	struct mmu_notifier mn;
+	bool mn_registered;
+	bool dead;			/* the address space went away */
+	refcount_t refcnt;
+	struct list_head update_link;	/* under event_mutex */
+	struct work_struct register_work;
+	struct work_struct teardown_work;
+	struct work_struct free_work;
+	struct rcu_head rcu;
+};
+
+struct user_event_enabler {
+	struct list_head link;
+	struct list_head free_link;
+	struct user_event *event;
+	unsigned long uaddr;		/* as registered */
+	unsigned long addr;		/* aligned to a long for bit ops */
+	u8 ubit;			/* as registered */
+	u8 bit;				/* in the long at addr */
+	u8 size;
+	struct rcu_head rcu;
+};
+
+struct user_event_fault {
+	struct work_struct work;
+	struct user_event_mm *uemm;
+	unsigned long uaddr;
+	u8 ubit;
+	int attempt;
+};
+
+static DEFINE_HASHTABLE(user_event_mms, 10);
+static DEFINE_SPINLOCK(user_event_mms_lock);
+static struct workqueue_struct *user_event_mm_wq;
+static struct tracepoint *fork_tp;
+
+static void user_event_mm_get(struct user_event_mm *uemm)
+{
+	refcount_inc(&uemm->refcnt);
+}
+
+static void user_event_mm_put(struct user_event_mm *uemm)
+{
+	if (refcount_dec_and_test(&uemm->refcnt))
+		queue_work(user_event_mm_wq, &uemm->free_work);
+}
+
+static struct user_event_mm *user_event_mm_find(struct mm_struct *mm)
+{
+	struct user_event_mm *uemm;
+
+	hash_for_each_possible_rcu(user_event_mms, uemm, node,
+				   (unsigned long)mm)
+		if (uemm->mm == mm && !READ_ONCE(uemm->dead))
+			return uemm;
+
+	return NULL;
+}
+
+/* Unpublishes an address space; its enablers are freed by a work item */
+static void user_event_mm_kill(struct user_event_mm *uemm)
+{
+	bool killed = false;
+
+	spin_lock(&user_event_mms_lock);
+	if (!uemm->dead) {
+		WRITE_ONCE(uemm->dead, true);
+		hash_del_rcu(&uemm->node);
+		killed = true;
+	}
+	spin_unlock(&user_event_mms_lock);
+
+	/* The table's reference goes with the teardown */
+	if (killed)
+		queue_work(user_event_mm_wq, &uemm->teardown_work);
+}
+
+static void user_event_enabler_free(struct user_event_enabler *enabler)
+{
+	user_event_put(enabler->event);
+	kfree_rcu(enabler, rcu);
+}
+
+static void user_event_mm_teardown_work(struct work_struct *work)
+{
+	struct user_event_mm *uemm = container_of(work, struct user_event_mm,
+						  teardown_work);
+	struct user_event_enabler *enabler, *next;
+	LIST_HEAD(gone);
+
+	mutex_lock(ue_ksyms.event_mutex);
+	list_for_each_entry_safe(enabler, next, &uemm->enablers, link) {
+		list_del_rcu(&enabler->link);
+		list_add(&enabler->free_link, &gone);
+	}
+	mutex_unlock(ue_ksyms.event_mutex);
+
+	list_for_each_entry_safe(enabler, next, &gone, free_link)
+		user_event_enabler_free(enabler);
+
+	user_event_mm_put(uemm);
+}
+
+static void user_event_mm_free_work(struct work_struct *work)
+{
+	struct user_event_mm *uemm = container_of(work, struct user_event_mm,
+						  free_work);
+
+	if (uemm->mn_registered)
+		mmu_notifier_unregister(&uemm->mn, uemm->mm);
+	mmdrop(uemm->mm);
+	kfree_rcu(uemm, rcu);
+	module_put(THIS_MODULE);
+}
+
+static void user_event_mm_release(struct mmu_notifier *mn,
+				  struct mm_struct *mm)
+{
+	user_event_mm_kill(container_of(mn, struct user_event_mm, mn));
+}
+
+static const struct mmu_notifier_ops user_event_mm_ops = {
+	.release = user_event_mm_release,
+};
+
+/* A forked child's notifier is registered here, out of atomic context */
+static void user_event_mm_register_work(struct work_struct *work)
+{
+	struct user_event_mm *uemm = container_of(work, struct user_event_mm,
+						  register_work);
+
+	if (mmget_not_zero(uemm->mm)) {
+		if (!mmu_notifier_register(&uemm->mn, uemm->mm))
+			uemm->mn_registered = true;
+		mmput(uemm->mm);
+	}
+
+	if (!uemm->mn_registered)
+		user_event_mm_kill(uemm);
+
+	user_event_mm_put(uemm);
+}
+
+static struct user_event_mm *user_event_mm_alloc(struct mm_struct *mm,
+						 gfp_t gfp)
+{
+	struct user_event_mm *uemm;
+
+	uemm = kzalloc(sizeof(*uemm), gfp);
+	if (!uemm)
+		return NULL;
+
+	/* Enablers are module state: keep the code around until freed */
+	__module_get(THIS_MODULE);
+	INIT_LIST_HEAD(&uemm->enablers);
+	INIT_LIST_HEAD(&uemm->update_link);
+	INIT_WORK(&uemm->register_work, user_event_mm_register_work);
+	INIT_WORK(&uemm->teardown_work, user_event_mm_teardown_work);
+	INIT_WORK(&uemm->free_work, user_event_mm_free_work);
+	uemm->mn.ops = &user_event_mm_ops;
+	refcount_set(&uemm->refcnt, 1);
+	mmgrab(mm);
+	uemm->mm = mm;
+	return uemm;
+}
+
+static void user_event_mm_publish(struct user_event_mm *uemm)
+{
+	spin_lock(&user_event_mms_lock);
+	hash_add_rcu(user_event_mms, &uemm->node, (unsigned long)uemm->mm);
+	spin_unlock(&user_event_mms_lock);
+}
+
+/* The calling process's address space record, created on first use */
+static struct user_event_mm *user_event_mm_current(void)
+{
+	struct user_event_mm *uemm;
+
+	rcu_read_lock();
+	uemm = user_event_mm_find(current->mm);
+	if (uemm && !refcount_inc_not_zero(&uemm->refcnt))
+		uemm = NULL;
+	rcu_read_unlock();
+	if (uemm)
+		return uemm;
+
+	uemm = user_event_mm_alloc(current->mm, GFP_KERNEL_ACCOUNT);
+	if (!uemm)
+		return NULL;
+
+	if (mmu_notifier_register(&uemm->mn, current->mm)) {
+		mmdrop(uemm->mm);
+		kfree(uemm);
+		module_put(THIS_MODULE);
+		return NULL;
+	}
+	uemm->mn_registered = true;
+
+	/* One reference for the table, one for the caller */
+	refcount_set(&uemm->refcnt, 2);
+	user_event_mm_publish(uemm);
+	return uemm;
+}
+
+/*
+ * Sets or clears the enabler's bit without faulting. Returns -EFAULT when
+ * the page is not there (or not writable) right now.
+ */
+static int user_event_enabler_write(struct mm_struct *mm,
+				    struct user_event_enabler *enabler,
+				    bool enabled)
+{
+	struct page *page;
+	unsigned long *word;
+	void *kaddr;
+
+	mmap_assert_locked(mm);
+
+	if (ue_pin_user_page_remote(mm, enabler->addr,
+				    FOLL_WRITE | FOLL_NOFAULT, &page) != 1)
+		return -EFAULT;
+
+	kaddr = kmap_local_page(page);
+	word = kaddr + offset_in_page(enabler->addr);
+	if (enabled)
+		set_bit(enabler->bit, word);
+	else
+		clear_bit(enabler->bit, word);
+	kunmap_local(kaddr);
+
+	unpin_user_pages_dirty_lock(&page, 1, true);
+	return 0;
+}
+
+static struct user_event_enabler *
+user_event_enabler_find(struct user_event_mm *uemm, unsigned long uaddr,
+			u8 ubit)
+{
+	struct user_event_enabler *enabler;
+
+	list_for_each_entry(enabler, &uemm->enablers, link)
+		if (enabler->uaddr == uaddr && enabler->ubit == ubit)
+			return enabler;
+
+	return NULL;
+}
+
+/* Faults the page in for write; true when it is there now */
+static bool user_event_fault_in(struct mm_struct *mm, unsigned long uaddr)
+{
+	bool unlocked = false;
+	int ret;
+
+	mmap_read_lock(mm);
+	ret = fixup_user_fault(mm, uaddr, FAULT_FLAG_WRITE | FAULT_FLAG_REMOTE,
+			       &unlocked);
+	mmap_read_unlock(mm);
+
+	return !ret;
+}
+
+static void user_event_fault_queue(struct user_event_mm *uemm,
+				   struct user_event_enabler *enabler,
+				   int attempt);
+
+static void user_event_fault_work(struct work_struct *work)
+{
+	struct user_event_fault *fault = container_of(work,
+						      struct user_event_fault,
+						      work);
+	struct user_event_mm *uemm = fault->uemm;
+	struct user_event_enabler *enabler;
+	struct mm_struct *mm = uemm->mm;
+	int ret;
+
+	if (READ_ONCE(uemm->dead) || !mmget_not_zero(mm))
+		goto out;
+
+	if (!user_event_fault_in(mm, fault->uaddr))
+		goto out_mm;
+
+	mutex_lock(ue_ksyms.event_mutex);
+	enabler = user_event_enabler_find(uemm, fault->uaddr, fault->ubit);
+	if (enabler && !READ_ONCE(uemm->dead)) {
+		mmap_read_lock(mm);
+		ret = user_event_enabler_write(mm, enabler,
+					       user_event_status(enabler->event));
+		mmap_read_unlock(mm);
+		if (ret && fault->attempt + 1 < MAX_FAULT_ATTEMPTS)
+			user_event_fault_queue(uemm, enabler,
+					       fault->attempt + 1);
+	}
+	mutex_unlock(ue_ksyms.event_mutex);
+
+out_mm:
+	mmput(mm);
+out:
+	user_event_mm_put(uemm);
+	kfree(fault);
+}
+
+static void user_event_fault_queue(struct user_event_mm *uemm,
+				   struct user_event_enabler *enabler,
+				   int attempt)
+{
+	struct user_event_fault *fault;
+
+	fault = kzalloc(sizeof(*fault), GFP_KERNEL);
+	if (!fault)
+		return;
+
+	INIT_WORK(&fault->work, user_event_fault_work);
+	user_event_mm_get(uemm);
+	fault->uemm = uemm;
+	fault->uaddr = enabler->uaddr;
+	fault->ubit = enabler->ubit;
+	fault->attempt = attempt;
+	queue_work(user_event_mm_wq, &fault->work);
+}
+
+/*
+ * Writes the event's new state into every address space that registered
+ * it. Called under event_mutex whenever a probe attaches or detaches.
+ */
+void user_event_enablers_update(struct user_event *user)
+{
+	struct user_event_enabler *enabler;
+	struct user_event_mm *uemm, *next;
+	bool enabled = user_event_status(user);
+	LIST_HEAD(mms);
+	int bkt;
+
+	lockdep_assert_held(ue_ksyms.event_mutex);
+
+	rcu_read_lock();
+	hash_for_each_rcu(user_event_mms, bkt, uemm, node)
+		if (refcount_inc_not_zero(&uemm->refcnt))
+			list_add_tail(&uemm->update_link, &mms);
+	rcu_read_unlock();
+
+	list_for_each_entry_safe(uemm, next, &mms, update_link) {
+		list_del_init(&uemm->update_link);
+
+		if (!READ_ONCE(uemm->dead) && mmget_not_zero(uemm->mm)) {
+			mmap_read_lock(uemm->mm);
+			list_for_each_entry(enabler, &uemm->enablers, link)
+				if (enabler->event == user &&
+				    user_event_enabler_write(uemm->mm, enabler,
+							     enabled))
+					user_event_fault_queue(uemm, enabler, 0);
+			mmap_read_unlock(uemm->mm);
+			mmput(uemm->mm);
+		}
+
+		user_event_mm_put(uemm);
+	}
+}
+
+bool user_event_enabler_exists(unsigned long uaddr, u8 ubit)
+{
+	struct user_event_mm *uemm;
+	bool found = false;
+
+	mutex_lock(ue_ksyms.event_mutex);
+	rcu_read_lock();
+	uemm = user_event_mm_find(current->mm);
+	if (uemm)
+		found = user_event_enabler_find(uemm, uaddr, ubit);
+	rcu_read_unlock();
+	mutex_unlock(ue_ksyms.event_mutex);
+
+	return found;
+}
+
+/*
+ * Adds an enabler for @user in the calling process and writes the current
+ * state into it. The bit must be writable now (it is faulted in here, in
+ * the caller's own context), otherwise the registration fails.
+ */
+int user_event_enabler_create(struct user_event *user,
+			      const struct user_write_reg *reg)
+{
+	struct user_event_enabler *enabler;
+	struct mm_struct *mm = current->mm;
+	struct user_event_mm *uemm;
+	unsigned long offset;
+	int attempt, ret = -EFAULT;
+
+	enabler = kzalloc(sizeof(*enabler), GFP_KERNEL_ACCOUNT);
+	if (!enabler)
+		return -ENOMEM;
+
+	uemm = user_event_mm_current();
+	if (!uemm) {
+		kfree(enabler);
+		return -ENOMEM;
+	}
+
+	enabler->uaddr = reg->enable_addr;
+	enabler->ubit = reg->enable_bit;
+	enabler->size = reg->enable_size;
+	enabler->addr = ALIGN_DOWN(enabler->uaddr, sizeof(long));
+	offset = enabler->uaddr - enabler->addr;
+#ifdef __BIG_ENDIAN
+	offset = sizeof(long) - enabler->size - offset;
+#endif
+	enabler->bit = enabler->ubit + offset * BITS_PER_BYTE;
+	user_event_get(user);
+	enabler->event = user;
+
+	for (attempt = 0; attempt < MAX_FAULT_ATTEMPTS; attempt++) {
+		mutex_lock(ue_ksyms.event_mutex);
+		mmap_read_lock(mm);
+		ret = user_event_enabler_write(mm, enabler,
+					       user_event_status(user));
+		mmap_read_unlock(mm);
+		if (!ret)
+			list_add_tail_rcu(&enabler->link, &uemm->enablers);
+		mutex_unlock(ue_ksyms.event_mutex);
+
+		if (!ret || !user_event_fault_in(mm, enabler->uaddr))
+			break;
+	}
+
+	if (ret) {
+		user_event_put(user);
+		kfree(enabler);
+	}
+
+	user_event_mm_put(uemm);
+	return ret;
+}
+
+int user_event_enabler_remove(const struct user_write_unreg *unreg)
+{
+	struct user_event_enabler *enabler;
+	struct mm_struct *mm = current->mm;
+	struct user_event_mm *uemm;
+	int ret;
+
+	rcu_read_lock();
+	uemm = user_event_mm_find(mm);
+	if (uemm && !refcount_inc_not_zero(&uemm->refcnt))
+		uemm = NULL;
+	rcu_read_unlock();
+	if (!uemm)
+		return -ENOENT;
+
+	mutex_lock(ue_ksyms.event_mutex);
+	enabler = user_event_enabler_find(uemm, unreg->disable_addr,
+					  unreg->disable_bit);
+	if (enabler) {
+		list_del_rcu(&enabler->link);
+		mmap_read_lock(mm);
+		ret = user_event_enabler_write(mm, enabler, false);
+		mmap_read_unlock(mm);
+	}
+	mutex_unlock(ue_ksyms.event_mutex);
+
+	if (!enabler) {
+		user_event_mm_put(uemm);
+		return -ENOENT;
+	}
+
+	/* No longer on the list: clear the bit even if it must fault in */
+	if (ret && user_event_fault_in(mm, enabler->uaddr)) {
+		mmap_read_lock(mm);
+		user_event_enabler_write(mm, enabler, false);
+		mmap_read_unlock(mm);
+	}
+
+	user_event_enabler_free(enabler);
+	user_event_mm_put(uemm);
+	return 0;
+}
+
+/*
+ * fork(): runs in the parent, in atomic context, before the child runs.
+ * The child's memory is a copy of the parent's, so its words already hold
+ * the current state; copy the enablers so they are kept up to date.
+ */
+static void user_event_fork_probe(void *data, struct task_struct *parent,
+				  struct task_struct *child)
+{
+	struct user_event_enabler *enabler, *copy;
+	struct user_event_mm *parent_uemm, *uemm;
+
+	if (!parent->mm || !child->mm || parent->mm == child->mm)
+		return;
+
+	rcu_read_lock();
+	parent_uemm = user_event_mm_find(parent->mm);
+	if (!parent_uemm || list_empty(&parent_uemm->enablers))
+		goto out;
+
+	uemm = user_event_mm_alloc(child->mm, GFP_NOWAIT | __GFP_ACCOUNT);
+	if (!uemm)
+		goto nomem;
+
+	list_for_each_entry_rcu(enabler, &parent_uemm->enablers, link) {
+		copy = kmemdup(enabler, sizeof(*enabler),
+			       GFP_NOWAIT | __GFP_ACCOUNT);
+		if (!copy) {
+			/* Nothing is published yet: free it in the work */
+			WRITE_ONCE(uemm->dead, true);
+			queue_work(user_event_mm_wq, &uemm->teardown_work);
+			goto nomem;
+		}
+		/* An event being deleted right now is not copied */
+		if (!user_event_tryget(copy->event)) {
+			kfree(copy);
+			continue;
+		}
+		list_add_tail(&copy->link, &uemm->enablers);
+	}
+
+	/* The table's reference, and one for the notifier registration */
+	refcount_set(&uemm->refcnt, 2);
+	user_event_mm_publish(uemm);
+	queue_work(user_event_mm_wq, &uemm->register_work);
+	goto out;
+
+nomem:
+	pr_warn_ratelimited("out of memory copying enablers for pid %d\n",
+			    child->pid);
+out:
+	rcu_read_unlock();
+}
+
+static void user_event_find_fork_tp(struct tracepoint *tp, void *priv)
+{
+	if (!strcmp(tp->name, "sched_process_fork"))
+		fork_tp = tp;
+}
+
+int user_events_mm_init(void)
+{
+	int ret;
+
+	for_each_kernel_tracepoint(user_event_find_fork_tp, NULL);
+	if (!fork_tp) {
+		pr_err("tracepoint sched_process_fork not found\n");
+		return -ENOENT;
+	}
+
+	user_event_mm_wq = alloc_workqueue("user_events_mm", WQ_UNBOUND, 0);
+	if (!user_event_mm_wq)
+		return -ENOMEM;
+
+	ret = tracepoint_probe_register(fork_tp, user_event_fork_probe, NULL);
+	if (ret)
+		destroy_workqueue(user_event_mm_wq);
+
+	return ret;
+}
+
+void user_events_mm_exit(void)
+{
+	struct user_event_mm *uemm;
+	struct hlist_node *tmp;
+	int bkt;
+
+	tracepoint_probe_unregister(fork_tp, user_event_fork_probe, NULL);
+	tracepoint_synchronize_unregister();
+
+	/* Let pending registrations and faults finish, then drop the rest */
+	flush_workqueue(user_event_mm_wq);
+	hash_for_each_safe(user_event_mms, bkt, tmp, uemm, node)
+		user_event_mm_kill(uemm);
+	flush_workqueue(user_event_mm_wq);
+	/* Teardowns queued frees */
+	flush_workqueue(user_event_mm_wq);
+
+	destroy_workqueue(user_event_mm_wq);
+	mmu_notifier_synchronize();
+}

@@ -10,10 +10,10 @@
 .PHONY: check demo setup kernels guest-shell
 
 check:
-	scripts/check.sh
+	@scripts/check.sh
 
 demo:
-	scripts/demo.sh
+	@scripts/demo.sh
 
 setup:
 	scripts/setup.sh

@@ -38,6 +38,7 @@ t0=$SECONDS
 elapsed() { printf '%dm%02ds' $(((SECONDS - t0) / 60)) $(((SECONDS - t0) % 60)); }
 section() { printf '\n===== %s [%s] =====\n' "$*" "$(elapsed)"; }
 
+ue_lock_build
 section "setup"
 "$UE_REPO/scripts/setup.sh"
 harness=$("$UE_REPO/scripts/setup.sh" --harness-dir)

@@ -12,6 +12,7 @@ set -euo pipefail
 # shellcheck source=scripts/lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
+ue_lock_build
 "$UE_REPO/scripts/setup.sh"
 rel=${KVER:-$(KVERS='' "$UE_REPO/scripts/kernels.sh" | grep -m1 '^6\.1\.' || true)}
 [[ -n $rel ]] || ue_die "no 6.1 kernel found (run scripts/setup.sh)"

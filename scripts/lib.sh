@@ -42,3 +42,13 @@ ue_files_key() {
 		stat -L -c '%n %s %Y' -- "$f"
 	done | sha256sum | cut -c1-16
 }
+
+# Serialise builds and guest runs that use the same build directory (several
+# people may run `make check` in one work tree). Held until the script exits.
+ue_lock_build() {
+	exec {UE_LOCK_FD}>"$UE_BUILD/.lock"
+	if ! flock -n "$UE_LOCK_FD"; then
+		ue_note "waiting for another check/demo using $UE_BUILD to finish..."
+		flock "$UE_LOCK_FD"
+	fi
+}

@@ -330,7 +330,11 @@ static int user_event_parse_field(struct user_event *user, char *text,
 
 	/* "unsigned int x", "unsigned char[8] x": two words of type */
 	if (nwords - first == 3 && !strcmp(words[first], "unsigned")) {
-		words[first + 1][-1] = ' ';
+		/* Rejoin the two words of the type with a single space */
+		type = words[first] + strlen(words[first]);
+		*type++ = ' ';
+		memmove(type, words[first + 1], strlen(words[first + 1]) + 1);
+		words[first + 1] = words[first + 2];
 		nwords--;
 	}
 	if (nwords - first != 2)
@@ -671,7 +675,7 @@ static void user_event_print_field(struct trace_seq *s,
 		return;
 	case FIELD_ARRAY:
 	case FIELD_STRUCT:
-		trace_seq_printf(s, "%*phN", min(field->size, 64), pos);
+		trace_seq_printf(s, "%*ph", min(field->size, 64), pos);
 		return;
 	case FIELD_DATA_LOC:
 	case FIELD_REL_LOC:
@@ -690,7 +694,7 @@ static void user_event_print_field(struct trace_seq *s,
 					 (int)strnlen(pos, loc_size),
 					 (char *)pos);
 		else
-			trace_seq_printf(s, "%*phN", min_t(int, loc_size, 64),
+			trace_seq_printf(s, "%*ph", min_t(int, loc_size, 64),
 					 pos);
 		return;
 	}
@@ -705,9 +709,11 @@ static enum print_line_t user_event_print_trace(struct trace_iterator *iter,
 	struct user_event_field *field;
 	struct trace_seq *s = &iter->seq;
 
-	trace_seq_printf(s, "%s:", user->name);
+	trace_seq_printf(s, "%s:", user->call_name);
 	list_for_each_entry(field, &user->fields, link)
 		user_event_print_field(s, field, iter->ent, iter->ent_size);
+	if (list_empty(&user->fields))
+		trace_seq_putc(s, ' ');
 	trace_seq_putc(s, '\n');
 
 	return trace_handle_return(s);
@@ -1253,7 +1259,7 @@ static int user_event_assign_status(struct user_event *user)
  * event when it becomes unused (status page ABI, PERSIST flag).
  */
 static int user_event_find_or_create(char *desc, u16 reg_flags, bool persist,
-				     struct user_event **out)
+				     struct user_event **out, bool *created)
 {
 	bool multi = reg_flags & USER_EVENT_REG_MULTI_FORMAT;
 	struct user_event *user, *found;
@@ -1283,6 +1289,7 @@ static int user_event_find_or_create(char *desc, u16 reg_flags, bool persist,
 		ret = user_event_register(user);
 		if (ret)
 			return ret;
+		*created = true;
 	}
 
 	if (persist || (reg_flags & USER_EVENT_REG_PERSIST))
@@ -1339,6 +1346,7 @@ static long user_events_reg_status(struct user_event_file *info,
 {
 	struct user_status_reg reg;
 	struct user_event *user;
+	bool created = false;
 	char *desc;
 	int index;
 	long ret;
@@ -1352,13 +1360,17 @@ static long user_events_reg_status(struct user_event_file *info,
 
 	mutex_lock(&user_event_mutex);
 
-	ret = user_event_find_or_create(desc, 0, true, &user);
+	ret = user_event_find_or_create(desc, 0, true, &user, &created);
 	if (ret)
 		goto out;
 
 	ret = user_event_assign_status(user);
-	if (ret)
+	if (ret) {
+		/* A full status page creates nothing */
+		if (created)
+			user_event_destroy(user);
 		goto out;
+	}
 
 	index = user_events_ref_add(info, user);
 	if (index < 0) {
@@ -1413,6 +1425,7 @@ static long user_events_reg_write(struct user_event_file *info,
 {
 	struct user_write_reg reg;
 	struct user_event *user;
+	bool created = false;
 	int index = 0;
 	char *desc;
 	long ret;
@@ -1435,7 +1448,8 @@ static long user_events_reg_write(struct user_event_file *info,
 
 	mutex_lock(&user_event_mutex);
 
-	ret = user_event_find_or_create(desc, reg.flags, false, &user);
+	ret = user_event_find_or_create(desc, reg.flags, false, &user,
+					&created);
 	if (ret)
 		goto out;
 

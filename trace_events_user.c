@@ -631,6 +631,18 @@ fail:
 
 /* Trace output: "name: field=value ..." */
 
+/* Bytes as "de ad be ef", like __print_hex() in the print fmt */
+static void user_event_print_hex(struct trace_seq *s, const u8 *pos,
+				 unsigned int len)
+{
+	unsigned int i, n;
+
+	for (i = 0; i < len; i += n) {
+		n = min(len - i, 64U);
+		trace_seq_printf(s, "%s%*ph", i ? " " : "", n, pos + i);
+	}
+}
+
 static void user_event_print_field(struct trace_seq *s,
 				   struct user_event_field *field,
 				   const void *entry, int entry_size)
@@ -675,7 +687,7 @@ static void user_event_print_field(struct trace_seq *s,
 		return;
 	case FIELD_ARRAY:
 	case FIELD_STRUCT:
-		trace_seq_printf(s, "%*ph", min(field->size, 64), pos);
+		user_event_print_hex(s, pos, field->size);
 		return;
 	case FIELD_DATA_LOC:
 	case FIELD_REL_LOC:
@@ -694,8 +706,7 @@ static void user_event_print_field(struct trace_seq *s,
 					 (int)strnlen(pos, loc_size),
 					 (char *)pos);
 		else
-			trace_seq_printf(s, "%*ph", min_t(int, loc_size, 64),
-					 pos);
+			user_event_print_hex(s, pos, loc_size);
 		return;
 	}
 }

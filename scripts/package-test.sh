@@ -1,0 +1,235 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# `make check-package`: test user-events-dkms the way a user gets it.
+#
+#   1. build build/user-events-dkms_<VERSION>_all.deb (scripts/build-deb.sh,
+#      lintian must report no error) and check the version numbers
+#      (scripts/check-versions.sh);
+#   2. install it on this host with dpkg -i: its postinst has DKMS build and
+#      install the module for the installed kernels;
+#   3. for each target kernel (scripts/kernels.sh, KVERS="rel ..." to choose):
+#      DKMS status, the module file in /lib/modules/<rel>/updates/dkms/,
+#      modinfo (license GPL, description, version == VERSION, srcversion,
+#      vermagic, a description for every parameter), then boot the kernel in
+#      QEMU and run scripts/package-smoke.sh there (modprobe the DKMS-built
+#      module, tracefs files, an event round trip, rmmod, clean kernel log);
+#   4. check the installed header, docs and configuration files;
+#   5. purge the package and check nothing of it is left (also done on exit
+#      when a step fails half way).
+#
+# Needs root (it installs a package). A user-events-dkms package or a
+# `make dkms-install` of this version found at the start is removed first.
+# DKMS creates its module signing key /var/lib/dkms/mok.key on first use and
+# keeps it (it is DKMS's, not the package's).
+#
+# Prints TAP-style "ok"/"not ok" lines and "N passed, N failed" last; the
+# exit status is non-zero iff something failed.
+# Environment: KVERS, V=1 (show guest consoles), UE_GUEST_TIMEOUT (600),
+# UE_BUILD_DIR.
+set -uo pipefail
+
+# shellcheck source=scripts/lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+
+pkg=user-events-dkms
+name=user-events
+guest_timeout=${UE_GUEST_TIMEOUT:-600}
+out=$UE_BUILD/package-test
+t0=$SECONDS
+pass=0
+fail=0
+failed=()
+
+elapsed() { printf '%dm%02ds' $(((SECONDS - t0) / 60)) $(((SECONDS - t0) % 60)); }
+section() { printf '\n===== %s [%s] =====\n' "$*" "$(elapsed)"; }
+ok() { echo "ok - $*"; pass=$((pass + 1)); }
+notok() { echo "not ok - $*"; fail=$((fail + 1)); failed+=("$*"); }
+check() { # check <description> <command...>
+	local what=$1
+	shift
+	if "$@"; then ok "$what"; else notok "$what"; fi
+}
+# Count the ok / not ok lines of another script's output (and show them).
+count_tap() {
+	local line
+	while IFS= read -r line; do
+		echo "$line"
+		case $line in
+		'not ok'*) fail=$((fail + 1)); failed+=("${line#not ok - }") ;;
+		'ok'*) pass=$((pass + 1)) ;;
+		esac
+	done
+}
+finish() {
+	section "summary"
+	if ((${#failed[@]})); then
+		echo "failed:"
+		printf '  %s\n' "${failed[@]}"
+	fi
+	echo "package test took $(elapsed)"
+	echo "$pass passed, $fail failed"
+	((fail == 0))
+	exit
+}
+
+((EUID == 0)) || ue_die "must run as root: it installs and purges $pkg"
+"$UE_REPO/scripts/package-setup.sh" || ue_die "scripts/package-setup.sh failed"
+version=$(cat "$UE_REPO/VERSION")
+deb=$UE_BUILD/${pkg}_${version}_all.deb
+mapfile -t kernels < <("$UE_REPO/scripts/kernels.sh")
+((${#kernels[@]})) || ue_die "no kernels to test"
+rm -rf "$out"
+mkdir -p "$out"
+echo "version $version, kernels: ${kernels[*]}"
+
+installed() { # installed, or only its configuration files left
+	local s
+	s=$(dpkg-query -W -f='${db:Status-Status}' "$pkg" 2>/dev/null) || return 1
+	[[ -n $s && $s != not-installed ]]
+}
+purge() { dpkg --purge "$pkg" >"$out/dpkg-purge.log" 2>&1; }
+cleanup() {
+	if installed; then
+		echo "# cleanup: purging $pkg"
+		purge || cat "$out/dpkg-purge.log"
+	fi
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+# -- 1. build -----------------------------------------------------------------
+section "build the package"
+if "$UE_REPO/scripts/build-deb.sh" >"$out/build-deb.log" 2>&1; then
+	ok "make deb builds ${deb##*/} (lintian: $(sed -n 's/^lintian: //p' "$out/build-deb.log" | tail -n 1))"
+else
+	notok "make deb (log: $out/build-deb.log)"
+	tail -n 30 "$out/build-deb.log" | sed 's/^/# /'
+	finish
+fi
+grep -E '^  lintian: [EW]: ' "$out/build-deb.log" | sed 's/^/#/' || true
+count_tap < <("$UE_REPO/scripts/check-versions.sh" "$deb" | grep -E '^(ok|not ok)')
+
+# -- 2. install ---------------------------------------------------------------
+section "install"
+if installed; then
+	echo "# $pkg is installed: purging it first"
+	purge || { cat "$out/dpkg-purge.log"; ue_die "cannot purge the installed $pkg"; }
+fi
+if [[ -n $(dkms status -m "$name" 2>/dev/null) ]]; then
+	echo "# removing DKMS registrations of $name left by make dkms-install:"
+	dkms status -m "$name" | sed 's/^/#   /'
+	while read -r mv; do
+		dkms remove "$mv" --all >>"$out/dkms-remove.log" 2>&1
+		dpkg-query -S "/usr/src/${mv/\//-}" >/dev/null 2>&1 || rm -rf "/usr/src/${mv/\//-}"
+	done < <(dkms status -m "$name" | sed 's/[,:].*//' | sort -u)
+fi
+if dpkg -i "$deb" >"$out/dpkg-install.log" 2>&1; then
+	ok "dpkg -i ${deb##*/}"
+else
+	notok "dpkg -i ${deb##*/} (log: $out/dpkg-install.log)"
+	grep -v readelf "$out/dpkg-install.log" | tail -n 30 | sed 's/^/# /'
+	for f in /var/lib/dkms/$name/$version/build/make.log; do
+		[[ -f $f ]] && tail -n 30 "$f" | sed 's/^/# make.log: /'
+	done
+	finish
+fi
+grep -E '^(Building for|Building initial module|Done\.|Skipped\.|Module build)' \
+	"$out/dpkg-install.log" | sed 's/^/# postinst: /'
+
+# -- 3. per kernel ------------------------------------------------------------
+ko_of() { # the installed module file of a kernel, compressed or not
+	local f
+	for f in /lib/modules/$1/updates/dkms/user_events.ko{,.xz,.zst,.gz}; do
+		[[ -f $f ]] && { echo "$f"; return 0; }
+	done
+	return 1
+}
+params_described() { # every parmtype has a non-empty parm description
+	local ko=$1 p missing=()
+	while read -r p; do
+		modinfo -F parm "$ko" | grep -q "^$p:.*[^[:space:]]" || missing+=("$p")
+	done < <(modinfo -F parmtype "$ko" | cut -d: -f1)
+	((${#missing[@]} == 0)) || { echo "# no description: ${missing[*]}"; return 1; }
+}
+
+for rel in "${kernels[@]}"; do
+	section "$rel"
+	check "$rel: dkms status says installed" \
+		grep -q ': installed' <<<"$(dkms status -m "$name" -v "$version" -k "$rel" 2>/dev/null)"
+	if ! ko=$(ko_of "$rel"); then
+		notok "$rel: module in /lib/modules/$rel/updates/dkms/"
+		continue
+	fi
+	ok "$rel: module in $ko"
+	check "$rel: modinfo license is GPL" test "$(modinfo -F license "$ko")" = GPL
+	check "$rel: modinfo has a description" test -n "$(modinfo -F description "$ko")"
+	check "$rel: modinfo has a srcversion" test -n "$(modinfo -F srcversion "$ko")"
+	check "$rel: vermagic names $rel" grep -q "^$rel " <<<"$(modinfo -F vermagic "$ko")"
+	check "$rel: every module parameter has a description ($(modinfo -F parmtype "$ko" | cut -d: -f1 | xargs))" \
+		params_described "$ko"
+	count_tap < <("$UE_REPO/scripts/check-versions.sh" "$ko" | grep -E '^(ok|not ok) .*MODULE_VERSION' |
+		sed "s/versions: /versions: $rel: /")
+	signer=$(modinfo -F signer "$ko")
+	echo "# $rel: signer: ${signer:-none (unsigned)}"
+	check "$rel: modules.dep lists the DKMS module" \
+		grep -q "^updates/dkms/user_events.ko" "/lib/modules/$rel/modules.dep"
+
+	resdir=$UE_BUILD/$rel/package-guest
+	runopts=(-o "$resdir" -t "$guest_timeout")
+	[[ ${V:-0} == 1 ]] || runopts+=(-q)
+	gstatus=0
+	"$UE_REPO/scripts/guest/run.sh" "${runopts[@]}" "$rel" -- \
+		"$UE_REPO/scripts/package-smoke.sh" "$version" || gstatus=$?
+	if [[ -f $resdir/output.log ]]; then
+		count_tap < <(grep -a -E '^(ok|not ok|#)' "$resdir/output.log")
+	fi
+	if ((gstatus == 2)); then
+		notok "$rel: guest run (see $resdir/problems)"
+		sed 's/^/# /' "$resdir/problems" 2>/dev/null
+	elif ! grep -q "^# smoke $rel: " "$resdir/output.log" 2>/dev/null; then
+		notok "$rel: guest smoke script ran to the end"
+	fi
+done
+
+# -- 4. package contents ------------------------------------------------------
+section "installed files"
+hdr=/usr/include/user-events/linux/user_events.h
+check "header $hdr" test -f "$hdr"
+cat >"$out/hdr.c" <<'EOF_C'
+#include <linux/user_events.h>
+_Static_assert(sizeof(struct user_reg) == 24, "status page ABI struct user_reg");
+int main(void) { return DIAG_IOCSREG == 0; }
+EOF_C
+check "the header compiles with -I/usr/include/user-events" \
+	cc -Wall -Werror -fsyntax-only -I/usr/include/user-events "$out/hdr.c"
+if command -v pkg-config >/dev/null; then
+	check "pkg-config --cflags user-events" \
+		test "$(pkg-config --cflags user-events | xargs)" = "-I/usr/include/user-events"
+fi
+check "no /usr/include/linux/user_events.h from $pkg" \
+	eval "! dpkg -L $pkg | grep -qx /usr/include/linux/user_events.h"
+check "DKMS source /usr/src/$name-$version/dkms.conf" test -f "/usr/src/$name-$version/dkms.conf"
+check "documentation /usr/share/doc/$pkg/user_events.rst" test -s "/usr/share/doc/$pkg/user_events.rst"
+check "example /usr/share/doc/$pkg/examples/modules-load.d/user_events.conf" \
+	test -f "/usr/share/doc/$pkg/examples/modules-load.d/user_events.conf"
+check "no /etc/modules-load.d/user_events.conf (loading at boot is opt-in)" \
+	test ! -e /etc/modules-load.d/user_events.conf
+check "conffile /etc/modprobe.d/user_events.conf has no active line" \
+	eval "! grep -v -E '^[[:space:]]*(#|$)' /etc/modprobe.d/user_events.conf"
+
+# -- 5. purge -----------------------------------------------------------------
+section "purge"
+if purge; then ok "dpkg --purge $pkg"; else notok "dpkg --purge $pkg (log: $out/dpkg-purge.log)"; fi
+check "dkms knows no $name any more" test -z "$(dkms status -m "$name" 2>/dev/null)"
+check "/usr/src/$name-$version is gone" test ! -e "/usr/src/$name-$version"
+left=$(find /lib/modules/ -path '*/updates/dkms/user_events.ko*' 2>/dev/null)
+check "no user_events module left under /lib/modules${left:+ ($left)}" test -z "$left"
+check "/etc/modprobe.d/user_events.conf is gone" test ! -e /etc/modprobe.d/user_events.conf
+check "$hdr is gone" test ! -e "$hdr"
+for rel in "${kernels[@]}"; do
+	check "$rel: modules.dep no longer lists user_events" \
+		eval "! grep -q user_events /lib/modules/$rel/modules.dep"
+done
+
+finish

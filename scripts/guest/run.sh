@@ -25,8 +25,9 @@
 #                 shift=0,sleep=off -smp 1 (for benchmarks)
 #   --append STR  extra kernel command line
 #   --share DIR   also share DIR read-only at the same path (repeatable);
-#                 the repository and the build dir (UE_BUILD_DIR) are always
-#                 shared this way, so they are seen even under /tmp or /root
+#                 the repository and the build dir (UE_BUILD_DIR) are shared
+#                 this way when they live under /tmp, /root, /run... which
+#                 the guest covers with its own file systems
 #   --shell       interactive shell in the guest instead of a command
 #
 # Exit status: 0 the guest ran the command to the end, it exited 0 and the
@@ -45,9 +46,12 @@ usage() {
 	exit 2
 }
 
-outdir='' timeout=900 quiet=0 smp=2 mem=1G icount=0 append='' shell=0
-shares=("$UE_REPO")
-[[ $UE_BUILD == "$UE_REPO"/* ]] || shares+=("$UE_BUILD")
+outdir='' timeout=900 quiet=0 smp=2 mem=1G icount=0 append='' shell=0 extra_shares=()
+# The guest sees the host root, except where it mounts its own file systems.
+hidden() { [[ $1/ =~ ^/(tmp|run|var/tmp|root|dev|proc|sys)/ ]]; }
+shares=()
+hidden "$UE_REPO" && shares+=("$UE_REPO")
+[[ $UE_BUILD == "$UE_REPO"/* ]] || ! hidden "$UE_BUILD" || shares+=("$UE_BUILD")
 while (($#)); do
 	case $1 in
 	-o) outdir=${2:?}; shift 2 ;;
@@ -58,7 +62,7 @@ while (($#)); do
 	--icount) icount=1; shift ;;
 	--append) append=${2:?}; shift 2 ;;
 	--shell) shell=1; shift ;;
-	--share) shares+=("$(cd "${2:?}" && pwd)"); shift 2 ;;
+	--share) extra_shares+=("$(cd "${2:?}" && pwd)"); shift 2 ;;
 	-h | --help) usage ;;
 	--) shift; break ;;
 	-*) ue_note "unknown option $1"; usage ;;
@@ -111,6 +115,7 @@ cmdline=(
 	hung_task_panic=1 sysctl.kernel.hung_task_timeout_secs=60
 	rdinit=/init "uecmd=$guestcmd" "uetoken=$token"
 )
+shares+=("${extra_shares[@]}")
 for d in "${shares[@]}"; do
 	[[ $d != *[[:space:],]* ]] || ue_die "shared directory must not contain spaces or commas: $d"
 done
@@ -125,7 +130,7 @@ fi
 qemu=(
 	qemu-system-x86_64 -accel tcg -cpu max -m "$mem" -nographic -no-reboot
 	-kernel "$vmlinux" -initrd "$initrd" -append "${cmdline[*]}"
-	-nic none -device virtio-rng-pci
+	-nic none
 	-virtfs local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap
 	-virtfs "local,path=$outdir,mount_tag=ueresults,security_model=none,multidevs=remap"
 )

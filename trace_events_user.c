@@ -99,6 +99,7 @@ struct user_event_probes {
 
 struct user_event {
 	struct trace_event_call call;
+	struct dyn_event devent;	/* listed in dynamic_events */
 	struct trace_event_class class;
 	struct tracepoint tracepoint;
 	struct hlist_node node;
@@ -134,7 +135,14 @@ struct user_event_file {
 	struct user_event_refs __rcu *refs;
 };
 
-/* Serializes registration, deletion and the event table */
+/*
+ * Locking: the event table, the status page bookkeeping and the event
+ * calls are changed under the tracing core's event_mutex, which the
+ * dynamic_events file also holds when it deletes our events.
+ * user_event_mutex is taken outside it to serialize registrations (and
+ * the per-file index arrays) without holding event_mutex while user
+ * memory is touched.
+ */
 static DEFINE_MUTEX(user_event_mutex);
 static DEFINE_HASHTABLE(user_event_table, EVENT_HASH_BITS);
 static unsigned int user_event_count;
@@ -148,6 +156,8 @@ static u8 *status_page;
 
 /* Per-cpu staging of a payload, copied once from user memory */
 static void __percpu *write_buffer;
+
+static struct dyn_event_operations user_event_dyn_ops;
 
 static struct dentry *data_dentry;
 static struct dentry *status_dentry;
@@ -163,7 +173,7 @@ static struct user_event *user_event_find(const char *name)
 	struct user_event *user;
 	u32 key = user_event_key(name);
 
-	lockdep_assert_held(&user_event_mutex);
+	lockdep_assert_held(ue_ksyms.event_mutex);
 
 	hash_for_each_possible(user_event_table, user, node, key)
 		if (!user->multi && !strcmp(user->name, name))
@@ -180,7 +190,7 @@ static struct user_event *user_event_find_multi(const char *name,
 	struct user_event *user;
 	u32 key = user_event_key(name);
 
-	lockdep_assert_held(&user_event_mutex);
+	lockdep_assert_held(ue_ksyms.event_mutex);
 
 	hash_for_each_possible(user_event_table, user, node, key)
 		if (user->multi && !strcmp(user->name, name) &&
@@ -774,11 +784,11 @@ static void user_event_reap_work(struct work_struct *work)
 	struct user_event *user = container_of(work, struct user_event,
 					       reap_work);
 
-	mutex_lock(&user_event_mutex);
+	mutex_lock(ue_ksyms.event_mutex);
 	refcount_dec(&user->refcnt);
 	if (!user->persist && refcount_read(&user->refcnt) == 1)
 		user_event_destroy(user);
-	mutex_unlock(&user_event_mutex);
+	mutex_unlock(ue_ksyms.event_mutex);
 }
 
 /* Probes and status */
@@ -1073,6 +1083,8 @@ static int user_event_set_call_visible(struct user_event *user, bool visible)
 	struct cred *cred;
 	int ret;
 
+	lockdep_assert_held(ue_ksyms.event_mutex);
+
 	cred = prepare_creds();
 	if (!cred)
 		return -ENOMEM;
@@ -1084,12 +1096,10 @@ static int user_event_set_call_visible(struct user_event *user, bool visible)
 	cred->fsuid = GLOBAL_ROOT_UID;
 	old_cred = override_creds(cred);
 
-	mutex_lock(ue_ksyms.event_mutex);
 	if (visible)
 		ret = trace_add_event_call(&user->call);
 	else
 		ret = trace_remove_event_call(&user->call);
-	mutex_unlock(ue_ksyms.event_mutex);
 
 	revert_creds(old_cred);
 	put_cred(cred);
@@ -1139,7 +1149,7 @@ static int user_event_register(struct user_event *user)
 {
 	int ret;
 
-	lockdep_assert_held(&user_event_mutex);
+	lockdep_assert_held(ue_ksyms.event_mutex);
 
 	if (user_event_count >= max_events) {
 		ret = -EMFILE;
@@ -1188,7 +1198,11 @@ static int user_event_register(struct user_event *user)
 		goto free;
 	}
 
-	refcount_set(&user->refcnt, 1);
+	user->devent.ops = &user_event_dyn_ops;
+	list_add_tail(&user->devent.list, ue_ksyms.dyn_event_list);
+
+	/* The table's reference and the caller's */
+	refcount_set(&user->refcnt, 2);
 	hash_add(user_event_table, &user->node, user_event_key(user->name));
 	user_event_count++;
 	return 0;
@@ -1207,7 +1221,7 @@ static int user_event_destroy(struct user_event *user)
 {
 	int ret;
 
-	lockdep_assert_held(&user_event_mutex);
+	lockdep_assert_held(ue_ksyms.event_mutex);
 
 	if (READ_ONCE(user->status) || atomic_read(&user->call.refcnt))
 		return -EBUSY;
@@ -1222,6 +1236,7 @@ static int user_event_destroy(struct user_event *user)
 		return ret;
 	}
 
+	list_del_init(&user->devent.list);
 	hash_del(&user->node);
 	user_event_count--;
 
@@ -1243,7 +1258,7 @@ static int user_event_assign_status(struct user_event *user)
 {
 	int index;
 
-	lockdep_assert_held(&user_event_mutex);
+	lockdep_assert_held(ue_ksyms.event_mutex);
 
 	if (user->status_index)
 		return 0;
@@ -1255,10 +1270,7 @@ static int user_event_assign_status(struct user_event *user)
 	set_bit(index, status_map);
 	status_events[index] = user;
 	user->status_index = index;
-
-	mutex_lock(ue_ksyms.event_mutex);
 	WRITE_ONCE(status_page[index], user->status);
-	mutex_unlock(ue_ksyms.event_mutex);
 
 	return 0;
 }
@@ -1267,7 +1279,8 @@ static int user_event_assign_status(struct user_event *user)
  * Finds the event a descriptor names, creating it if needed. The same name
  * with a different field list is refused, unless multi-format events are
  * asked for: those are told apart by their fields. @persist keeps the
- * event when it becomes unused (status page ABI, PERSIST flag).
+ * event when it becomes unused (status page ABI, PERSIST flag). Returns
+ * with a reference on the event, for the caller to put.
  */
 static int user_event_find_or_create(char *desc, u16 reg_flags, bool persist,
 				     struct user_event **out, bool *created)
@@ -1276,7 +1289,7 @@ static int user_event_find_or_create(char *desc, u16 reg_flags, bool persist,
 	struct user_event *user, *found;
 	int ret;
 
-	lockdep_assert_held(&user_event_mutex);
+	lockdep_assert_held(ue_ksyms.event_mutex);
 
 	ret = user_event_parse(desc, &user);
 	if (ret)
@@ -1295,6 +1308,7 @@ static int user_event_find_or_create(char *desc, u16 reg_flags, bool persist,
 		if (ret)
 			return ret;
 		user = found;
+		user_event_get(user);
 	} else {
 		user->multi = multi;
 		ret = user_event_register(user);
@@ -1308,6 +1322,127 @@ static int user_event_find_or_create(char *desc, u16 reg_flags, bool persist,
 
 	*out = user;
 	return 0;
+}
+
+/* dynamic_events: "u:name fields" creates, "!u:name" deletes */
+
+static struct user_event *user_event_from_dyn(struct dyn_event *ev)
+{
+	return container_of(ev, struct user_event, devent);
+}
+
+static int user_event_dyn_create(const char *raw_command)
+{
+	struct user_event *user;
+	bool created = false;
+	char *desc;
+	int ret;
+
+	if (!str_has_prefix(raw_command, USER_EVENTS_PREFIX))
+		return -ECANCELED;
+
+	raw_command += strlen(USER_EVENTS_PREFIX);
+	if (strlen(raw_command) >= MAX_EVENT_DESC)
+		return -EINVAL;
+
+	desc = kstrdup(raw_command, GFP_KERNEL_ACCOUNT);
+	if (!desc)
+		return -ENOMEM;
+
+	mutex_lock(&user_event_mutex);
+	mutex_lock(ue_ksyms.event_mutex);
+	ret = user_event_find_or_create(desc, 0, true, &user, &created);
+	if (!ret) {
+		/* A status byte if one is free; only the status ABI needs it */
+		user_event_assign_status(user);
+		refcount_dec(&user->refcnt);
+	}
+	mutex_unlock(ue_ksyms.event_mutex);
+	mutex_unlock(&user_event_mutex);
+
+	kfree(desc);
+	return ret;
+}
+
+static int user_event_dyn_show(struct seq_file *m, struct dyn_event *ev)
+{
+	struct user_event *user = user_event_from_dyn(ev);
+
+	seq_printf(m, "%s%s", USER_EVENTS_PREFIX, user->call_name);
+	if (user->flags & FLAG_BPF_ITER)
+		seq_puts(m, ":BPF_ITER");
+	if (user->args[0])
+		seq_printf(m, " %s", user->args);
+	seq_putc(m, '\n');
+
+	return 0;
+}
+
+static bool user_event_dyn_is_busy(struct dyn_event *ev)
+{
+	struct user_event *user = user_event_from_dyn(ev);
+
+	return READ_ONCE(user->status) || atomic_read(&user->call.refcnt) ||
+	       refcount_read(&user->refcnt) > 1;
+}
+
+/* Called with event_mutex held */
+static int user_event_dyn_free(struct dyn_event *ev)
+{
+	return user_event_destroy(user_event_from_dyn(ev));
+}
+
+/* Compares the words after "!u:name" with the event's fields, if given */
+static bool user_event_dyn_match(const char *system, const char *event,
+				 int argc, const char **argv,
+				 struct dyn_event *ev)
+{
+	struct user_event *user = user_event_from_dyn(ev);
+	const char *want = user->args;
+	int i;
+
+	if (strcmp(event, user->call_name))
+		return false;
+
+	if (system && strcmp(system, user->class.system))
+		return false;
+
+	/* Fields given: they must be exactly ours, spacing aside */
+	for (i = 0; i < argc; i++) {
+		const char *arg = argv[i];
+
+		while (*arg) {
+			want = skip_spaces(want);
+			if (*want++ != *arg++)
+				return false;
+		}
+	}
+
+	return !argc || !*skip_spaces(want);
+}
+
+static struct dyn_event_operations user_event_dyn_ops = {
+	.create = user_event_dyn_create,
+	.show = user_event_dyn_show,
+	.is_busy = user_event_dyn_is_busy,
+	.free = user_event_dyn_free,
+	.match = user_event_dyn_match,
+};
+
+static void user_event_dyn_register(void)
+{
+	INIT_LIST_HEAD(&user_event_dyn_ops.list);
+	mutex_lock(ue_ksyms.dyn_event_ops_mutex);
+	list_add_tail(&user_event_dyn_ops.list, ue_ksyms.dyn_event_ops_list);
+	mutex_unlock(ue_ksyms.dyn_event_ops_mutex);
+}
+
+/* The tracing core has no unregister: take our operations off its list */
+static void user_event_dyn_unregister(void)
+{
+	mutex_lock(ue_ksyms.dyn_event_ops_mutex);
+	list_del_init(&user_event_dyn_ops.list);
+	mutex_unlock(ue_ksyms.dyn_event_ops_mutex);
 }
 
 /* user_events_data file */
@@ -1356,7 +1491,7 @@ static long user_events_reg_status(struct user_event_file *info,
 				   struct user_status_reg __user *ureg)
 {
 	struct user_status_reg reg;
-	struct user_event *user;
+	struct user_event *user = NULL;
 	bool created = false;
 	char *desc;
 	int index;
@@ -1371,27 +1506,32 @@ static long user_events_reg_status(struct user_event_file *info,
 
 	mutex_lock(&user_event_mutex);
 
+	mutex_lock(ue_ksyms.event_mutex);
 	ret = user_event_find_or_create(desc, 0, true, &user, &created);
-	if (ret)
-		goto out;
-
-	ret = user_event_assign_status(user);
-	if (ret) {
+	if (!ret) {
+		ret = user_event_assign_status(user);
 		/* A full status page creates nothing */
-		if (created)
+		if (ret && created) {
+			refcount_dec(&user->refcnt);
 			user_event_destroy(user);
-		goto out;
+			user = NULL;
+		}
 	}
+	mutex_unlock(ue_ksyms.event_mutex);
+	if (ret)
+		goto put;
 
 	index = user_events_ref_add(info, user);
 	if (index < 0) {
 		ret = index;
-		goto out;
+		goto put;
 	}
 
 	reg.status_index = user->status_index;
 	reg.write_index = index;
-out:
+put:
+	if (user)
+		user_event_put(user);
 	mutex_unlock(&user_event_mutex);
 	kfree(desc);
 
@@ -1459,19 +1599,21 @@ static long user_events_reg_write(struct user_event_file *info,
 
 	mutex_lock(&user_event_mutex);
 
+	mutex_lock(ue_ksyms.event_mutex);
 	ret = user_event_find_or_create(desc, reg.flags, false, &user,
 					&created);
+	mutex_unlock(ue_ksyms.event_mutex);
 	if (ret)
 		goto out;
 
 	/* Holds the event until the file is closed, even if the rest fails */
 	index = user_events_ref_add(info, user);
-	if (index < 0) {
+	if (index < 0)
 		ret = index;
-		goto out;
-	}
+	else
+		ret = user_event_enabler_create(user, &reg);
 
-	ret = user_event_enabler_create(user, &reg);
+	user_event_put(user);
 out:
 	mutex_unlock(&user_event_mutex);
 	kfree(desc);
@@ -1542,10 +1684,10 @@ static long user_events_ioctl_del(unsigned long uarg)
 	if (IS_ERR(name))
 		return PTR_ERR(name);
 
-	mutex_lock(&user_event_mutex);
+	mutex_lock(ue_ksyms.event_mutex);
 	user = user_event_find(name);
 	ret = user ? user_event_destroy(user) : -ENOENT;
-	mutex_unlock(&user_event_mutex);
+	mutex_unlock(ue_ksyms.event_mutex);
 
 	kfree(name);
 	return ret;
@@ -1586,14 +1728,13 @@ static int user_events_release(struct inode *inode, struct file *file)
 	struct user_event_refs *refs;
 	unsigned int i;
 
-	mutex_lock(&user_event_mutex);
+	/* Nobody else uses the file any more */
 	refs = rcu_dereference_protected(info->refs, true);
 	if (refs) {
 		for (i = 0; i < refs->count; i++)
 			user_event_put(refs->events[i]);
 		kfree(refs);
 	}
-	mutex_unlock(&user_event_mutex);
 
 	kfree(info);
 	return 0;
@@ -1648,7 +1789,7 @@ static int user_status_show(struct seq_file *m, void *unused)
 	int i, bkt;
 	u8 status;
 
-	mutex_lock(&user_event_mutex);
+	mutex_lock(ue_ksyms.event_mutex);
 
 	i = 1;
 	for_each_set_bit_from(i, status_map, MAX_STATUS_EVENTS) {
@@ -1671,7 +1812,7 @@ static int user_status_show(struct seq_file *m, void *unused)
 	seq_printf(m, "\nActive: %u\nBusy: %u\nMax: %lu\n",
 		   user_event_count, busy, MAX_STATUS_EVENTS);
 
-	mutex_unlock(&user_event_mutex);
+	mutex_unlock(ue_ksyms.event_mutex);
 	return 0;
 }
 
@@ -1697,13 +1838,13 @@ static void user_events_remove_all(void)
 	struct user_event *user;
 	int bkt;
 
-	mutex_lock(&user_event_mutex);
+	mutex_lock(ue_ksyms.event_mutex);
 	hash_for_each_safe(user_event_table, bkt, tmp, user, node) {
 		if (user_event_destroy(user))
 			pr_err("event %s is still in use, leaking it\n",
 			       user->name);
 	}
-	mutex_unlock(&user_event_mutex);
+	mutex_unlock(ue_ksyms.event_mutex);
 }
 
 static int __init user_events_init(void)
@@ -1727,6 +1868,8 @@ static int __init user_events_init(void)
 		ret = -ENOMEM;
 		goto free_page;
 	}
+
+	user_event_dyn_register();
 
 	user_event_wq = alloc_workqueue("user_events", WQ_UNBOUND, 0);
 	if (!user_event_wq) {
@@ -1765,6 +1908,7 @@ mm_exit:
 free_wq:
 	destroy_workqueue(user_event_wq);
 free_buffer:
+	user_event_dyn_unregister();
 	free_percpu(write_buffer);
 free_page:
 	ClearPageReserved(virt_to_page(status_page));
@@ -1776,6 +1920,7 @@ static void __exit user_events_exit(void)
 {
 	ue_tracefs_remove(status_dentry);
 	ue_tracefs_remove(data_dentry);
+	user_event_dyn_unregister();
 
 	/* Enablers hold events: drop them first, then pending deletions */
 	user_events_mm_exit();

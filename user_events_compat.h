@@ -7,7 +7,9 @@
 #ifndef _USER_EVENTS_COMPAT_H
 #define _USER_EVENTS_COMPAT_H
 
+#include <linux/list.h>
 #include <linux/mm.h>
+#include <linux/seq_file.h>
 #include <linux/version.h>
 
 /* vm_flags became read-only with accessors in Linux 6.3 */
@@ -43,5 +45,26 @@ static inline long ue_pin_user_page_remote(struct mm_struct *mm,
 	return pin_user_pages_remote(mm, addr, 1, gup_flags, page, NULL, NULL);
 #endif
 }
+
+/*
+ * The dynamic_events interface of kernel/trace/trace_dynevent.h, which is
+ * private to the tracing core: the same layout in Linux 6.1 and 6.12.
+ */
+struct dyn_event;
+
+struct dyn_event_operations {
+	struct list_head list;
+	int (*create)(const char *raw_command);
+	int (*show)(struct seq_file *m, struct dyn_event *ev);
+	bool (*is_busy)(struct dyn_event *ev);
+	int (*free)(struct dyn_event *ev);
+	bool (*match)(const char *system, const char *event,
+		      int argc, const char **argv, struct dyn_event *ev);
+};
+
+struct dyn_event {
+	struct list_head list;
+	struct dyn_event_operations *ops;
+};
 
 #endif /* _USER_EVENTS_COMPAT_H */

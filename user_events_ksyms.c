@@ -83,6 +83,7 @@ static const struct {
 	KSYM(trace_call_bpf),
 	KSYM(dyn_event_ops_mutex),
 	KSYM(dyn_event_ops_list),
+	KSYM(dyn_event_list),
 };
 
 int user_events_ksyms_init(void)

@@ -21,6 +21,7 @@ struct user_events_ksyms {
 				       void *ctx);
 	struct mutex *dyn_event_ops_mutex;
 	struct list_head *dyn_event_ops_list;
+	struct list_head *dyn_event_list;
 };
 
 extern struct user_events_ksyms ue_ksyms;

@@ -912,16 +912,56 @@ static void user_event_ftrace(struct user_event *user,
 }
 
 #ifdef CONFIG_PERF_EVENTS
+/*
+ * BPF_ITER events: BPF programs get the writer's iovecs, positioned at the
+ * payload, instead of a copy of it. Returns the programs' verdict.
+ */
+static unsigned int user_event_bpf_iter(struct user_event *user,
+					const struct iov_iter *from,
+					size_t len)
+{
+	struct user_bpf_context ctx = {
+		.data_type = USER_BPF_DATA_ITER,
+		.data_len = len,
+	};
+	struct user_bpf_iter iter = {};
+	struct iovec ubuf;
+
+	if (iter_is_ubuf(from)) {
+		ubuf.iov_base = from->ubuf;
+		ubuf.iov_len = from->iov_offset + from->count;
+		iter.iov = &ubuf;
+		iter.nr_segs = 1;
+	} else if (iter_is_iovec(from)) {
+		iter.iov = ue_iter_iov(from);
+		iter.nr_segs = from->nr_segs;
+	} else {
+		return 0;
+	}
+	iter.iov_offset = from->iov_offset;
+	ctx.iter = &iter;
+
+	return ue_trace_call_bpf(&user->call, &ctx);
+}
+
 static void user_event_perf(struct user_event *user, const void *data,
-			    size_t len)
+			    size_t len, const struct iov_iter *from)
 {
 	struct hlist_head *head = this_cpu_ptr(user->call.perf_events);
+	bool bpf = bpf_prog_array_valid(&user->call);
 	struct trace_entry *entry;
 	struct pt_regs *regs;
 	int size, context;
 
-	if (!head || (hlist_empty(head) && !bpf_prog_array_valid(&user->call)))
+	if (!head || (hlist_empty(head) && !bpf))
 		return;
+
+	if (bpf && (user->flags & FLAG_BPF_ITER)) {
+		/* A zero verdict drops the record, as for other events */
+		if (!user_event_bpf_iter(user, from, len) || hlist_empty(head))
+			return;
+		bpf = false;
+	}
 
 	size = ALIGN(sizeof(*entry) + len + sizeof(u32), sizeof(u64)) -
 	       sizeof(u32);
@@ -936,12 +976,16 @@ static void user_event_perf(struct user_event *user, const void *data,
 	entry->pid = current->pid;
 	memcpy(entry + 1, data, len);
 
-	perf_trace_run_bpf_submit(entry, size, context, &user->call, 1, regs,
-				  head, NULL);
+	if (bpf)
+		perf_trace_run_bpf_submit(entry, size, context, &user->call, 1,
+					  regs, head, NULL);
+	else
+		perf_tp_event(user->call.event.type, 1, entry, size, regs,
+			      head, context, NULL);
 }
 #else
 static void user_event_perf(struct user_event *user, const void *data,
-			    size_t len)
+			    size_t len, const struct iov_iter *from)
 {
 }
 #endif
@@ -1031,7 +1075,7 @@ static ssize_t user_event_emit(struct user_event *user, struct iov_iter *from,
 				user_event_ftrace(user, probes->files[i],
 						  buf, len);
 		if (READ_ONCE(user->status) & EVENT_STATUS_PERF)
-			user_event_perf(user, buf, len);
+			user_event_perf(user, buf, len, from);
 	}
 	preempt_enable();
 

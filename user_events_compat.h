@@ -10,6 +10,7 @@
 #include <linux/list.h>
 #include <linux/mm.h>
 #include <linux/seq_file.h>
+#include <linux/uio.h>
 #include <linux/version.h>
 
 /* vm_flags became read-only with accessors in Linux 6.3 */
@@ -43,6 +44,16 @@ static inline long ue_pin_user_page_remote(struct mm_struct *mm,
 	return pin_user_pages_remote(mm, addr, 1, gup_flags, page, NULL);
 #else
 	return pin_user_pages_remote(mm, addr, 1, gup_flags, page, NULL, NULL);
+#endif
+}
+
+/* The iovec array of an ITER_IOVEC iterator was renamed in Linux 6.4 */
+static inline const struct iovec *ue_iter_iov(const struct iov_iter *i)
+{
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 4, 0)
+	return iter_iov(i);
+#else
+	return i->iov;
 #endif
 }
 

@@ -116,15 +116,19 @@ if installed; then
 	echo "# $pkg is installed: purging it first"
 	purge || { cat "$out/dpkg-purge.log"; ue_die "cannot purge the installed $pkg"; }
 fi
+if [[ -n $(dkms status -m "$name" -v "$version" 2>/dev/null) ]]; then
+	echo "# removing the make dkms-install of $name $version"
+	"$UE_REPO/scripts/dkms-install.sh" --remove >>"$out/dkms-remove.log" 2>&1
+fi
 if [[ -n $(dkms status -m "$name" 2>/dev/null) ]]; then
-	echo "# removing DKMS registrations of $name left by make dkms-install:"
+	echo "# removing other DKMS registrations of $name:"
 	dkms status -m "$name" | sed 's/^/#   /'
 	while read -r mv; do
 		dkms remove "$mv" --all >>"$out/dkms-remove.log" 2>&1
 		dpkg-query -S "/usr/src/${mv/\//-}" >/dev/null 2>&1 || rm -rf "/usr/src/${mv/\//-}"
 	done < <(dkms status -m "$name" | sed 's/[,:].*//' | sort -u)
 fi
-if dpkg -i "$deb" >"$out/dpkg-install.log" 2>&1; then
+if dpkg --force-confdef --force-confold -i "$deb" </dev/null >"$out/dpkg-install.log" 2>&1; then
 	ok "dpkg -i ${deb##*/}"
 else
 	notok "dpkg -i ${deb##*/} (log: $out/dpkg-install.log)"
@@ -210,7 +214,15 @@ fi
 check "no /usr/include/linux/user_events.h from $pkg" \
 	eval "! dpkg -L $pkg | grep -qx /usr/include/linux/user_events.h"
 check "DKMS source /usr/src/$name-$version/dkms.conf" test -f "/usr/src/$name-$version/dkms.conf"
-check "documentation /usr/share/doc/$pkg/user_events.rst" test -s "/usr/share/doc/$pkg/user_events.rst"
+check "documentation /usr/share/doc/$pkg/user_events.rst.gz" test -s "/usr/share/doc/$pkg/user_events.rst.gz"
+check "README.Debian" test -s "/usr/share/doc/$pkg/README.Debian"
+# Every sample program builds against the installed header alone.
+shopt -s nullglob
+for c in /usr/share/doc/$pkg/examples/*.c; do
+	check "sample ${c##*/} builds with -I/usr/include/user-events" \
+		cc -Wall -O2 -I/usr/include/user-events -o "$out/$(basename "$c" .c)" "$c"
+done
+shopt -u nullglob
 check "example /usr/share/doc/$pkg/examples/modules-load.d/user_events.conf" \
 	test -f "/usr/share/doc/$pkg/examples/modules-load.d/user_events.conf"
 check "no /etc/modules-load.d/user_events.conf (loading at boot is opt-in)" \

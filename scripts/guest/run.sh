@@ -24,6 +24,12 @@
 #   --icount      deterministic instruction counting: -icount
 #                 shift=0,sleep=off -smp 1 (for benchmarks)
 #   --append STR  extra kernel command line
+#   --accel STR   QEMU accelerator (default tcg,thread=single, or $UE_ACCEL).
+#                 Multi-threaded TCG (plain "tcg") is faster with idle host
+#                 cores but QEMU 7.2 then lets a vCPU run stale code after the
+#                 kernel patches its text (static keys): Debian's 6.12 oopses
+#                 with "Oops: int3" in __schedule within a minute of toggling
+#                 sched_switch on and off, with no module loaded.
 #   --share DIR   also share DIR read-only at the same path (repeatable);
 #                 the repository and the build dir (UE_BUILD_DIR) are shared
 #                 this way when they live under /tmp, /root, /run... which
@@ -47,6 +53,7 @@ usage() {
 }
 
 outdir='' timeout=900 quiet=0 smp=2 mem=1G icount=0 append='' shell=0 extra_shares=()
+accel=${UE_ACCEL:-tcg,thread=single}
 # The guest sees the host root, except where it mounts its own file systems.
 hidden() { [[ $1/ =~ ^/(tmp|run|var/tmp|root|dev|proc|sys)/ ]]; }
 shares=()
@@ -61,6 +68,7 @@ while (($#)); do
 	-m) mem=${2:?}; shift 2 ;;
 	--icount) icount=1; shift ;;
 	--append) append=${2:?}; shift 2 ;;
+	--accel) accel=${2:?}; shift 2 ;;
 	--shell) shell=1; shift ;;
 	--share) extra_shares+=("$(cd "${2:?}" && pwd)"); shift 2 ;;
 	-h | --help) usage ;;
@@ -128,7 +136,7 @@ fi
 
 # shellcheck disable=SC2054
 qemu=(
-	qemu-system-x86_64 -accel tcg -cpu max -m "$mem" -nographic -no-reboot
+	qemu-system-x86_64 -accel "$accel" -cpu max -m "$mem" -nographic -no-reboot
 	-kernel "$vmlinux" -initrd "$initrd" -append "${cmdline[*]}"
 	-nic none
 	-virtfs local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap

@@ -27,6 +27,7 @@
 # exit status is non-zero iff something failed.
 # Environment: KVERS, V=1 (show guest consoles), UE_GUEST_TIMEOUT (600),
 # UE_BUILD_DIR.
+# shellcheck disable=SC2317 # functions run through check, trap and eval
 set -uo pipefail
 
 # shellcheck source=scripts/lib.sh
@@ -149,11 +150,16 @@ ko_of() { # the installed module file of a kernel, compressed or not
 	done
 	return 1
 }
-params_described() { # every parmtype has a non-empty parm description
-	local ko=$1 p missing=()
-	while read -r p; do
-		modinfo -F parm "$ko" | grep -q "^$p:.*[^[:space:]]" || missing+=("$p")
-	done < <(modinfo -F parmtype "$ko" | cut -d: -f1)
+params_described() { # every parameter has a non-empty description
+	local ko=$1 p t line desc missing=()
+	# parmtype lines are "name:type"; parm lines "name:description (type)",
+	# or "name: (type)" for a parameter without MODULE_PARM_DESC.
+	while IFS=: read -r p t; do
+		line=$(modinfo -F parm "$ko" | grep -m1 "^$p:")
+		desc=${line#"$p:"}
+		desc=${desc%" ($t)"}
+		[[ $desc == *[![:space:]]* ]] || missing+=("$p")
+	done < <(modinfo -F parmtype "$ko")
 	((${#missing[@]} == 0)) || { echo "# no description: ${missing[*]}"; return 1; }
 }
 
@@ -218,7 +224,7 @@ check "documentation /usr/share/doc/$pkg/user_events.rst.gz" test -s "/usr/share
 check "README.Debian" test -s "/usr/share/doc/$pkg/README.Debian"
 # Every sample program builds against the installed header alone.
 shopt -s nullglob
-for c in /usr/share/doc/$pkg/examples/*.c; do
+for c in "/usr/share/doc/$pkg/examples/"*.c; do
 	check "sample ${c##*/} builds with -I/usr/include/user-events" \
 		cc -Wall -O2 -I/usr/include/user-events -o "$out/$(basename "$c" .c)" "$c"
 done

@@ -434,4 +434,41 @@ TEST_F(status, text_one_enabled)
 	ASSERT_STREQ(want, got);
 }
 
+/* Register desc with the remote write ABI (struct user_write_reg) */
+static int reg_remote(int fd, const char *desc, __u32 *enable_word)
+{
+	struct user_write_reg reg;
+
+	memset(&reg, 0, sizeof(reg));
+	reg.size = sizeof(reg);
+	reg.enable_bit = 0;
+	reg.enable_size = sizeof(*enable_word);
+	reg.enable_addr = (__u64)(uintptr_t)enable_word;
+	reg.name_args = (__u64)(uintptr_t)desc;
+
+	if (ioctl(fd, DIAG_IOCSREG, &reg) < 0)
+		return -errno;
+
+	return 0;
+}
+
+TEST_F(status, text_event_without_status_byte)
+{
+	static __u32 enable_word;
+	char got[4096], want[512];
+	int s = -1;
+
+	/* An event of the status page ABI, and one of the remote write ABI */
+	ASSERT_EQ(0, ue_reg(self->data_fd, PREFIX "paged u32 a", &s, NULL));
+	ASSERT_EQ(0, reg_remote(self->data_fd, PREFIX "remote u32 a", &enable_word));
+	ASSERT_TRUE(ue_event_exists(PREFIX "remote"));
+
+	/* The one without a status byte comes after, without an index */
+	snprintf(want, sizeof(want),
+		 "%d:" PREFIX "paged\n" PREFIX "remote\n"
+		 "\nActive: 2\nBusy: 0\nMax: 4096\n", s);
+	ASSERT_LE(0, ue_read_file(UE_STATUS_FILE, got, sizeof(got)));
+	ASSERT_STREQ(want, got);
+}
+
 TEST_HARNESS_MAIN

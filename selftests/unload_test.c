@@ -6,6 +6,9 @@
  * page is mapped) or an event has a probe attached; otherwise it succeeds,
  * removes every event and leaves nothing in tracefs.
  *
+ * The module parameter max_events (default 32768) limits the number of
+ * events: one more new event fails with EMFILE.
+ *
  * Needs UE_MODULE (path of the .ko, to load it again) and optionally
  * UE_MODULE_NAME (default user_events) in the environment, as the guest
  * runner of `make check` sets them. Every test leaves the module loaded.
@@ -69,17 +72,42 @@ static int do_rmmod(char *out, size_t size)
 	return run(out, size, "rmmod %s", mod_name());
 }
 
-static int do_insmod(char *out, size_t size)
+/* insmod $UE_MODULE [params] */
+static int do_insmod_params(char *out, size_t size, const char *params)
 {
 	const char *ko = getenv("UE_MODULE");
+	char cmd[768];
 
 	if (!ko || !*ko) {
 		snprintf(out, size, "UE_MODULE is not set");
 		return -1;
 	}
 
-	return run(out, size, "insmod '%s'", ko);
+	snprintf(cmd, sizeof(cmd), "insmod '%s' %s", ko, params);
+	return run(out, size, "%s", cmd);
 }
+
+static int do_insmod(char *out, size_t size)
+{
+	return do_insmod_params(out, size, "");
+}
+
+/* /sys/module/NAME/parameters/max_events, or -errno */
+static long max_events_param(void)
+{
+	char path[256], buf[64];
+	ssize_t len;
+
+	snprintf(path, sizeof(path), "/sys/module/%s/parameters/max_events",
+		 mod_name());
+	len = ue_read_file(path, buf, sizeof(buf));
+	if (len < 0)
+		return len;
+
+	return strtol(buf, NULL, 10);
+}
+
+#define DEFAULT_MAX_EVENTS 32768
 
 FIXTURE(unload) {
 	int fd;
@@ -111,7 +139,11 @@ FIXTURE_TEARDOWN(unload)
 	if (self->fd >= 0)
 		close(self->fd);
 
-	/* Leave the module loaded for the tests that follow */
+	/* Leave the module loaded, with default parameters, for what follows */
+	if (mod_loaded() && max_events_param() != DEFAULT_MAX_EVENTS) {
+		ue_delete_prefix(PREFIX);
+		do_rmmod(self->out, sizeof(self->out));
+	}
 	if (!mod_loaded())
 		EXPECT_EQ(0, do_insmod(self->out, sizeof(self->out))) {
 			TH_LOG("insmod: %s", self->out);
@@ -250,6 +282,63 @@ TEST_F(unload, rmmod_after_busy_cases)
 		TH_LOG("insmod: %s", self->out);
 	}
 	ASSERT_TRUE(mod_loaded());
+}
+
+TEST_F(unload, max_events_param)
+{
+	char name[64], desc[64];
+	int i, w = -1;
+
+	ASSERT_EQ(DEFAULT_MAX_EVENTS, max_events_param());
+
+	/* Load it again allowing only 3 events */
+	ASSERT_EQ(0, do_rmmod(self->out, sizeof(self->out))) {
+		TH_LOG("rmmod: %s", self->out);
+	}
+	ASSERT_EQ(0, do_insmod_params(self->out, sizeof(self->out),
+				      "max_events=3")) {
+		TH_LOG("insmod max_events=3: %s", self->out);
+	}
+	ASSERT_EQ(3, max_events_param());
+
+	self->fd = ue_open_data();
+	ASSERT_LE(0, self->fd);
+	for (i = 1; i <= 3; i++) {
+		snprintf(desc, sizeof(desc), PREFIX "max%d u32 a", i);
+		ASSERT_EQ(0, ue_reg(self->fd, desc, NULL, &w));
+		ASSERT_EQ(i - 1, w);
+	}
+	ASSERT_EQ(-EMFILE, ue_reg(self->fd, PREFIX "max4 u32 a", NULL, NULL));
+	ASSERT_FALSE(ue_event_exists(PREFIX "max4"));
+
+	/* Registering an existing event needs no new one */
+	ASSERT_EQ(0, ue_reg(self->fd, PREFIX "max2 u32 a", NULL, &w));
+	ASSERT_EQ(1, w);
+
+	/* Deleting one makes room for another */
+	close(self->fd);
+	self->fd = -1;
+	ASSERT_EQ(0, ue_del(PREFIX "max3"));
+	self->fd = ue_open_data();
+	ASSERT_LE(0, self->fd);
+	ASSERT_EQ(0, ue_reg(self->fd, PREFIX "max4 u32 a", NULL, &w));
+	ASSERT_EQ(0, w);
+	close(self->fd);
+	self->fd = -1;
+
+	/* Back to the defaults */
+	for (i = 1; i <= 4; i++) {
+		snprintf(name, sizeof(name), PREFIX "max%d", i);
+		if (i != 3)
+			ASSERT_EQ(0, ue_del(name));
+	}
+	ASSERT_EQ(0, do_rmmod(self->out, sizeof(self->out))) {
+		TH_LOG("rmmod: %s", self->out);
+	}
+	ASSERT_EQ(0, do_insmod(self->out, sizeof(self->out))) {
+		TH_LOG("insmod: %s", self->out);
+	}
+	ASSERT_EQ(DEFAULT_MAX_EVENTS, max_events_param());
 }
 
 TEST_HARNESS_MAIN

@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # `make demo`: build user_events.ko for the newest 6.1 kernel (or KVER=rel),
-# build samples/ when it has a Makefile, boot that kernel in QEMU and run
+# build samples/ (make -C samples OUT=build/samples) when it has a Makefile,
+# boot that kernel in QEMU and run
 # scripts/guest/demo.sh there: load the module, start samples/example
 # (registers event "test" with field "u32 count" and writes it while
 # enabled), enable the event, then show the trace and user_events_status.
@@ -30,8 +31,10 @@ sample=
 share=()
 if [[ -f $samples/Makefile ]]; then
 	echo "== building $samples"
-	if ! make -C "$samples"; then
+	if ! make -C "$samples" "OUT=$UE_BUILD/samples"; then
 		echo "   building $samples FAILED: going on without the sample"
+	elif [[ -x $UE_BUILD/samples/example ]]; then
+		sample=$UE_BUILD/samples/example
 	elif [[ -x $samples/example ]]; then
 		sample=$(cd "$samples" && pwd)/example
 		share=(--share "${sample%/*}")

@@ -469,6 +469,16 @@ TEST_F(status, text_event_without_status_byte)
 		 "\nActive: 2\nBusy: 0\nMax: 4096\n", s);
 	ASSERT_LE(0, ue_read_file(UE_STATUS_FILE, got, sizeof(got)));
 	ASSERT_STREQ(want, got);
+
+	/*
+	 * Closing the fd unregisters the remote write event, which then
+	 * goes away by itself (maybe a little later): give it time so
+	 * the teardown does not race with it.
+	 */
+	close(self->data_fd);
+	self->data_fd = -1;
+	for (int i = 0; i < 50 && ue_event_exists(PREFIX "remote"); i++)
+		usleep(100 * 1000);
 }
 
 TEST_HARNESS_MAIN

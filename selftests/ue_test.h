@@ -290,7 +290,7 @@ static inline int ue_status_list(struct ue_status_ent *ents, int max)
  */
 static inline int ue_delete_prefix(const char *prefix)
 {
-	int max = 8192, n, i, failed = 0;
+	int max = 8192, n, i, ret, failed = 0;
 	struct ue_status_ent *ents = calloc(max, sizeof(*ents));
 
 	if (!ents)
@@ -308,7 +308,9 @@ static inline int ue_delete_prefix(const char *prefix)
 		if (strncmp(ents[i].name, prefix, strlen(prefix)))
 			continue;
 		ue_enable(ents[i].name, false);
-		if (ue_del(ents[i].name))
+		/* ENOENT: it went away by itself meanwhile (auto delete) */
+		ret = ue_del(ents[i].name);
+		if (ret && ret != -ENOENT)
 			failed++;
 	}
 

@@ -1,0 +1,33 @@
+# SPDX-License-Identifier: GPL-2.0
+#
+# Reliability targets (included by the top-level Makefile):
+#   make stress [STRESS_S=120] [STRESS_SEED=n] [KVERS="rel ..."]
+#                        random concurrent operations in a -smp 2 guest per
+#                        kernel, then invariant checks (stress/run.sh)
+#   make fuzz [FUZZ_S=60] [FUZZ_SEED=n] [KVERS="rel ..."]
+#                        structure-aware fuzzing of the ioctl/write/
+#                        dynamic_events interfaces in a guest (fuzz/run.sh)
+#   make fuzz-regress    replay fuzz/regressions/ (fuzz/regress.sh)
+#   make check-debug     selftests, stress and fuzz regressions on a
+#                        KASAN/lockdep/kmemleak 6.12 kernel built once
+#                        (scripts/debug-kernel.sh)
+#   make debug-kernel    only build that kernel (cached)
+# All end with "N passed, N failed". They build into build/robust/ (own
+# lock), so they can run while `make check` uses build/.
+
+.PHONY: stress fuzz fuzz-regress check-debug debug-kernel
+
+stress:
+	@stress/run.sh
+
+fuzz:
+	@fuzz/run.sh
+
+fuzz-regress:
+	@fuzz/regress.sh
+
+check-debug:
+	@scripts/debug-kernel.sh all
+
+debug-kernel:
+	@scripts/debug-kernel.sh build

@@ -1,0 +1,458 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# `make check-debug`: a 6.12 debug kernel (KASAN, lockdep, kmemleak, UBSAN,
+# debug objects/lists, atomic-sleep checks) built once from the installed
+# linux-source-6.12 tarball and cached outside the repo, then the module's
+# selftests, the stress run and the fuzz regressions under it in a QEMU
+# guest, and a kmemleak scan after the module is unloaded.
+#
+#   scripts/debug-kernel.sh [all]     build if needed, then test (default)
+#   scripts/debug-kernel.sh build     only build (and install into the cache)
+#   scripts/debug-kernel.sh release   print the debug kernel's release
+#   scripts/debug-kernel.sh kdir      print the build tree (for make -C ... M=)
+#   scripts/debug-kernel.sh config    print the config fragment
+#
+# Cache: $(ue_cache_dir)/debug-kernel/<key>/ (key: tarball + config fragment)
+#   src/              the kernel tree, built in place (the M= build tree)
+#   mod/lib/modules/<rel>/  modules_install output (modules.dep, .builtin...)
+#   build.log build.seconds config-check.log DONE
+# The kernel starts from `make defconfig` + kvm_guest.config + the fragment
+# below (not Debian's config) and builds under `nice -n 19`. Measured on the
+# 2-core reference machine: see Documentation/security.rst.
+#
+# The guest is booted with scripts/guest/run.sh, which finds a kernel by
+# release in /boot/vmlinuz-<rel> and /lib/modules/<rel>. For the duration of
+# a test run this script points those two names at the cache (symlinks,
+# removed on exit). /lib/modules/<rel> has no build link, so
+# scripts/kernels.sh never picks the debug kernel for `make check`.
+#
+# Environment: STRESS_S (default 120), FUZZ_S (unused here: regressions only),
+# UE_DEBUG_JOBS (make -j, default nproc), UE_DEBUG_SKIP="selftests stress
+# regress kmemleak" to skip parts. The last line is "N passed, N failed".
+set -euo pipefail
+
+# --- inside the guest: kmemleak baseline, the command, unload, kmemleak scan
+if [[ ${1:-} == guest ]]; then
+	shift
+	kml=/sys/kernel/debug/kmemleak
+	modname=user_events
+	if [[ ! -w $kml ]]; then
+		echo "not ok - debug: $kml is missing (kernel without kmemleak?)"
+		exit 1
+	fi
+	# Whatever boot leaked is not ours: scan, then forget it
+	echo scan >"$kml"
+	echo clear >"$kml"
+	"$@"
+	st=$?
+	# The command unloads the module; make sure it is gone
+	if grep -q "^$modname " /proc/modules; then
+		rmmod "$modname" 2>/dev/null || sleep 5
+		rmmod "$modname" 2>/dev/null
+	fi
+	if grep -q "^$modname " /proc/modules; then
+		echo "not ok - debug: module unloaded before the kmemleak scan"
+		st=1
+	fi
+	# Objects must be unreferenced for a while before they count: scan twice
+	sleep 6
+	echo scan >"$kml"
+	sleep 2
+	echo scan >"$kml"
+	report=$(cat "$kml")
+	if [[ -n $report ]]; then
+		echo "not ok - debug: kmemleak: no leaks after module unload"
+		sed 's/^/#   /' <<<"$report" | head -n 200
+		st=1
+	else
+		echo "ok - debug: kmemleak: no leaks after module unload"
+	fi
+	exit "$st"
+fi
+
+# shellcheck source=scripts/lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+
+mode=${1:-all}
+localversion=-uedebug
+
+config_fragment() {
+	cat <<'EOF'
+# --- identity
+CONFIG_LOCALVERSION="-uedebug"
+# CONFIG_LOCALVERSION_AUTO is not set
+CONFIG_IKCONFIG=y
+CONFIG_IKCONFIG_PROC=y
+# --- boot in our QEMU guest (PVH entry, virtio 9p root, serial console)
+CONFIG_PVH=y
+CONFIG_HYPERVISOR_GUEST=y
+CONFIG_PARAVIRT=y
+CONFIG_KVM_GUEST=y
+CONFIG_VIRTIO=y
+CONFIG_VIRTIO_PCI=y
+CONFIG_NET=y
+CONFIG_NET_9P=y
+CONFIG_NET_9P_VIRTIO=y
+CONFIG_9P_FS=y
+CONFIG_9P_FS_POSIX_ACL=y
+CONFIG_DEVTMPFS=y
+CONFIG_TMPFS=y
+CONFIG_TMPFS_POSIX_ACL=y
+CONFIG_BLK_DEV_INITRD=y
+CONFIG_SERIAL_8250=y
+CONFIG_SERIAL_8250_CONSOLE=y
+CONFIG_CGROUPS=y
+CONFIG_X86_X2APIC=y
+# --- what the module needs: kprobes (kallsyms_lookup_name), tracing, perf,
+# bpf, and MMU notifiers (selected by SGX, as on Debian's kernels)
+CONFIG_MODULES=y
+CONFIG_MODULE_UNLOAD=y
+# CONFIG_MODULE_SIG is not set
+# CONFIG_MODVERSIONS is not set
+CONFIG_KALLSYMS=y
+CONFIG_KALLSYMS_ALL=y
+CONFIG_KPROBES=y
+CONFIG_UPROBES=y
+CONFIG_FTRACE=y
+CONFIG_FUNCTION_TRACER=y
+CONFIG_DYNAMIC_FTRACE=y
+CONFIG_KPROBE_EVENTS=y
+CONFIG_UPROBE_EVENTS=y
+CONFIG_HIST_TRIGGERS=y
+CONFIG_PERF_EVENTS=y
+CONFIG_BPF_SYSCALL=y
+CONFIG_BPF_EVENTS=y
+CONFIG_DEBUG_FS=y
+# CONFIG_USER_EVENTS is not set
+CONFIG_CRYPTO=y
+CONFIG_CRYPTO_SHA256=y
+CONFIG_X86_SGX=y
+CONFIG_X86_KERNEL_IBT=y
+# --- the debug options
+CONFIG_DEBUG_KERNEL=y
+CONFIG_DEBUG_INFO_NONE=y
+CONFIG_PREEMPT=y
+CONFIG_DEBUG_PREEMPT=y
+CONFIG_KASAN=y
+CONFIG_KASAN_GENERIC=y
+CONFIG_KASAN_INLINE=y
+CONFIG_KASAN_VMALLOC=y
+CONFIG_PROVE_LOCKING=y
+CONFIG_DEBUG_ATOMIC_SLEEP=y
+CONFIG_DEBUG_KMEMLEAK=y
+CONFIG_DEBUG_KMEMLEAK_MEM_POOL_SIZE=64000
+# CONFIG_DEBUG_KMEMLEAK_AUTO_SCAN is not set
+# CONFIG_DEBUG_KMEMLEAK_DEFAULT_OFF is not set
+CONFIG_DEBUG_OBJECTS=y
+CONFIG_DEBUG_OBJECTS_FREE=y
+CONFIG_DEBUG_OBJECTS_TIMERS=y
+CONFIG_DEBUG_OBJECTS_WORK=y
+CONFIG_DEBUG_OBJECTS_RCU_HEAD=y
+CONFIG_DEBUG_OBJECTS_PERCPU_COUNTER=y
+CONFIG_DEBUG_OBJECTS_ENABLE_DEFAULT=1
+CONFIG_UBSAN=y
+CONFIG_UBSAN_BOUNDS=y
+CONFIG_UBSAN_SHIFT=y
+# CONFIG_UBSAN_TRAP is not set
+CONFIG_DEBUG_LIST=y
+CONFIG_DEBUG_VM=y
+CONFIG_DETECT_HUNG_TASK=y
+CONFIG_SOFTLOCKUP_DETECTOR=y
+CONFIG_FORTIFY_SOURCE=y
+CONFIG_HARDENED_USERCOPY=y
+# --- trimmed: nothing the guest uses
+# CONFIG_DRM is not set
+# CONFIG_SOUND is not set
+# CONFIG_USB_SUPPORT is not set
+# CONFIG_WLAN is not set
+# CONFIG_WIRELESS is not set
+# CONFIG_ETHERNET is not set
+# CONFIG_NETFILTER is not set
+# CONFIG_HID is not set
+# CONFIG_INPUT_MOUSE is not set
+# CONFIG_INPUT_JOYSTICK is not set
+# CONFIG_INPUT_TOUCHSCREEN is not set
+# CONFIG_AGP is not set
+# CONFIG_SECURITY_SELINUX is not set
+# CONFIG_KVM is not set
+# CONFIG_XEN is not set
+# CONFIG_MEDIA_SUPPORT is not set
+# CONFIG_SCSI is not set
+# CONFIG_ATA is not set
+# CONFIG_MD is not set
+# CONFIG_EXT4_FS is not set
+# CONFIG_INET is not set
+# CONFIG_NET_SCHED is not set
+# CONFIG_RFKILL is not set
+# CONFIG_NETDEVICES is not set
+# CONFIG_PCCARD is not set
+# CONFIG_I2C is not set
+# CONFIG_HWMON is not set
+# CONFIG_THERMAL is not set
+# CONFIG_WATCHDOG is not set
+# CONFIG_PPS is not set
+# CONFIG_PTP_1588_CLOCK is not set
+# CONFIG_IOMMU_SUPPORT is not set
+# CONFIG_QUOTA is not set
+# CONFIG_AUTOFS_FS is not set
+# CONFIG_ISO9660_FS is not set
+# CONFIG_VFAT_FS is not set
+# CONFIG_MSDOS_FS is not set
+# CONFIG_FAT_FS is not set
+# CONFIG_NFS_FS is not set
+# CONFIG_SECURITY is not set
+# CONFIG_AUDIT is not set
+# CONFIG_KEXEC is not set
+# CONFIG_CRASH_DUMP is not set
+# CONFIG_HIBERNATION is not set
+# CONFIG_SUSPEND is not set
+# CONFIG_CPU_FREQ is not set
+# CONFIG_EFI is not set
+# CONFIG_NUMA is not set
+# CONFIG_X86_MCE is not set
+# CONFIG_PROFILING is not set
+# CONFIG_PERF_EVENTS_INTEL_UNCORE is not set
+# CONFIG_BLK_DEV is not set
+# CONFIG_FB is not set
+EOF
+}
+
+# Options whose final value must be exactly what the fragment says.
+required_options=(
+	MODULES KALLSYMS_ALL KPROBES FTRACE DYNAMIC_FTRACE KPROBE_EVENTS UPROBES
+	PERF_EVENTS BPF_SYSCALL BPF_EVENTS TRACEPOINTS MMU_NOTIFIER PVH
+	VIRTIO_PCI NET_9P_VIRTIO 9P_FS DEVTMPFS TMPFS DEBUG_FS
+	KASAN PROVE_LOCKING DEBUG_ATOMIC_SLEEP DEBUG_KMEMLEAK DEBUG_OBJECTS UBSAN
+	DEBUG_LIST
+)
+
+tarball() {
+	local t
+	t=$(find /usr/src -maxdepth 1 -name 'linux-source-6.12*.tar.*' -printf '%f\n' |
+		sort -V | tail -n 1)
+	[[ -n $t ]] || ue_die "no /usr/src/linux-source-6.12*.tar.* (package linux-source-6.12)"
+	printf '/usr/src/%s\n' "$t"
+}
+
+tar=$(tarball)
+key=$( (ue_files_key "$tar"; config_fragment) | sha256sum | cut -c1-16)
+base=$(ue_cache_dir)/debug-kernel
+cache=$base/$key
+src=$cache/src
+
+kernel_release() { cat "$src/include/config/kernel.release"; }
+
+build() {
+	mkdir -p "$cache"
+	exec {blk}>"$base/.build-lock"
+	flock "$blk"
+	if [[ -f $cache/DONE ]]; then
+		return 0
+	fi
+	local t0=$SECONDS jobs=${UE_DEBUG_JOBS:-$(nproc)}
+	ue_note "building the debug kernel in $cache (log: $cache/build.log)"
+	if [[ ! -f $src/Makefile ]]; then
+		local tmp
+		tmp=$(mktemp -d "$cache/extract.XXXXXX")
+		nice -n 19 tar -xf "$tar" -C "$tmp"
+		rm -rf "$src"
+		mv "$tmp"/linux-source-6.12* "$src"
+		rmdir "$tmp"
+	fi
+	config_fragment >"$cache/fragment.config"
+	{
+		set -e
+		cd "$src"
+		make -s defconfig
+		scripts/kconfig/merge_config.sh -m .config kernel/configs/kvm_guest.config \
+			"$cache/fragment.config"
+		make -s olddefconfig
+	} >"$cache/build.log" 2>&1 || ue_die "configuring failed (log: $cache/build.log)"
+	# Every =y of the fragment and the required list must have survived.
+	local bad=() o want
+	: >"$cache/config-check.log"
+	while IFS= read -r line; do
+		[[ $line =~ ^CONFIG_([A-Z0-9_]+)=(.*)$ ]] || continue
+		o=${BASH_REMATCH[1]} want=${BASH_REMATCH[2]}
+		grep -qxF "CONFIG_$o=$want" "$src/.config" ||
+			echo "fragment: CONFIG_$o=$want not in final .config" >>"$cache/config-check.log"
+	done < <(config_fragment)
+	for o in "${required_options[@]}"; do
+		grep -qx "CONFIG_$o=y" "$src/.config" || bad+=("$o")
+	done
+	((${#bad[@]} == 0)) || ue_die "required options not set after olddefconfig: ${bad[*]}"
+	if [[ -s $cache/config-check.log ]]; then
+		ue_note "fragment options that did not stick (informational):"
+		sed 's/^/    /' "$cache/config-check.log" >&2
+	fi
+	nice -n 19 make -C "$src" -j"$jobs" bzImage modules >>"$cache/build.log" 2>&1 ||
+		ue_die "kernel build failed (log: $cache/build.log)"
+	# CPU time of the build (children of this shell): load-independent
+	local cpu
+	cpu=$(times | tail -n 1 | awk '{
+		split($1, u, "m"); split($2, s, "m")
+		printf "%d", u[1] * 60 + u[2] + s[1] * 60 + s[2] }')
+	echo "$cpu" >"$cache/build.cpu-seconds"
+	rm -rf "$cache/mod"
+	nice -n 19 make -C "$src" -s INSTALL_MOD_PATH="$cache/mod" modules_install \
+		>>"$cache/build.log" 2>&1 || ue_die "modules_install failed (log: $cache/build.log)"
+	local rel
+	rel=$(kernel_release)
+	# No build/source links: scripts/kernels.sh must not see this kernel.
+	rm -f "$cache/mod/lib/modules/$rel/build" "$cache/mod/lib/modules/$rel/source"
+	echo $((SECONDS - t0)) >"$cache/build.seconds"
+	touch "$cache/DONE"
+	ue_note "debug kernel $rel built in $((SECONDS - t0))s wall, ${cpu}s CPU (user+sys, nice 19, -j$jobs)"
+	# Older cache entries (other tarball or fragment) go.
+	find "$base" -mindepth 1 -maxdepth 1 -type d ! -name "$key" -exec rm -rf {} +
+}
+
+case $mode in
+config) config_fragment; exit 0 ;;
+build) build; exit 0 ;;
+release) [[ -f $cache/DONE ]] || ue_die "not built"; kernel_release; exit 0 ;;
+kdir) [[ -f $cache/DONE ]] || ue_die "not built"; printf '%s\n' "$src"; exit 0 ;;
+all) ;;
+*) ue_die "usage: $0 [all|build|release|kdir|config]" ;;
+esac
+
+# --- test phase --------------------------------------------------------
+t0=$SECONDS
+ue_lock_build
+build
+rel=$(kernel_release)
+mods=$cache/mod/lib/modules/$rel
+[[ -f $mods/modules.builtin && -f $mods/modules.dep ]] ||
+	ue_die "$mods lacks modules.builtin/modules.dep (modules_install)"
+echo "===== debug kernel $rel ($(cat "$cache/build.seconds")s wall, $(cat "$cache/build.cpu-seconds" 2>/dev/null || echo '?')s CPU to build)"
+
+# run.sh finds kernels by release: point /boot and /lib/modules at the cache
+# while we run (no build link: scripts/kernels.sh keeps ignoring it).
+links=()
+cleanup_links() {
+	local l
+	for l in "${links[@]}"; do
+		[[ -L $l ]] && rm -f "$l"
+	done
+}
+trap cleanup_links EXIT
+link() { # link <target> <name>
+	if [[ -L $2 ]]; then
+		rm -f "$2"
+	elif [[ -e $2 ]]; then
+		ue_die "$2 exists and is not our symlink; refusing to replace it"
+	fi
+	ln -s "$1" "$2"
+	links+=("$2")
+}
+link "$src/arch/x86/boot/bzImage" "/boot/vmlinuz-$rel"
+link "$mods" "/lib/modules/$rel"
+
+pass=0 fail=0 failed=()
+count() { # count <output.log> <label>: ok / not ok lines (SKIP fails)
+	local p f
+	p=$(grep -E '^ok( |$)' "$1" | grep -v -i -c -E '#[[:space:]]*skip' || true)
+	f=$(grep -c -E '^not ok( |$)|^ok( |$).*#[[:space:]]*[Ss][Kk][Ii][Pp]' "$1" || true)
+	pass=$((pass + p))
+	fail=$((fail + f))
+	while IFS= read -r l; do failed+=("$2: $l"); done < \
+		<(grep -E '^not ok( |$)|^ok( |$).*#[[:space:]]*[Ss][Kk][Ii][Pp]' "$1" || true)
+}
+guest() { # guest <label> <timeout> <command...>
+	local label=$1 tmo=$2 res=$UE_BUILD/$rel/$1 gstatus=0
+	shift 2
+	echo
+	echo "===== $rel: $label"
+	opts=(-o "$res" -t "$tmo" --smp 2 -m 2G)
+	[[ ${V:-0} == 1 ]] || opts+=(-q)
+	"$UE_REPO/scripts/guest/run.sh" "${opts[@]}" "$rel" -- \
+		"$UE_REPO/scripts/debug-kernel.sh" guest "$@" || gstatus=$?
+	[[ ${V:-0} == 1 || ! -f $res/output.log ]] || cat "$res/output.log"
+	[[ -f $res/output.log ]] && count "$res/output.log" "$label"
+	if ((gstatus == 2)); then
+		fail=$((fail + 1))
+		failed+=("$label: guest run failed: $(grep -m1 '^    \[' "$res/problems" 2>/dev/null ||
+			head -n 1 "$res/problems" 2>/dev/null)")
+		echo "----- guest run FAILED; problems:"
+		sed 's/^/  /' "$res/problems" 2>/dev/null || true
+		first=$(grep -n -a -m1 -E '\] (BUG|WARNING|Oops|general protection|KASAN|UBSAN|possible|INFO|kmemleak)' \
+			"$res/console.log" | cut -d: -f1 || true)
+		echo "----- console ($res/console.log):"
+		if [[ -n $first ]]; then
+			tail -n "+$first" "$res/console.log" | head -n 120 | sed 's/^/  | /'
+		else
+			tail -n 60 "$res/console.log" | sed 's/^/  | /'
+		fi
+	fi
+	echo "$label: $(cat "$res/result" 2>/dev/null | tr '\n' ' ')"
+}
+
+# The module, built against the debug tree (W=1, warnings count)
+echo "===== $rel: module build"
+moddir=$UE_BUILD/$rel/module
+rm -rf "$moddir"
+mkdir -p "$moddir"
+cp -p "$UE_REPO"/Kbuild "$UE_REPO"/VERSION "$UE_REPO"/*.c "$UE_REPO"/*.h "$UE_REPO"/*.S "$moddir/" 2>/dev/null || true
+rm -f "$moddir"/*.mod.c
+cp -pR "$UE_REPO/include" "$moddir/include"
+if ! make -C "$src" M="$moddir" W=1 modules >"$UE_BUILD/$rel/module-build.log" 2>&1; then
+	tail -n 40 "$UE_BUILD/$rel/module-build.log"
+	echo "module build FAILED"
+	echo "0 passed, 1 failed"
+	exit 1
+fi
+if grep -q -i -E '(^|[^a-z])warning[:[]' "$UE_BUILD/$rel/module-build.log"; then
+	grep -i -E -A3 '(^|[^a-z])warning[:[]' "$UE_BUILD/$rel/module-build.log" | head -n 40
+	fail=$((fail + 1))
+	failed+=("module build printed warnings")
+fi
+ko=$moddir/user_events.ko
+
+bindir=$UE_BUILD/bin
+mkdir -p "$bindir"
+gcc -O2 -g -Wall -Wextra -Werror -pthread -I"$UE_REPO/include" -o "$bindir/ue_stress" "$UE_REPO/stress/ue_stress.c"
+gcc -O2 -g -Wall -Wextra -Werror -pthread -I"$UE_REPO/include" -o "$bindir/ue_races" "$UE_REPO/stress/ue_races.c"
+gcc -O2 -g -Wall -Wextra -Werror -I"$UE_REPO/include" -o "$bindir/ue_fuzz" "$UE_REPO/fuzz/ue_fuzz.c"
+skip=" ${UE_DEBUG_SKIP:-} "
+
+if [[ $skip != *" selftests "* ]]; then
+	harness=$("$UE_REPO/scripts/setup.sh" --harness-dir)
+	tests=$UE_BUILD/selftests
+	rm -rf "$tests"
+	mkdir -p "$tests"
+	if make -C "$UE_REPO/selftests" "HARNESS_DIR=$harness" "OUT=$tests" >"$UE_BUILD/selftests-build.log" 2>&1; then
+		guest selftests 5400 env "UE_TEST_TIMEOUT=${UE_TEST_TIMEOUT:-1200}" \
+			"$UE_REPO/scripts/guest/run-tests.sh" "$ko" "$tests"
+	else
+		tail -n 20 "$UE_BUILD/selftests-build.log"
+		fail=$((fail + 1))
+		failed+=("selftests build failed")
+	fi
+fi
+if [[ $skip != *" stress "* ]]; then
+	secs=${STRESS_S:-120}
+	seed=${STRESS_SEED:-$(od -An -N6 -tu8 /dev/urandom | tr -d ' ')}
+	echo "(stress seed $seed, ${secs}s)"
+	guest stress $((secs * 3 + 1200)) "$UE_REPO/stress/guest.sh" "$ko" "$bindir/ue_stress" "$secs" "$seed"
+fi
+if [[ $skip != *" regress "* ]]; then
+	shopt -s nullglob
+	cases=("$UE_REPO"/fuzz/regressions/*.case)
+	shopt -u nullglob
+	if ((${#cases[@]})); then
+		guest regress 3600 "$UE_REPO/fuzz/guest.sh" replay "$ko" "$bindir/ue_fuzz" "${cases[@]}"
+	else
+		echo "(no fuzz regression cases)"
+	fi
+fi
+
+echo
+echo "===== check-debug summary ($rel; kernel build $(cat "$cache/build.seconds")s wall, $(cat "$cache/build.cpu-seconds" 2>/dev/null || echo '?')s CPU)"
+if ((${#failed[@]})); then
+	echo "failed:"
+	printf '  %s\n' "${failed[@]}"
+fi
+echo "check-debug took $((SECONDS - t0))s"
+echo "$pass passed, $fail failed"
+((fail == 0))

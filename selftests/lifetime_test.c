@@ -1,0 +1,1331 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * user_events.ko selftests: enablers of the remote write ABI (struct
+ * user_write_reg, size 28) across the life of processes: fork() gives the
+ * child its own copy of every enabler, threads and clone(CLONE_VM)
+ * children share them, exec() drops them, exit() with live enablers is
+ * clean, a fork storm while the event is toggled, and words whose page
+ * is dropped (MADV_DONTNEED), unmapped, remapped or made read-only.
+ *
+ * The behaviour expected is that of upstream Linux 6.12 built with
+ * CONFIG_USER_EVENTS=y. After fork() both copies of a word are
+ * copy-on-write, so the kernel may update them asynchronously (through a
+ * fault fixup): these tests poll words for up to a second.
+ *
+ * Every event created here is named "ue_l_*"; the fixture teardown
+ * unregisters what is left, closes its files and checks they are gone.
+ *
+ * The program runs itself through /proc/self/exe as the exec() test's
+ * helper when its first argument is EXEC_HELPER_ARG.
+ */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+
+#include "ue_test.h"
+
+#define PREFIX		"ue_l_"
+#define UE_MULTI_DIR	UE_TRACEFS "/events/" USER_EVENTS_MULTI_SYSTEM
+
+#define FILL		0x5a
+#define FILL32		0x5a5a5a5aU
+#define FILL64		0x5a5a5a5a5a5a5a5aULL
+/* What children write into their copy of a word: bits 0, 1, 6, 7 clear */
+#define CHILD32		0x3c3c3c3cU
+
+#define WAIT_MS		1000
+#define MEM_PAGES	2
+
+#define EXEC_HELPER_ARG	"--ue-exec-helper"
+/* Where the exec() test puts its word, in the test and in the helper */
+#define EXEC_ADDR	((void *)0x200000000000UL)
+
+extern char **environ;
+
+/* ---------------------------------------------------------------------
+ * Helpers
+ */
+
+static int wreg(int fd, const char *desc, const void *addr, int size,
+		int bit, int flags, int *write_index)
+{
+	struct user_write_reg reg;
+
+	memset(&reg, 0, sizeof(reg));
+	reg.size = sizeof(reg);
+	reg.enable_bit = bit;
+	reg.enable_size = size;
+	reg.flags = flags;
+	reg.enable_addr = (__u64)(uintptr_t)addr;
+	reg.name_args = (__u64)(uintptr_t)desc;
+	reg.write_index = 0xdeadbeef;
+
+	if (ioctl(fd, DIAG_IOCSREG, &reg) < 0)
+		return -errno;
+
+	if (write_index)
+		*write_index = (int)reg.write_index;
+
+	return 0;
+}
+
+static int wunreg(int fd, const void *addr, int bit)
+{
+	struct user_write_unreg unreg;
+
+	memset(&unreg, 0, sizeof(unreg));
+	unreg.size = sizeof(unreg);
+	unreg.disable_bit = bit;
+	unreg.disable_addr = (__u64)(uintptr_t)addr;
+
+	if (ioctl(fd, DIAG_IOCSUNREG, &unreg) < 0)
+		return -errno;
+
+	return 0;
+}
+
+static uint64_t word_read(const void *addr, int size)
+{
+	if (size == 8)
+		return __atomic_load_n((const uint64_t *)addr, __ATOMIC_SEQ_CST);
+
+	return __atomic_load_n((const uint32_t *)addr, __ATOMIC_SEQ_CST);
+}
+
+static void word_write(void *addr, int size, uint64_t val)
+{
+	if (size == 8)
+		__atomic_store_n((uint64_t *)addr, val, __ATOMIC_SEQ_CST);
+	else
+		__atomic_store_n((uint32_t *)addr, (uint32_t)val,
+				 __ATOMIC_SEQ_CST);
+}
+
+static void sleep_ms(int ms)
+{
+	usleep(ms * 1000);
+}
+
+/* Wait up to ms for the word to read want; returns it or -1 */
+static int word_wait(const void *addr, int size, uint64_t want, int ms)
+{
+	int waited;
+
+	for (waited = 0; waited <= ms; waited += 5) {
+		if (word_read(addr, size) == want)
+			return waited;
+		sleep_ms(5);
+	}
+
+	return -1;
+}
+
+/* The word reads want within a second */
+#define ASSERT_WORD_SOON(addr, size, want) do {				\
+	uint64_t __want = (want);					\
+	if (word_wait((addr), (size), __want, WAIT_MS) < 0)		\
+		TH_LOG("word %p: %#llx, expected %#llx within 1 s",	\
+		       (void *)(addr),					\
+		       (unsigned long long)word_read((addr), (size)),	\
+		       (unsigned long long)__want);			\
+	ASSERT_EQ(__want, word_read((addr), (size)));			\
+} while (0)
+
+/* The word still reads want after a while (nothing touches it) */
+#define ASSERT_WORD_STAYS(addr, size, want) do {			\
+	sleep_ms(200);							\
+	ASSERT_EQ((uint64_t)(want), word_read((addr), (size)));		\
+} while (0)
+
+static char *map_mem(size_t pages)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	char *mem = mmap(NULL, pages * page, PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	if (mem == MAP_FAILED)
+		return NULL;
+	memset(mem, FILL, pages * page);
+
+	return mem;
+}
+
+static bool event_wait(const char *name, bool exists, int ms)
+{
+	int waited;
+
+	for (waited = 0; waited <= ms; waited += 10) {
+		if (ue_event_exists(name) == exists)
+			return true;
+		sleep_ms(10);
+	}
+
+	return false;
+}
+
+/*
+ * Disable and DIAG_IOCSDEL every event of both systems whose name starts
+ * with prefix, then wait for all of them to be gone. Returns how many
+ * are left.
+ */
+static int cleanup_events(const char *prefix)
+{
+	static const char *const sys_dirs[] = { UE_EVENTS_DIR, UE_MULTI_DIR };
+	int left = 0, waited, ret;
+	unsigned int s;
+
+	for (waited = 0; waited <= 2 * WAIT_MS; waited += 20) {
+		left = 0;
+		for (s = 0; s < sizeof(sys_dirs) / sizeof(sys_dirs[0]); s++) {
+			struct dirent *de;
+			DIR *d = opendir(sys_dirs[s]);
+
+			if (!d)
+				continue;
+			while ((de = readdir(d))) {
+				char path[512], name[300];
+
+				if (strncmp(de->d_name, prefix, strlen(prefix)))
+					continue;
+				left++;
+				snprintf(path, sizeof(path), "%s/%s/enable",
+					 sys_dirs[s], de->d_name);
+				ue_write_file(path, "0\n", false);
+				/* DIAG_IOCSDEL takes the name without ".<id>" */
+				snprintf(name, sizeof(name), "%s", de->d_name);
+				name[strcspn(name, ".")] = '\0';
+				ret = ue_del(name);
+				if (waited + 20 > 2 * WAIT_MS)
+					ksft_print_msg("cleanup: %s/%s left, DIAG_IOCSDEL: %s\n",
+						       sys_dirs[s], de->d_name,
+						       strerror(-ret));
+			}
+			closedir(d);
+		}
+		if (!left)
+			break;
+		sleep_ms(20);
+	}
+
+	return left;
+}
+
+/* ---------------------------------------------------------------------
+ * Peers: a forked (or exec'd) process that serves requests about its
+ * copy of a word over a pair of pipes
+ */
+struct req {
+	char cmd;
+	uint64_t arg;
+};
+
+enum {
+	CMD_READ = 'r',		/* reply: the word */
+	CMD_WRITE = 'w',	/* store arg in the word; reply 0 */
+	CMD_REG = 'g',		/* register the word; reply 0 or -errno */
+	CMD_UNREG = 'u',	/* unregister the word; reply 0 or -errno */
+	CMD_QUIT = 'q',		/* exit(0), no reply */
+};
+
+struct peer_word {
+	char *addr;
+	int size;
+	int bit;
+	const char *desc;
+	int fd;			/* data fd, opened on first need if < 0 */
+};
+
+static bool read_full(int fd, void *buf, size_t len)
+{
+	size_t done = 0;
+
+	while (done < len) {
+		ssize_t n = read(fd, (char *)buf + done, len - done);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return false;
+		done += n;
+	}
+
+	return true;
+}
+
+static bool write_full(int fd, const void *buf, size_t len)
+{
+	return write(fd, buf, len) == (ssize_t)len;
+}
+
+/* The peer side: serve requests until CMD_QUIT or EOF */
+static void __attribute__((noreturn)) peer_serve(int in, int out,
+						 struct peer_word *pw)
+{
+	struct req rq;
+
+	while (read_full(in, &rq, sizeof(rq))) {
+		int64_t reply = 0;
+
+		switch (rq.cmd) {
+		case CMD_READ:
+			reply = (int64_t)word_read(pw->addr, pw->size);
+			break;
+		case CMD_WRITE:
+			word_write(pw->addr, pw->size, rq.arg);
+			break;
+		case CMD_REG:
+			if (pw->fd < 0)
+				pw->fd = open(UE_DATA_FILE, O_RDWR | O_CLOEXEC);
+			reply = pw->fd < 0 ? -errno :
+				wreg(pw->fd, pw->desc, pw->addr, pw->size,
+				     pw->bit, 0, NULL);
+			break;
+		case CMD_UNREG:
+			if (pw->fd < 0)
+				pw->fd = open(UE_DATA_FILE, O_RDWR | O_CLOEXEC);
+			reply = pw->fd < 0 ? -errno :
+				wunreg(pw->fd, pw->addr, pw->bit);
+			break;
+		case CMD_QUIT:
+			_exit(0);
+		default:
+			_exit(3);
+		}
+		if (!write_full(out, &reply, sizeof(reply)))
+			_exit(4);
+	}
+	_exit(0);
+}
+
+struct peer {
+	pid_t pid;
+	int to;		/* requests */
+	int from;	/* replies */
+};
+
+/*
+ * Fork a peer serving pw (its copy of the memory). With exec_desc, the
+ * peer is the exec helper instead, which gets exec_desc, and pw (if not
+ * NULL) is registered before the exec().
+ */
+static int peer_start(struct peer *p, struct peer_word *pw, const char *exec_desc)
+{
+	int req[2], rep[2];
+
+	if (pipe2(req, O_CLOEXEC) || pipe2(rep, O_CLOEXEC))
+		return -errno;
+
+	fflush(stdout);
+	fflush(stderr);
+	p->pid = fork();
+	if (p->pid < 0)
+		return -errno;
+	if (p->pid == 0) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		if (exec_desc) {
+			/* An event only this image registers, on a CLOEXEC fd */
+			if (pw) {
+				int fd = open(UE_DATA_FILE, O_RDWR | O_CLOEXEC);
+
+				if (fd < 0 || wreg(fd, pw->desc, pw->addr, pw->size,
+						   pw->bit, 0, NULL))
+					_exit(8);
+			}
+			if (dup2(req[0], 0) < 0 || dup2(rep[1], 1) < 0)
+				_exit(5);
+			execl("/proc/self/exe", "lifetime_test", EXEC_HELPER_ARG,
+			      exec_desc, (char *)NULL);
+			_exit(6);
+		}
+		peer_serve(req[0], rep[1], pw);
+	}
+	close(req[0]);
+	close(rep[1]);
+	p->to = req[1];
+	p->from = rep[0];
+
+	return 0;
+}
+
+/* Send a request; returns the reply (INT64_MIN if the peer is gone) */
+static int64_t peer_call(struct peer *p, char cmd, uint64_t arg)
+{
+	struct req rq;
+	int64_t reply;
+
+	memset(&rq, 0, sizeof(rq));
+	rq.cmd = cmd;
+	rq.arg = arg;
+	if (!write_full(p->to, &rq, sizeof(rq)))
+		return INT64_MIN;
+	if (cmd == CMD_QUIT)
+		return 0;
+	if (!read_full(p->from, &reply, sizeof(reply)))
+		return INT64_MIN;
+
+	return reply;
+}
+
+/* Wait up to ms for the peer's word to read want; returns its value */
+static uint64_t peer_wait_word(struct peer *p, uint64_t want, int ms)
+{
+	uint64_t val = 0;
+	int waited;
+
+	for (waited = 0; waited <= ms; waited += 5) {
+		val = (uint64_t)peer_call(p, CMD_READ, 0);
+		if (val == want)
+			break;
+		sleep_ms(5);
+	}
+
+	return val;
+}
+
+/* Stop the peer; returns its wait status */
+static int peer_stop(struct peer *p)
+{
+	int status = -1;
+
+	if (p->pid <= 0)
+		return -1;
+	peer_call(p, CMD_QUIT, 0);
+	close(p->to);
+	close(p->from);
+	if (waitpid(p->pid, &status, 0) != p->pid)
+		status = -1;
+	p->pid = 0;
+
+	return status;
+}
+
+/* ---------------------------------------------------------------------
+ * The exec() helper: the test image exec'd with EXEC_HELPER_ARG <desc>
+ */
+static int exec_helper(int argc, char **argv)
+{
+	struct peer_word pw = { .size = 4, .bit = 0, .fd = -1 };
+	long page = sysconf(_SC_PAGESIZE);
+	char *mem;
+
+	if (argc < 3)
+		return 2;
+	pw.desc = argv[2];
+
+	/* The same address as the word of the process before exec() */
+	mem = mmap(EXEC_ADDR, page, PROT_READ | PROT_WRITE,
+		   MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+	if (mem != EXEC_ADDR)
+		return 7;
+	memset(mem, FILL, page);
+	pw.addr = mem;
+
+	peer_serve(0, 1, &pw);
+}
+
+/* ---------------------------------------------------------------------
+ * Fixture
+ */
+#define MAX_REGS	32
+#define MAX_PEERS	4
+
+FIXTURE(life) {
+	int fd;
+	char *mem;
+	size_t mem_len;
+	int nregs;
+	struct {
+		const void *addr;
+		int bit;
+	} regs[MAX_REGS];
+	struct peer peers[MAX_PEERS];
+};
+
+FIXTURE_SETUP(life)
+{
+	self->nregs = 0;
+	memset(self->peers, 0, sizeof(self->peers));
+	self->mem_len = MEM_PAGES * sysconf(_SC_PAGESIZE);
+	self->mem = map_mem(MEM_PAGES);
+	ASSERT_NE(NULL, self->mem);
+
+	/*
+	 * A test that fails an ASSERT exits without its teardown (with
+	 * -O2 the harness's "child" variable does not survive longjmp()):
+	 * remove what such a test may have left behind.
+	 */
+	cleanup_events(PREFIX);
+
+	self->fd = ue_open_data();
+	ASSERT_LE(0, self->fd) {
+		TH_LOG("open %s: %s (is user_events.ko loaded?)",
+		       UE_DATA_FILE, strerror(errno));
+	}
+}
+
+FIXTURE_TEARDOWN(life)
+{
+	int fd = ue_open_data();
+	int i;
+
+	for (i = 0; i < MAX_PEERS; i++) {
+		if (self->peers[i].pid > 0) {
+			kill(self->peers[i].pid, SIGKILL);
+			waitpid(self->peers[i].pid, NULL, 0);
+			close(self->peers[i].to);
+			close(self->peers[i].from);
+		}
+	}
+	for (i = 0; i < self->nregs && fd >= 0; i++)
+		wunreg(fd, self->regs[i].addr, self->regs[i].bit);
+	if (fd >= 0)
+		close(fd);
+	if (self->fd >= 0)
+		close(self->fd);
+	if (self->mem)
+		munmap(self->mem, self->mem_len);
+
+	EXPECT_EQ(0, cleanup_events(PREFIX));
+}
+
+static void track(FIXTURE_DATA(life) *self, const void *addr, int bit)
+{
+	if (self->nregs < MAX_REGS) {
+		self->regs[self->nregs].addr = addr;
+		self->regs[self->nregs].bit = bit;
+		self->nregs++;
+	}
+}
+
+static void forget(FIXTURE_DATA(life) *self, const void *addr, int bit)
+{
+	int i;
+
+	for (i = 0; i < self->nregs; i++) {
+		if (self->regs[i].addr == addr && self->regs[i].bit == bit) {
+			self->regs[i] = self->regs[--self->nregs];
+			i--;
+		}
+	}
+}
+
+static int reg(FIXTURE_DATA(life) *self, const char *desc, const void *addr,
+	       int size, int bit)
+{
+	int ret = wreg(self->fd, desc, addr, size, bit, 0, NULL);
+
+	if (!ret)
+		track(self, addr, bit);
+
+	return ret;
+}
+
+static int unreg(FIXTURE_DATA(life) *self, const void *addr, int bit)
+{
+	forget(self, addr, bit);
+
+	return wunreg(self->fd, addr, bit);
+}
+
+/*
+ * Close the data fd at the end of a test: with no registration left in
+ * any process (children exited, exec'd or unregistered), the event must
+ * go away by itself. An enabler leaked by fork/exec/exit would keep it.
+ */
+static bool close_and_gone(FIXTURE_DATA(life) *self, const char *name)
+{
+	close(self->fd);
+	self->fd = -1;
+
+	return event_wait(name, false, WAIT_MS);
+}
+
+/* ---------------------------------------------------------------------
+ * fork()
+ */
+
+TEST_F(life, fork_child_has_own_copy)
+{
+	const char *desc = PREFIX "fork u32 a", *name = PREFIX "fork";
+	struct peer_word pw = { .size = 4, .bit = 0, .desc = desc, .fd = -1 };
+	char *w = self->mem;
+	struct peer *child = &self->peers[0];
+	int perf_fd;
+
+	word_write(w, 4, FILL32 & ~1U);
+	ASSERT_EQ(0, reg(self, desc, w, 4, 0));
+	pw.addr = w;
+	ASSERT_EQ(0, peer_start(child, &pw, NULL));
+
+	/* The child's copy of the word is its own */
+	ASSERT_EQ(0, peer_call(child, CMD_WRITE, CHILD32));
+	ASSERT_EQ((int64_t)CHILD32, peer_call(child, CMD_READ, 0));
+	ASSERT_EQ(FILL32 & ~1U, word_read(w, 4));
+
+	/* ... and it inherited the enabler */
+	ASSERT_EQ(-EADDRINUSE, peer_call(child, CMD_REG, 0));
+
+	/* Both copies follow the event, each keeping its other bits */
+	ASSERT_EQ(0, ue_enable(name, true));
+	ASSERT_WORD_SOON(w, 4, FILL32 | 1);
+	ASSERT_EQ(CHILD32 | 1, peer_wait_word(child, CHILD32 | 1, WAIT_MS));
+	ASSERT_EQ(0, ue_enable(name, false));
+	ASSERT_WORD_SOON(w, 4, FILL32 & ~1U);
+	ASSERT_EQ(CHILD32, peer_wait_word(child, CHILD32, WAIT_MS));
+
+	/* perf too */
+	perf_fd = ue_perf_open(name);
+	ASSERT_LE(0, perf_fd);
+	ASSERT_WORD_SOON(w, 4, FILL32 | 1);
+	ASSERT_EQ(CHILD32 | 1, peer_wait_word(child, CHILD32 | 1, WAIT_MS));
+	close(perf_fd);
+	ASSERT_WORD_SOON(w, 4, FILL32 & ~1U);
+	ASSERT_EQ(CHILD32, peer_wait_word(child, CHILD32, WAIT_MS));
+
+	ASSERT_EQ(0, peer_call(child, CMD_UNREG, 0));
+	ASSERT_EQ(0, peer_stop(child));
+	ASSERT_EQ(0, unreg(self, w, 0));
+	ASSERT_TRUE(close_and_gone(self, name));
+}
+
+TEST_F(life, fork_child_unreg_keeps_parent)
+{
+	const char *desc = PREFIX "cunreg u32 a", *name = PREFIX "cunreg";
+	struct peer_word pw = { .size = 4, .bit = 0, .desc = desc, .fd = -1 };
+	char *w = self->mem;
+	struct peer *child = &self->peers[0];
+
+	word_write(w, 4, FILL32 & ~1U);
+	ASSERT_EQ(0, reg(self, desc, w, 4, 0));
+	pw.addr = w;
+	ASSERT_EQ(0, peer_start(child, &pw, NULL));
+	ASSERT_EQ(0, peer_call(child, CMD_WRITE, CHILD32));
+
+	ASSERT_EQ(0, ue_enable(name, true));
+	ASSERT_WORD_SOON(w, 4, FILL32 | 1);
+	ASSERT_EQ(CHILD32 | 1, peer_wait_word(child, CHILD32 | 1, WAIT_MS));
+
+	/* The child unregisters: its bit is cleared, the parent's is not */
+	ASSERT_EQ(0, peer_call(child, CMD_UNREG, 0));
+	ASSERT_EQ(CHILD32, peer_wait_word(child, CHILD32, WAIT_MS));
+	ASSERT_WORD_STAYS(w, 4, FILL32 | 1);
+	ASSERT_EQ(-ENOENT, peer_call(child, CMD_UNREG, 0));
+
+	/* The parent's enabler still works, the child's copy is left alone */
+	ASSERT_EQ(0, ue_enable(name, false));
+	ASSERT_WORD_SOON(w, 4, FILL32 & ~1U);
+	ASSERT_EQ(0, peer_call(child, CMD_WRITE, CHILD32 | 1));
+	ASSERT_EQ(0, ue_enable(name, true));
+	ASSERT_WORD_SOON(w, 4, FILL32 | 1);
+	ASSERT_EQ(0, ue_enable(name, false));
+	ASSERT_WORD_SOON(w, 4, FILL32 & ~1U);
+	sleep_ms(200);
+	ASSERT_EQ((int64_t)(CHILD32 | 1), peer_call(child, CMD_READ, 0));
+
+	/* The child may register the address and bit again */
+	ASSERT_EQ(0, peer_call(child, CMD_REG, 0));
+	ASSERT_EQ(CHILD32, peer_wait_word(child, CHILD32, WAIT_MS));
+	ASSERT_EQ(0, peer_call(child, CMD_UNREG, 0));
+
+	ASSERT_EQ(0, peer_stop(child));
+	ASSERT_EQ(0, unreg(self, w, 0));
+	ASSERT_TRUE(close_and_gone(self, name));
+}
+
+TEST_F(life, fork_parent_unreg_keeps_child)
+{
+	const char *desc = PREFIX "punreg u32 a", *name = PREFIX "punreg";
+	struct peer_word pw = { .size = 4, .bit = 0, .desc = desc, .fd = -1 };
+	char *w = self->mem;
+	struct peer *child = &self->peers[0];
+
+	word_write(w, 4, FILL32 & ~1U);
+	ASSERT_EQ(0, reg(self, desc, w, 4, 0));
+	pw.addr = w;
+	ASSERT_EQ(0, peer_start(child, &pw, NULL));
+	ASSERT_EQ(0, peer_call(child, CMD_WRITE, CHILD32));
+
+	ASSERT_EQ(0, ue_enable(name, true));
+	ASSERT_WORD_SOON(w, 4, FILL32 | 1);
+	ASSERT_EQ(CHILD32 | 1, peer_wait_word(child, CHILD32 | 1, WAIT_MS));
+
+	/* The parent unregisters: its bit is cleared, the child's is not */
+	ASSERT_EQ(0, unreg(self, w, 0));
+	ASSERT_WORD_SOON(w, 4, FILL32 & ~1U);
+	sleep_ms(200);
+	ASSERT_EQ((int64_t)(CHILD32 | 1), peer_call(child, CMD_READ, 0));
+	ASSERT_EQ(-ENOENT, wunreg(self->fd, w, 0));
+
+	/* The child's enabler still works, the parent's word is left alone */
+	ASSERT_EQ(0, ue_enable(name, false));
+	ASSERT_EQ(CHILD32, peer_wait_word(child, CHILD32, WAIT_MS));
+	word_write(w, 4, FILL32 | 1);
+	ASSERT_EQ(0, ue_enable(name, true));
+	ASSERT_EQ(CHILD32 | 1, peer_wait_word(child, CHILD32 | 1, WAIT_MS));
+	ASSERT_EQ(0, ue_enable(name, false));
+	ASSERT_EQ(CHILD32, peer_wait_word(child, CHILD32, WAIT_MS));
+	ASSERT_WORD_STAYS(w, 4, FILL32 | 1);
+	word_write(w, 4, FILL32 & ~1U);
+
+	ASSERT_EQ(0, peer_call(child, CMD_UNREG, 0));
+	ASSERT_EQ(0, peer_stop(child));
+	ASSERT_TRUE(close_and_gone(self, name));
+}
+
+TEST_F(life, fork_child_of_child)
+{
+	const char *desc = PREFIX "fork2 u32 a", *name = PREFIX "fork2";
+	char *w = self->mem;
+	int pipefd[2], status;
+	uint32_t seen[2] = { 0, 0 };
+	pid_t pid;
+
+	word_write(w, 4, FILL32 & ~1U);
+	ASSERT_EQ(0, reg(self, desc, w, 4, 0));
+	ASSERT_EQ(0, pipe(pipefd));
+
+	/* The grandchild also inherits the enabler, through the child */
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (pid == 0) {
+		pid_t gc;
+
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		gc = fork();
+		if (gc == 0) {
+			word_write(w, 4, CHILD32);
+			if (ue_enable(name, true))
+				_exit(1);
+			seen[0] = word_wait(w, 4, CHILD32 | 1, WAIT_MS) < 0 ?
+				  (uint32_t)word_read(w, 4) : CHILD32 | 1;
+			if (ue_enable(name, false))
+				_exit(1);
+			seen[1] = word_wait(w, 4, CHILD32, WAIT_MS) < 0 ?
+				  (uint32_t)word_read(w, 4) : CHILD32;
+			if (!write_full(pipefd[1], seen, sizeof(seen)))
+				_exit(1);
+			_exit(0);
+		}
+		if (gc < 0 || waitpid(gc, &status, 0) != gc)
+			_exit(1);
+		_exit(WIFEXITED(status) ? WEXITSTATUS(status) : 1);
+	}
+	close(pipefd[1]);
+	ASSERT_TRUE(read_full(pipefd[0], seen, sizeof(seen)));
+	close(pipefd[0]);
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	ASSERT_EQ(0, status);
+	ASSERT_EQ(CHILD32 | 1, seen[0]);
+	ASSERT_EQ(CHILD32, seen[1]);
+
+	/* The parent's word followed too */
+	ASSERT_WORD_SOON(w, 4, FILL32 & ~1U);
+	ASSERT_EQ(0, ue_enable(name, true));
+	ASSERT_WORD_SOON(w, 4, FILL32 | 1);
+	ASSERT_EQ(0, ue_enable(name, false));
+	ASSERT_WORD_SOON(w, 4, FILL32 & ~1U);
+	ASSERT_EQ(0, unreg(self, w, 0));
+	ASSERT_TRUE(close_and_gone(self, name));
+}
+
+/* ---------------------------------------------------------------------
+ * Threads and clone(CLONE_VM)
+ */
+
+struct thread_arg {
+	int fd;
+	const char *desc;
+	uint32_t *w;
+	int dup_result;		/* registering (w, 0) again */
+	int reg_result;		/* registering (w, bit) */
+	int bit;
+};
+
+static void *thread_fn(void *p)
+{
+	struct thread_arg *a = p;
+
+	a->dup_result = wreg(a->fd, a->desc, a->w, 4, 0, 0, NULL);
+	a->reg_result = wreg(a->fd, a->desc, a->w, 4, a->bit, 0, NULL);
+
+	return NULL;
+}
+
+static int clone_fn(void *p)
+{
+	struct thread_arg *a = p;
+
+	a->dup_result = wreg(a->fd, a->desc, a->w, 4, 0, 0, NULL);
+	a->reg_result = wreg(a->fd, a->desc, a->w, 4, a->bit, 0, NULL);
+
+	return 0;
+}
+
+TEST_F(life, thread_shares_enablers)
+{
+	const char *desc = PREFIX "thread u32 a", *name = PREFIX "thread";
+	uint32_t *w = (uint32_t *)self->mem;
+	struct thread_arg a = { .fd = self->fd, .desc = desc, .w = w, .bit = 1 };
+	pthread_t t;
+
+	*w = FILL32 & ~3U;
+	ASSERT_EQ(0, reg(self, desc, w, 4, 0));
+
+	/* A thread sees the enabler; what it registers outlives it */
+	ASSERT_EQ(0, pthread_create(&t, NULL, thread_fn, &a));
+	ASSERT_EQ(0, pthread_join(t, NULL));
+	ASSERT_EQ(-EADDRINUSE, a.dup_result);
+	ASSERT_EQ(0, a.reg_result);
+	track(self, w, 1);
+
+	ASSERT_EQ(0, ue_enable(name, true));
+	ASSERT_WORD_SOON(w, 4, FILL32 | 3);
+	ASSERT_EQ(0, ue_enable(name, false));
+	ASSERT_WORD_SOON(w, 4, FILL32 & ~3U);
+
+	/* One set of enablers: the thread's one is unregistered here */
+	ASSERT_EQ(0, unreg(self, w, 1));
+	ASSERT_EQ(-ENOENT, wunreg(self->fd, w, 1));
+	ASSERT_EQ(0, ue_enable(name, true));
+	ASSERT_WORD_SOON(w, 4, (FILL32 & ~3U) | 1);
+	ASSERT_EQ(0, ue_enable(name, false));
+	ASSERT_WORD_SOON(w, 4, FILL32 & ~3U);
+	ASSERT_EQ(0, unreg(self, w, 0));
+	ASSERT_TRUE(close_and_gone(self, name));
+}
+
+TEST_F(life, clone_vm_shares_enablers)
+{
+	const char *desc = PREFIX "clonevm u32 a", *name = PREFIX "clonevm";
+	uint32_t *w = (uint32_t *)self->mem;
+	struct thread_arg a = { .fd = self->fd, .desc = desc, .w = w, .bit = 2,
+				.dup_result = 1, .reg_result = 1 };
+	size_t stack_size = 256 * 1024;
+	int status;
+	char *stack;
+	pid_t pid;
+
+	*w = FILL32 & ~5U;
+	ASSERT_EQ(0, reg(self, desc, w, 4, 0));
+
+	stack = mmap(NULL, stack_size, PROT_READ | PROT_WRITE,
+		     MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
+	ASSERT_NE(MAP_FAILED, stack);
+	pid = clone(clone_fn, stack + stack_size, CLONE_VM | SIGCHLD, &a);
+	ASSERT_LT(0, pid);
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	ASSERT_EQ(0, status);
+	munmap(stack, stack_size);
+
+	/* The clone shared the enablers, and its own outlives it */
+	ASSERT_EQ(-EADDRINUSE, a.dup_result);
+	ASSERT_EQ(0, a.reg_result);
+	track(self, w, 2);
+	ASSERT_EQ(0, ue_enable(name, true));
+	ASSERT_WORD_SOON(w, 4, FILL32 | 5);
+	ASSERT_EQ(0, ue_enable(name, false));
+	ASSERT_WORD_SOON(w, 4, FILL32 & ~5U);
+
+	ASSERT_EQ(0, unreg(self, w, 2));
+	ASSERT_EQ(0, unreg(self, w, 0));
+	ASSERT_EQ(0, ue_enable(name, true));
+	ASSERT_WORD_STAYS(w, 4, FILL32 & ~5U);
+	ASSERT_EQ(0, ue_enable(name, false));
+	ASSERT_TRUE(close_and_gone(self, name));
+}
+
+TEST_F(life, vfork_exec_keeps_enablers)
+{
+	const char *desc = PREFIX "vfork u32 a", *name = PREFIX "vfork";
+	char *const argv[] = { "true", NULL };
+	char *w = self->mem;
+	int i, status;
+	pid_t pid;
+
+	word_write(w, 4, FILL32 & ~1U);
+	ASSERT_EQ(0, reg(self, desc, w, 4, 0));
+
+	/* posix_spawn() shares the memory until the child's exec() */
+	for (i = 0; i < 3; i++) {
+		ASSERT_EQ(0, posix_spawn(&pid, "/bin/true", NULL, NULL, argv,
+					 environ));
+		ASSERT_EQ(pid, waitpid(pid, &status, 0));
+		ASSERT_EQ(0, status);
+	}
+
+	ASSERT_EQ(-EADDRINUSE, wreg(self->fd, desc, w, 4, 0, 0, NULL));
+	ASSERT_EQ(0, ue_enable(name, true));
+	ASSERT_WORD_SOON(w, 4, FILL32 | 1);
+	ASSERT_EQ(0, ue_enable(name, false));
+	ASSERT_WORD_SOON(w, 4, FILL32 & ~1U);
+	ASSERT_EQ(0, unreg(self, w, 0));
+	ASSERT_TRUE(close_and_gone(self, name));
+}
+
+/* ---------------------------------------------------------------------
+ * exec() and exit()
+ */
+
+TEST_F(life, exec_drops_enablers)
+{
+	const char *desc = PREFIX "exec u32 a", *name = PREFIX "exec";
+	struct peer_word pre = { .size = 4, .bit = 0, .fd = -1,
+				 .desc = PREFIX "exec_only u32 a" };
+	long page = sysconf(_SC_PAGESIZE);
+	struct peer *helper = &self->peers[0];
+	char *w;
+
+	w = mmap(EXEC_ADDR, page, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+	if (w != EXEC_ADDR)
+		SKIP(return, "cannot map a page at %p", EXEC_ADDR);
+	memset(w, FILL, page);
+	word_write(w, 4, FILL32 & ~1U);
+	ASSERT_EQ(0, reg(self, desc, w, 4, 0));
+
+	/*
+	 * A child inherits the enabler, registers another event of its own,
+	 * then runs a new image
+	 */
+	pre.addr = w + 64;
+	ASSERT_EQ(0, peer_start(helper, &pre, desc));
+	ASSERT_EQ((int64_t)FILL32, peer_call(helper, CMD_READ, 0)) {
+		TH_LOG("no answer from the exec'd helper");
+	}
+
+	/* The old image's enablers and fd are gone: so is its own event */
+	ASSERT_TRUE(event_wait(PREFIX "exec_only", false, WAIT_MS));
+	ASSERT_EQ(FILL32, word_read(w + 64, 4));
+
+	/* The new image's word at the same address is not touched */
+	ASSERT_EQ(0, ue_enable(name, true));
+	ASSERT_WORD_SOON(w, 4, FILL32 | 1);
+	sleep_ms(200);
+	ASSERT_EQ((int64_t)FILL32, peer_call(helper, CMD_READ, 0));
+	ASSERT_EQ(0, ue_enable(name, false));
+	ASSERT_WORD_SOON(w, 4, FILL32 & ~1U);
+
+	/* It has no enablers: the address and bit are free there */
+	ASSERT_EQ(-ENOENT, peer_call(helper, CMD_UNREG, 0));
+	ASSERT_EQ(0, peer_call(helper, CMD_REG, 0));
+	ASSERT_EQ(0, ue_enable(name, true));
+	ASSERT_EQ(FILL32 | 1, peer_wait_word(helper, FILL32 | 1, WAIT_MS));
+	ASSERT_WORD_SOON(w, 4, FILL32 | 1);
+
+	/* It exits with the enabler in place and the event enabled */
+	ASSERT_EQ(0, peer_stop(helper));
+	ASSERT_EQ(0, ue_enable(name, false));
+	ASSERT_WORD_SOON(w, 4, FILL32 & ~1U);
+	ASSERT_EQ(0, ue_enable(name, true));
+	ASSERT_WORD_SOON(w, 4, FILL32 | 1);
+	ASSERT_EQ(0, ue_enable(name, false));
+	ASSERT_WORD_SOON(w, 4, FILL32 & ~1U);
+	ASSERT_EQ(0, unreg(self, w, 0));
+	munmap(w, page);
+	ASSERT_TRUE(close_and_gone(self, name));
+}
+
+TEST_F(life, exit_with_live_enablers)
+{
+	const char *desc = PREFIX "exit u32 a", *name = PREFIX "exit";
+	char *w = self->mem, *cw = self->mem + 64;
+	int pipefd[2], i, status;
+	pid_t pid;
+
+	word_write(w, 4, FILL32 & ~1U);
+	ASSERT_EQ(0, reg(self, desc, w, 4, 0));
+
+	/* Children exit with enablers of their own, enabled or not */
+	for (i = 0; i < 4; i++) {
+		bool enabled = i & 1;
+		char c = 0;
+
+		ASSERT_EQ(0, pipe(pipefd));
+		if (enabled)
+			ASSERT_EQ(0, ue_enable(name, true));
+		pid = fork();
+		ASSERT_LE(0, pid);
+		if (pid == 0) {
+			int fd = i & 2 ? ue_open_data() : self->fd;
+			char *mine = map_mem(1);
+
+			close(pipefd[0]);
+			/* In memory shared with the parent (COW) and its own */
+			if (fd < 0 || !mine ||
+			    wreg(fd, desc, cw, 4, 3, 0, NULL) ||
+			    wreg(fd, desc, mine + 8, 8, 63, 0, NULL))
+				_exit(1);
+			if (enabled &&
+			    (word_wait(cw, 4, FILL32 | 8, WAIT_MS) < 0 ||
+			     word_wait(mine + 8, 8, FILL64 | (1ULL << 63), WAIT_MS) < 0))
+				_exit(2);
+			c = 'x';
+			if (!write_full(pipefd[1], &c, 1))
+				_exit(1);
+			_exit(0);
+		}
+		close(pipefd[1]);
+		ASSERT_TRUE(read_full(pipefd[0], &c, 1));
+		close(pipefd[0]);
+		ASSERT_EQ(pid, waitpid(pid, &status, 0));
+		ASSERT_EQ(0, status);
+
+		if (enabled) {
+			ASSERT_WORD_SOON(w, 4, FILL32 | 1);
+			ASSERT_EQ(0, ue_enable(name, false));
+		}
+		ASSERT_WORD_SOON(w, 4, FILL32 & ~1U);
+		ASSERT_EQ(0, ue_enable(name, true));
+		ASSERT_WORD_SOON(w, 4, FILL32 | 1);
+		ASSERT_EQ(0, ue_enable(name, false));
+		ASSERT_WORD_SOON(w, 4, FILL32 & ~1U);
+		/* The parent's copy of the child's word was never registered */
+		ASSERT_EQ(FILL32, word_read(cw, 4));
+	}
+
+	ASSERT_EQ(0, unreg(self, w, 0));
+	ASSERT_TRUE(close_and_gone(self, name));
+}
+
+TEST_F(life, exit_deletes_event)
+{
+	const char *name = PREFIX "exitdel";
+	int ready[2], go[2], status, round;
+	pid_t pid;
+
+	for (round = 0; round < 2; round++) {
+		char c = 0;
+
+		ASSERT_EQ(0, pipe(ready));
+		ASSERT_EQ(0, pipe(go));
+		pid = fork();
+		ASSERT_LE(0, pid);
+		if (pid == 0) {
+			int fd = ue_open_data();
+
+			prctl(PR_SET_PDEATHSIG, SIGKILL);
+			close(ready[0]);
+			close(go[1]);
+			/* Neither unregistered nor closed before exit */
+			if (fd < 0 || wreg(fd, PREFIX "exitdel u32 a",
+					   self->mem, 4, 0, 0, NULL))
+				_exit(1);
+			c = 'x';
+			if (!write_full(ready[1], &c, 1))
+				_exit(1);
+			/* Until the parent has looked (and enabled in round 1) */
+			if (read(go[0], &c, 1) != 0)
+				_exit(1);
+			if (round == 1 &&
+			    word_wait(self->mem, 4, FILL32 | 1, WAIT_MS) < 0)
+				_exit(2);
+			_exit(0);
+		}
+		close(ready[1]);
+		close(go[0]);
+		ASSERT_TRUE(read_full(ready[0], &c, 1));
+		close(ready[0]);
+		ASSERT_TRUE(ue_event_exists(name));
+		if (round == 1)
+			ASSERT_EQ(0, ue_enable(name, true));
+		close(go[1]);
+		ASSERT_EQ(pid, waitpid(pid, &status, 0));
+		ASSERT_EQ(0, status);
+
+		if (round == 1) {
+			/* ftrace still holds it */
+			sleep_ms(300);
+			ASSERT_TRUE(ue_event_exists(name));
+			ASSERT_EQ(0, ue_enable(name, false));
+		}
+		ASSERT_TRUE(event_wait(name, false, WAIT_MS));
+	}
+}
+
+/* ---------------------------------------------------------------------
+ * Fork storm
+ */
+
+TEST_F_TIMEOUT(life, fork_storm, 240)
+{
+	const char *desc1 = PREFIX "storm1 u32 a", *name1 = PREFIX "storm1";
+	const char *desc2 = PREFIX "storm2 u64 b", *name2 = PREFIX "storm2";
+	char *w1 = self->mem, *w2 = self->mem + 8, *cw = self->mem + 64;
+	volatile int *stop;
+	pid_t toggler, pids[20];
+	int i, j, status, forks = 0;
+
+	word_write(w1, 4, FILL32 & ~3U);
+	word_write(w2, 8, FILL64 & ~(1ULL << 63));
+	ASSERT_EQ(0, reg(self, desc1, w1, 4, 0));
+	ASSERT_EQ(0, reg(self, desc2, w1, 4, 1));
+	ASSERT_EQ(0, reg(self, desc1, w2, 8, 63));
+
+	stop = mmap(NULL, sizeof(*stop), PROT_READ | PROT_WRITE,
+		    MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, stop);
+	*stop = 0;
+
+	/* Toggle both events until told to stop */
+	toggler = fork();
+	ASSERT_LE(0, toggler);
+	if (toggler == 0) {
+		bool on = true;
+
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		while (!*stop) {
+			if (ue_enable(name1, on) || ue_enable(name2, !on))
+				_exit(1);
+			on = !on;
+		}
+		_exit(ue_enable(name1, false) || ue_enable(name2, false));
+	}
+
+	/* 200 children in batches of 20, doing different things */
+	for (i = 0; i < 10; i++) {
+		for (j = 0; j < 20; j++) {
+			int k = i * 20 + j;
+
+			pids[j] = fork();
+			ASSERT_LE(0, pids[j]);
+			if (pids[j] == 0) {
+				switch (k % 4) {
+				case 0:
+					break;
+				case 1:
+					wunreg(self->fd, w1, 0);
+					break;
+				case 2:
+					wreg(self->fd, desc2, cw, 4, 5, 0, NULL);
+					break;
+				case 3:
+					word_write(w1, 4, 0);
+					usleep(1000);
+					break;
+				}
+				_exit(0);
+			}
+			forks++;
+		}
+		for (j = 0; j < 20; j++) {
+			ASSERT_EQ(pids[j], waitpid(pids[j], &status, 0));
+			ASSERT_EQ(0, status);
+		}
+	}
+	ASSERT_EQ(200, forks);
+
+	*stop = 1;
+	ASSERT_EQ(toggler, waitpid(toggler, &status, 0));
+	ASSERT_EQ(0, status);
+	munmap((void *)stop, sizeof(*stop));
+
+	/* Whatever happened, the parent's words end in the right state */
+	ASSERT_EQ(0, ue_enable(name1, false));
+	ASSERT_EQ(0, ue_enable(name2, false));
+	ASSERT_WORD_SOON(w1, 4, FILL32 & ~3U);
+	ASSERT_WORD_SOON(w2, 8, FILL64 & ~(1ULL << 63));
+	ASSERT_EQ(0, ue_enable(name1, true));
+	ASSERT_WORD_SOON(w1, 4, (FILL32 & ~3U) | 1);
+	ASSERT_WORD_SOON(w2, 8, FILL64 | (1ULL << 63));
+	ASSERT_EQ(0, ue_enable(name2, true));
+	ASSERT_WORD_SOON(w1, 4, FILL32 | 3);
+	ASSERT_EQ(0, ue_enable(name1, false));
+	ASSERT_EQ(0, ue_enable(name2, false));
+	ASSERT_WORD_SOON(w1, 4, FILL32 & ~3U);
+	ASSERT_WORD_SOON(w2, 8, FILL64 & ~(1ULL << 63));
+	ASSERT_EQ(FILL32, word_read(cw, 4));
+
+	ASSERT_EQ(0, unreg(self, w1, 0));
+	ASSERT_EQ(0, unreg(self, w1, 1));
+	ASSERT_EQ(0, unreg(self, w2, 63));
+	ASSERT_TRUE(close_and_gone(self, name1));
+	ASSERT_TRUE(event_wait(name2, false, WAIT_MS));
+}
+
+/* ---------------------------------------------------------------------
+ * Pages dropped, unmapped, remapped, read-only
+ */
+
+TEST_F(life, dontneed_page_faults_back)
+{
+	const char *desc = PREFIX "dontneed u32 a", *name = PREFIX "dontneed";
+	long page = sysconf(_SC_PAGESIZE);
+	char *w = self->mem + 12, *w64 = self->mem + page + 16;
+
+	word_write(w, 4, FILL32 & ~8U);
+	word_write(w64, 8, FILL64 & ~(1ULL << 63));
+	ASSERT_EQ(0, reg(self, desc, w, 4, 3));
+	ASSERT_EQ(0, reg(self, desc, w64, 8, 63));
+
+	/* Dropped private anonymous pages come back as zeros */
+	ASSERT_EQ(0, madvise(self->mem, self->mem_len, MADV_DONTNEED));
+	ASSERT_EQ(0U, word_read(w, 4));
+	ASSERT_EQ(0U, word_read(w64, 8));
+	ASSERT_EQ(0, madvise(self->mem, self->mem_len, MADV_DONTNEED));
+
+	/* Enabling faults them in (asynchronously) and sets the bits */
+	ASSERT_EQ(0, ue_enable(name, true));
+	ASSERT_WORD_SOON(w, 4, 8);
+	ASSERT_WORD_SOON(w64, 8, 1ULL << 63);
+	ASSERT_EQ(0, ue_enable(name, false));
+	ASSERT_WORD_SOON(w, 4, 0);
+	ASSERT_WORD_SOON(w64, 8, 0);
+
+	/* Dropped while enabled: set again by the next enable */
+	ASSERT_EQ(0, ue_enable(name, true));
+	ASSERT_WORD_SOON(w, 4, 8);
+	ASSERT_EQ(0, madvise(self->mem, self->mem_len, MADV_DONTNEED));
+	ASSERT_EQ(0U, word_read(w, 4));
+	ASSERT_EQ(0, ue_enable(name, false));
+	ASSERT_WORD_STAYS(w, 4, 0);
+	ASSERT_EQ(0, ue_enable(name, true));
+	ASSERT_WORD_SOON(w, 4, 8);
+	ASSERT_WORD_SOON(w64, 8, 1ULL << 63);
+
+	/* Dropped, then disabled: the bit cleared, other bits kept */
+	ASSERT_EQ(0, madvise(self->mem, self->mem_len, MADV_DONTNEED));
+	word_write(w, 4, 0xffffffffU);
+	ASSERT_EQ(0, ue_enable(name, false));
+	ASSERT_WORD_SOON(w, 4, 0xffffffffU & ~8U);
+	ASSERT_WORD_SOON(w64, 8, 0);
+
+	ASSERT_EQ(0, unreg(self, w, 3));
+	ASSERT_EQ(0, unreg(self, w64, 63));
+	ASSERT_TRUE(close_and_gone(self, name));
+}
+
+TEST_F(life, munmap_then_toggle)
+{
+	const char *desc = PREFIX "munmap u32 a", *name = PREFIX "munmap";
+	long page = sysconf(_SC_PAGESIZE);
+	char *p, *q;
+	int ret;
+
+	p = map_mem(1);
+	ASSERT_NE(NULL, p);
+	word_write(p, 4, FILL32 & ~1U);
+	ASSERT_EQ(0, reg(self, desc, p, 4, 0));
+	ASSERT_EQ(0, reg(self, desc, self->mem, 4, 0));
+	ASSERT_EQ(0, munmap(p, page));
+
+	/* Nothing to write to: no crash, the other word still follows */
+	ASSERT_EQ(0, ue_enable(name, true));
+	ASSERT_WORD_SOON(self->mem, 4, FILL32 | 1);
+	ASSERT_EQ(0, ue_enable(name, false));
+	ASSERT_EQ(0, ue_enable(name, true));
+	sleep_ms(200);
+	ASSERT_EQ(0, ue_enable(name, false));
+	ASSERT_WORD_SOON(self->mem, 4, FILL32 & ~1U);
+	sleep_ms(200);
+
+	/* Unregistering may report the fault, but removes the enabler */
+	ret = unreg(self, p, 0);
+	if (ret)
+		TH_LOG("DIAG_IOCSUNREG of an unmapped word: %s", strerror(-ret));
+	ASSERT_TRUE(ret == 0 || ret == -EFAULT);
+	ASSERT_EQ(-ENOENT, wunreg(self->fd, p, 0));
+
+	/* New memory at the address is not touched */
+	q = mmap(p, page, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+	if (q == p) {
+		memset(q, FILL, page);
+		ASSERT_EQ(0, ue_enable(name, true));
+		ASSERT_WORD_SOON(self->mem, 4, FILL32 | 1);
+		ASSERT_WORD_STAYS(q, 4, FILL32);
+		ASSERT_EQ(0, ue_enable(name, false));
+		munmap(q, page);
+	} else if (q != MAP_FAILED) {
+		munmap(q, page);
+	}
+	ASSERT_EQ(0, unreg(self, self->mem, 0));
+	ASSERT_TRUE(close_and_gone(self, name));
+}
+
+TEST_F(life, remapped_address_followed)
+{
+	const char *desc = PREFIX "remap u32 a", *name = PREFIX "remap";
+	long page = sysconf(_SC_PAGESIZE);
+	char *p, *q;
+
+	p = map_mem(1);
+	ASSERT_NE(NULL, p);
+	word_write(p + 4, 4, FILL32 & ~2U);
+	ASSERT_EQ(0, reg(self, desc, p + 4, 4, 1));
+	ASSERT_EQ(0, ue_enable(name, true));
+	ASSERT_WORD_SOON(p + 4, 4, FILL32 | 2);
+	ASSERT_EQ(0, ue_enable(name, false));
+
+	/* Other memory at the same address: the enabler is the address's */
+	ASSERT_EQ(0, munmap(p, page));
+	q = mmap(p, page, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+	if (q != p) {
+		if (q != MAP_FAILED)
+			munmap(q, page);
+		SKIP(return, "could not map the same address again");
+	}
+	ASSERT_EQ(0U, word_read(q + 4, 4));
+	ASSERT_EQ(0, ue_enable(name, true));
+	ASSERT_WORD_SOON(q + 4, 4, 2);
+	ASSERT_EQ(0, ue_enable(name, false));
+	ASSERT_WORD_SOON(q + 4, 4, 0);
+	ASSERT_EQ(0, unreg(self, q + 4, 1));
+	munmap(q, page);
+	ASSERT_TRUE(close_and_gone(self, name));
+}
+
+TEST_F(life, readonly_then_enable)
+{
+	const char *desc = PREFIX "ro u32 a", *name = PREFIX "ro";
+	long page = sysconf(_SC_PAGESIZE);
+	char *p;
+
+	p = map_mem(1);
+	ASSERT_NE(NULL, p);
+	word_write(p, 4, FILL32 & ~1U);
+	ASSERT_EQ(0, reg(self, desc, p, 4, 0));
+	ASSERT_EQ(0, mprotect(p, page, PROT_READ));
+
+	/* Cannot be written: no crash, the word is unchanged */
+	ASSERT_EQ(0, ue_enable(name, true));
+	ASSERT_WORD_STAYS(p, 4, FILL32 & ~1U);
+	ASSERT_EQ(0, ue_enable(name, false));
+	ASSERT_WORD_STAYS(p, 4, FILL32 & ~1U);
+	ASSERT_EQ(0, ue_enable(name, true));
+	ASSERT_WORD_STAYS(p, 4, FILL32 & ~1U);
+
+	/* Writable again: the next change gets through */
+	ASSERT_EQ(0, mprotect(p, page, PROT_READ | PROT_WRITE));
+	ASSERT_EQ(0, ue_enable(name, false));
+	ASSERT_EQ(0, ue_enable(name, true));
+	ASSERT_WORD_SOON(p, 4, FILL32 | 1);
+	ASSERT_EQ(0, ue_enable(name, false));
+	ASSERT_WORD_SOON(p, 4, FILL32 & ~1U);
+
+	ASSERT_EQ(0, unreg(self, p, 0));
+	munmap(p, page);
+	ASSERT_TRUE(close_and_gone(self, name));
+}
+
+static void final_cleanup(void)
+{
+	cleanup_events(PREFIX);
+}
+
+int main(int argc, char **argv)
+{
+	if (argc >= 2 && !strcmp(argv[1], EXEC_HELPER_ARG))
+		return exec_helper(argc, argv);
+
+	/* After the last test, which may have failed without a teardown */
+	atexit(final_cleanup);
+
+	return test_harness_run(argc, argv);
+}

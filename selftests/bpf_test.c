@@ -1,0 +1,796 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * user_events.ko selftests: delivery to BPF.
+ *
+ * BPF_PROG_TYPE_TRACEPOINT programs, loaded with the raw bpf() syscall
+ * from hand-written instructions (no compiler, no libbpf), attached with
+ * PERF_EVENT_IOC_SET_BPF to a perf event of a user event: they run once
+ * per write and see the record as the format file lays it out. Events
+ * registered with the BPF_ITER flag give the program a struct
+ * user_bpf_context instead. Then bpftrace on tracepoint:user_events:NAME.
+ *
+ * The test program doubles as the writer run under bpftrace: with
+ * UE_TEST_WRITER=1 in its environment it registers UE_W_DESC, waits for a
+ * probe on the event, writes the payloads of UE_W_HEX (hex, separated by
+ * commas) and exits, before the test harness starts.
+ *
+ * Every event created here is named "ue_b_*" and is deleted again by the
+ * fixture teardown.
+ */
+#define _GNU_SOURCE
+#include <sched.h>
+#include <sys/uio.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <linux/bpf.h>
+
+#include "ue_test.h"
+
+#define PREFIX "ue_b_"
+
+#define MAX_LINES 32
+#define RING_PAGES 8
+
+/* --- writer mode --------------------------------------------------------- */
+
+static volatile unsigned char *map_status(void)
+{
+	void *p;
+	int fd = open(UE_STATUS_FILE, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return NULL;
+	p = mmap(NULL, UE_PAGE_SIZE, PROT_READ, MAP_SHARED, fd, 0);
+	close(fd);
+
+	return p == MAP_FAILED ? NULL : p;
+}
+
+static int hexval(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	return -1;
+}
+
+/* Writer mode: register, wait for a probe, write each payload */
+static int writer_run(void)
+{
+	const char *desc = getenv("UE_W_DESC");
+	const char *hex = getenv("UE_W_HEX");
+	volatile unsigned char *page;
+	unsigned char buf[4096];
+	int fd, s = -1, w = -1, i, ret;
+	size_t len;
+
+	if (!desc || !hex)
+		return 2;
+
+	fd = ue_open_data();
+	page = map_status();
+	if (fd < 0 || !page) {
+		perror("writer: open user_events");
+		return 2;
+	}
+	ret = ue_reg(fd, desc, &s, &w);
+	if (ret) {
+		fprintf(stderr, "writer: register \"%s\": %s\n", desc, strerror(-ret));
+		return 2;
+	}
+	/* Nothing to write: only register */
+	if (!*hex)
+		return 0;
+
+	/* The tool attaches before it starts us; wait up to 60s */
+	for (i = 0; i < 6000 && !page[s]; i++)
+		usleep(10000);
+	if (!page[s]) {
+		fprintf(stderr, "writer: nothing enabled the event\n");
+		return 3;
+	}
+
+	while (*hex) {
+		memcpy(buf, &w, sizeof(w));
+		len = sizeof(w);
+		while (*hex && *hex != ',' && len < sizeof(buf)) {
+			buf[len++] = hexval(hex[0]) << 4 | hexval(hex[1]);
+			hex += 2;
+		}
+		if (*hex == ',')
+			hex++;
+		if (write(fd, buf, len) != (ssize_t)len) {
+			fprintf(stderr, "writer: write: %s\n", strerror(errno));
+			return 4;
+		}
+	}
+
+	close(fd);
+	return 0;
+}
+
+static void __attribute__((constructor)) writer_mode(void)
+{
+	if (getenv("UE_TEST_WRITER"))
+		_exit(writer_run());
+}
+
+static void hex_append(char *out, const void *p, size_t len)
+{
+	const unsigned char *b = p;
+	size_t pos = strlen(out);
+
+	if (pos)
+		out[pos++] = ',';
+	for (size_t i = 0; i < len; i++)
+		pos += sprintf(out + pos, "%02x", b[i]);
+}
+
+static int run_cmd(char *const argv[], char *const env[],
+		   const char *out_path, const char *err_path)
+{
+	int status = -1;
+	pid_t pid = fork();
+
+	if (pid < 0)
+		return -1;
+	if (pid == 0) {
+		int o = open(out_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+		int e = open(err_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+
+		if (o < 0 || e < 0)
+			_exit(126);
+		dup2(o, 1);
+		dup2(e, 2);
+		for (; env && *env; env++)
+			putenv(*env);
+		execvp(argv[0], argv);
+		fprintf(stderr, "exec %s: %s\n", argv[0], strerror(errno));
+		_exit(127);
+	}
+	if (waitpid(pid, &status, 0) < 0)
+		return -1;
+
+	return status;
+}
+
+static void log_file(const char *path)
+{
+	static char buf[16384];
+
+	if (ue_read_file(path, buf, sizeof(buf)) >= 0 || buf[0])
+		fprintf(stderr, "# ---- %s:\n%s\n# ----\n", path, buf);
+}
+
+static const char *self_exe(void)
+{
+	static char path[4096];
+	ssize_t n = readlink("/proc/self/exe", path, sizeof(path) - 1);
+
+	if (n < 0)
+		return NULL;
+	path[n] = '\0';
+	return path;
+}
+
+/* --- BPF by hand --------------------------------------------------------- */
+
+#define INSN(c, d, s, o, i) \
+	((struct bpf_insn){ .code = (c), .dst_reg = (d), .src_reg = (s), \
+			    .off = (o), .imm = (i) })
+#define MOV64_REG(d, s)		INSN(BPF_ALU64 | BPF_MOV | BPF_X, d, s, 0, 0)
+#define MOV64_IMM(d, i)		INSN(BPF_ALU64 | BPF_MOV | BPF_K, d, 0, 0, i)
+#define ADD64_IMM(d, i)		INSN(BPF_ALU64 | BPF_ADD | BPF_K, d, 0, 0, i)
+#define LDX(sz, d, s, o)	INSN(BPF_LDX | BPF_MEM | (sz), d, s, o, 0)
+#define STX(sz, d, s, o)	INSN(BPF_STX | BPF_MEM | (sz), d, s, o, 0)
+#define ST(sz, d, o, i)		INSN(BPF_ST | BPF_MEM | (sz), d, 0, o, i)
+#define XADD64(d, s, o)		INSN(BPF_STX | BPF_ATOMIC | BPF_DW, d, s, o, BPF_ADD)
+#define LD_MAP_FD(d, fd)	INSN(BPF_LD | BPF_DW | BPF_IMM, d, BPF_PSEUDO_MAP_FD, 0, fd), \
+				INSN(0, 0, 0, 0, 0)
+#define CALL(f)			INSN(BPF_JMP | BPF_CALL, 0, 0, 0, f)
+#define JEQ_IMM(d, i, o)	INSN(BPF_JMP | BPF_JEQ | BPF_K, d, 0, o, i)
+#define JLE_IMM(d, i, o)	INSN(BPF_JMP | BPF_JLE | BPF_K, d, 0, o, i)
+#define EXIT()			INSN(BPF_JMP | BPF_EXIT, 0, 0, 0, 0)
+
+static int sys_bpf(int cmd, union bpf_attr *attr)
+{
+	return syscall(__NR_bpf, cmd, attr, sizeof(*attr));
+}
+
+/* A one-entry array map of value_size bytes */
+static int map_create(unsigned int value_size)
+{
+	union bpf_attr attr;
+
+	memset(&attr, 0, sizeof(attr));
+	attr.map_type = BPF_MAP_TYPE_ARRAY;
+	attr.key_size = 4;
+	attr.value_size = value_size;
+	attr.max_entries = 1;
+
+	return sys_bpf(BPF_MAP_CREATE, &attr);
+}
+
+static int map_read(int map_fd, void *value)
+{
+	union bpf_attr attr;
+	__u32 key = 0;
+
+	memset(&attr, 0, sizeof(attr));
+	attr.map_fd = map_fd;
+	attr.key = (__u64)(uintptr_t)&key;
+	attr.value = (__u64)(uintptr_t)value;
+
+	return sys_bpf(BPF_MAP_LOOKUP_ELEM, &attr);
+}
+
+static char verifier_log[65536];
+
+static int prog_load(const struct bpf_insn *insns, unsigned int cnt)
+{
+	union bpf_attr attr;
+	int fd;
+
+	memset(&attr, 0, sizeof(attr));
+	attr.prog_type = BPF_PROG_TYPE_TRACEPOINT;
+	attr.insns = (__u64)(uintptr_t)insns;
+	attr.insn_cnt = cnt;
+	attr.license = (__u64)(uintptr_t)"GPL";
+	attr.log_buf = (__u64)(uintptr_t)verifier_log;
+	attr.log_size = sizeof(verifier_log);
+	attr.log_level = 1;
+	verifier_log[0] = '\0';
+
+	fd = sys_bpf(BPF_PROG_LOAD, &attr);
+	if (fd < 0)
+		fprintf(stderr, "# BPF_PROG_LOAD: %s\n%s\n", strerror(errno),
+			verifier_log);
+	return fd;
+}
+
+/*
+ * value[0] += 1; value[1] = *(u64 *)(ctx + a); value[2] = *(u32 *)(ctx + b).
+ * Returns 0 (no perf sample).
+ */
+static int prog_count_copy(int map_fd, short a, short b)
+{
+	struct bpf_insn insns[] = {
+		MOV64_REG(BPF_REG_6, BPF_REG_1),
+		LDX(BPF_DW, BPF_REG_7, BPF_REG_6, a),
+		LDX(BPF_W, BPF_REG_8, BPF_REG_6, b),
+		ST(BPF_W, BPF_REG_10, -4, 0),
+		LD_MAP_FD(BPF_REG_1, map_fd),
+		MOV64_REG(BPF_REG_2, BPF_REG_10),
+		ADD64_IMM(BPF_REG_2, -4),
+		CALL(BPF_FUNC_map_lookup_elem),
+		JEQ_IMM(BPF_REG_0, 0, 4),
+		MOV64_IMM(BPF_REG_1, 1),
+		XADD64(BPF_REG_0, BPF_REG_1, 0),
+		STX(BPF_DW, BPF_REG_0, BPF_REG_7, 8),
+		STX(BPF_DW, BPF_REG_0, BPF_REG_8, 16),
+		MOV64_IMM(BPF_REG_0, 0),
+		EXIT(),
+	};
+
+	return prog_load(insns, sizeof(insns) / sizeof(insns[0]));
+}
+
+#define ALU64_REG(op, d, s)	INSN(BPF_ALU64 | (op) | BPF_X, d, s, 0, 0)
+
+/*
+ * For BPF_ITER events: follows ctx (struct user_bpf_context) ->iter
+ * (struct user_bpf_iter) ->iov[0] and reads the first 8 payload bytes
+ * from the writer's memory at iov_base + iov_offset. A tracepoint program
+ * may not load the first 8 bytes of its context directly, so every step
+ * is a bpf_probe_read_kernel() to the stack. Stores in the map value:
+ * [0] hits, [1] data_type, [2] data_len, [3] iov_offset, [4] nr_segs,
+ * [5] iov[0].iov_len, [6] the payload's first 8 bytes.
+ */
+static int prog_iter(int map_fd)
+{
+	struct bpf_insn insns[] = {
+		MOV64_REG(BPF_REG_6, BPF_REG_1),
+		/* fp-16: data_type, data_len, iter */
+		MOV64_REG(BPF_REG_1, BPF_REG_10),
+		ADD64_IMM(BPF_REG_1, -16),
+		MOV64_IMM(BPF_REG_2, 16),
+		MOV64_REG(BPF_REG_3, BPF_REG_6),
+		CALL(BPF_FUNC_probe_read_kernel),
+		/* fp-32: iov_offset, nr_segs, iov */
+		LDX(BPF_DW, BPF_REG_3, BPF_REG_10, -8),
+		MOV64_REG(BPF_REG_1, BPF_REG_10),
+		ADD64_IMM(BPF_REG_1, -32),
+		MOV64_IMM(BPF_REG_2, 16),
+		CALL(BPF_FUNC_probe_read_kernel),
+		/* fp-48: iov_base, iov_len */
+		LDX(BPF_DW, BPF_REG_3, BPF_REG_10, -24),
+		MOV64_REG(BPF_REG_1, BPF_REG_10),
+		ADD64_IMM(BPF_REG_1, -48),
+		MOV64_IMM(BPF_REG_2, 16),
+		CALL(BPF_FUNC_probe_read_kernel),
+		/* fp-56: 8 bytes at iov_base + iov_offset, user memory */
+		LDX(BPF_DW, BPF_REG_3, BPF_REG_10, -48),
+		LDX(BPF_W, BPF_REG_2, BPF_REG_10, -32),
+		ALU64_REG(BPF_ADD, BPF_REG_3, BPF_REG_2),
+		MOV64_REG(BPF_REG_1, BPF_REG_10),
+		ADD64_IMM(BPF_REG_1, -56),
+		MOV64_IMM(BPF_REG_2, 8),
+		CALL(BPF_FUNC_probe_read_user),
+		/* value = map[0] */
+		ST(BPF_W, BPF_REG_10, -64, 0),
+		LD_MAP_FD(BPF_REG_1, map_fd),
+		MOV64_REG(BPF_REG_2, BPF_REG_10),
+		ADD64_IMM(BPF_REG_2, -64),
+		CALL(BPF_FUNC_map_lookup_elem),
+		JEQ_IMM(BPF_REG_0, 0, 14),
+		MOV64_IMM(BPF_REG_1, 1),
+		XADD64(BPF_REG_0, BPF_REG_1, 0),
+		LDX(BPF_W, BPF_REG_1, BPF_REG_10, -16),
+		STX(BPF_DW, BPF_REG_0, BPF_REG_1, 8),
+		LDX(BPF_W, BPF_REG_1, BPF_REG_10, -12),
+		STX(BPF_DW, BPF_REG_0, BPF_REG_1, 16),
+		LDX(BPF_W, BPF_REG_1, BPF_REG_10, -32),
+		STX(BPF_DW, BPF_REG_0, BPF_REG_1, 24),
+		LDX(BPF_W, BPF_REG_1, BPF_REG_10, -28),
+		STX(BPF_DW, BPF_REG_0, BPF_REG_1, 32),
+		LDX(BPF_DW, BPF_REG_1, BPF_REG_10, -40),
+		STX(BPF_DW, BPF_REG_0, BPF_REG_1, 40),
+		LDX(BPF_DW, BPF_REG_1, BPF_REG_10, -56),
+		STX(BPF_DW, BPF_REG_0, BPF_REG_1, 48),
+		MOV64_IMM(BPF_REG_0, 0),
+		EXIT(),
+	};
+
+	return prog_load(insns, sizeof(insns) / sizeof(insns[0]));
+}
+
+/* return verdict */
+static int prog_return(int verdict)
+{
+	struct bpf_insn insns[] = {
+		MOV64_IMM(BPF_REG_0, verdict),
+		EXIT(),
+	};
+
+	return prog_load(insns, sizeof(insns) / sizeof(insns[0]));
+}
+
+/* return *(u32 *)(ctx + off) > limit */
+static int prog_filter(short off, int limit)
+{
+	struct bpf_insn insns[] = {
+		LDX(BPF_W, BPF_REG_2, BPF_REG_1, off),
+		MOV64_IMM(BPF_REG_0, 0),
+		JLE_IMM(BPF_REG_2, limit, 1),
+		MOV64_IMM(BPF_REG_0, 1),
+		EXIT(),
+	};
+
+	return prog_load(insns, sizeof(insns) / sizeof(insns[0]));
+}
+
+static int perf_open(long id, __u64 sample_type, pid_t pid, int cpu)
+{
+	struct perf_event_attr pe;
+
+	memset(&pe, 0, sizeof(pe));
+	pe.type = PERF_TYPE_TRACEPOINT;
+	pe.size = sizeof(pe);
+	pe.config = id;
+	pe.sample_period = 1;
+	pe.sample_type = sample_type;
+	pe.wakeup_events = 1;
+
+	return syscall(__NR_perf_event_open, &pe, pid, cpu, -1,
+		       PERF_FLAG_FD_CLOEXEC);
+}
+
+/* Attach prog_fd to a perf event of NAME; the perf fd or -errno */
+static int attach(const char *name, int prog_fd, pid_t pid, int cpu)
+{
+	long id = ue_event_id(name);
+	int fd, err;
+
+	if (id < 0)
+		return id;
+	fd = perf_open(id, PERF_SAMPLE_RAW, pid, cpu);
+	if (fd < 0)
+		return -errno;
+	if (ioctl(fd, PERF_EVENT_IOC_SET_BPF, prog_fd) ||
+	    ioctl(fd, PERF_EVENT_IOC_ENABLE, 0)) {
+		err = errno;
+		close(fd);
+		return -err;
+	}
+	return fd;
+}
+
+static int pin_cpu(int cpu)
+{
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	return sched_setaffinity(0, sizeof(set), &set);
+}
+
+static bool cpu_online(int cpu)
+{
+	cpu_set_t set;
+
+	if (sched_getaffinity(0, sizeof(set), &set))
+		return false;
+	return CPU_ISSET(cpu, &set);
+}
+
+/* Raw data of every PERF_RECORD_SAMPLE in the ring (sample_type RAW) */
+static int ring_raw(void *ring, unsigned char raws[][256], int max)
+{
+	struct perf_event_mmap_page *meta = ring;
+	unsigned char *data = (unsigned char *)ring + meta->data_offset;
+	__u64 size = meta->data_size;
+	__u64 head = __atomic_load_n(&meta->data_head, __ATOMIC_ACQUIRE);
+	__u64 tail = meta->data_tail;
+	unsigned char rec[4096];
+	int n = 0;
+
+	while (tail < head) {
+		struct perf_event_header hdr;
+		__u32 raw_size;
+		__u64 i;
+
+		for (i = 0; i < sizeof(hdr); i++)
+			((unsigned char *)&hdr)[i] = data[(tail + i) % size];
+		if (hdr.size < sizeof(hdr) || hdr.size > sizeof(rec))
+			break;
+		for (i = 0; i < hdr.size; i++)
+			rec[i] = data[(tail + i) % size];
+		tail += hdr.size;
+		if (hdr.type != PERF_RECORD_SAMPLE)
+			return -1;
+		memcpy(&raw_size, rec + sizeof(hdr), 4);
+		if (n < max)
+			memcpy(raws[n], rec + sizeof(hdr) + 4,
+			       raw_size < 256 ? raw_size : 256);
+		n++;
+	}
+
+	__atomic_store_n(&meta->data_tail, tail, __ATOMIC_RELEASE);
+	return n;
+}
+
+/* --- fixture ------------------------------------------------------------- */
+
+FIXTURE(bpf) {
+	int fd;
+	int map_fd;
+	int prog_fd;
+	int perf_fd;
+	void *ring;
+	volatile unsigned char *page;
+	char lines[MAX_LINES][UE_LINE_MAX];
+};
+
+FIXTURE_SETUP(bpf)
+{
+	self->map_fd = self->prog_fd = self->perf_fd = -1;
+	self->ring = NULL;
+	self->page = map_status();
+	ASSERT_NE(NULL, self->page);
+	self->fd = ue_open_data();
+	ASSERT_LE(0, self->fd) {
+		TH_LOG("open %s: %s (is user_events.ko loaded?)",
+		       UE_DATA_FILE, strerror(errno));
+	}
+	ASSERT_EQ(0, ue_trace_clear());
+}
+
+FIXTURE_TEARDOWN(bpf)
+{
+	cpu_set_t all;
+
+	if (self->ring)
+		munmap(self->ring, (RING_PAGES + 1) * UE_PAGE_SIZE);
+	if (self->perf_fd >= 0)
+		close(self->perf_fd);
+	if (self->prog_fd >= 0)
+		close(self->prog_fd);
+	if (self->map_fd >= 0)
+		close(self->map_fd);
+	if (self->page)
+		munmap((void *)self->page, UE_PAGE_SIZE);
+	if (self->fd >= 0)
+		close(self->fd);
+	CPU_ZERO(&all);
+	for (int i = 0; i < CPU_SETSIZE; i++)
+		CPU_SET(i, &all);
+	sched_setaffinity(0, sizeof(all), &all);
+	EXPECT_EQ(0, ue_delete_prefix(PREFIX));
+}
+
+struct cnt_rec {
+	int w;
+	__u64 val;
+	__u32 count;
+} __attribute__((packed));
+
+/*
+ * Ten writes, some on each CPU: the program ran ten times and copied the
+ * u64 at offset 8 and the u32 at offset 16 of the last record.
+ */
+TEST_F(bpf, counts_hits_and_copies_fields)
+{
+	const char *name = PREFIX "cnt";
+	bool two_cpus = cpu_online(1);
+	__u64 value[3];
+	struct cnt_rec r;
+	int i, s = -1, w = -1;
+
+	ASSERT_EQ(0, ue_reg(self->fd, PREFIX "cnt u64 val; u32 count", &s, &w));
+	r.w = w;
+
+	self->map_fd = map_create(sizeof(value));
+	ASSERT_LE(0, self->map_fd);
+	self->prog_fd = prog_count_copy(self->map_fd, 8, 16);
+	ASSERT_LE(0, self->prog_fd);
+	self->perf_fd = attach(name, self->prog_fd, -1, 0);
+	ASSERT_LE(0, self->perf_fd) {
+		TH_LOG("attach: %s", strerror(-self->perf_fd));
+	}
+	ASSERT_EQ(EVENT_STATUS_PERF, self->page[s]);
+
+	for (i = 1; i <= 10; i++) {
+		if (two_cpus) {
+			ASSERT_EQ(0, pin_cpu(i % 2));
+		}
+		r.val = 0x1122334455667700ULL + i;
+		r.count = i;
+		ASSERT_EQ((ssize_t)sizeof(r), write(self->fd, &r, sizeof(r)));
+	}
+
+	ASSERT_EQ(0, map_read(self->map_fd, value));
+	EXPECT_EQ(10ULL, value[0]);
+	EXPECT_EQ(0x112233445566770aULL, value[1]);
+	EXPECT_EQ(10ULL, value[2]);
+
+	/* Detached: nothing listens, writes are refused, no more hits */
+	close(self->perf_fd);
+	self->perf_fd = -1;
+	ASSERT_EQ(0, self->page[s]);
+	ASSERT_EQ(-1, write(self->fd, &r, sizeof(r)));
+	ASSERT_EQ(EBADF, errno);
+	ASSERT_EQ(0, map_read(self->map_fd, value));
+	EXPECT_EQ(10ULL, value[0]);
+}
+
+/* BPF and ftrace at once: both see every write */
+TEST_F(bpf, with_ftrace_enabled)
+{
+	const char *name = PREFIX "both";
+	__u64 value[3];
+	struct cnt_rec r;
+	int i, s = -1, w = -1;
+
+	ASSERT_EQ(0, ue_reg(self->fd, PREFIX "both u64 val; u32 count", &s, &w));
+	r.w = w;
+	self->map_fd = map_create(sizeof(value));
+	ASSERT_LE(0, self->map_fd);
+	self->prog_fd = prog_count_copy(self->map_fd, 8, 16);
+	ASSERT_LE(0, self->prog_fd);
+	self->perf_fd = attach(name, self->prog_fd, -1, 0);
+	ASSERT_LE(0, self->perf_fd);
+	ASSERT_EQ(0, ue_enable(name, true));
+	ASSERT_EQ(EVENT_STATUS_PERF | EVENT_STATUS_FTRACE, self->page[s]);
+
+	for (i = 1; i <= 3; i++) {
+		r.val = i * 1000;
+		r.count = i;
+		ASSERT_EQ((ssize_t)sizeof(r), write(self->fd, &r, sizeof(r)));
+	}
+
+	ASSERT_EQ(0, map_read(self->map_fd, value));
+	EXPECT_EQ(3ULL, value[0]);
+	EXPECT_EQ(3000ULL, value[1]);
+	EXPECT_EQ(3ULL, value[2]);
+	ASSERT_EQ(3, ue_trace_lines(name, self->lines, MAX_LINES));
+	EXPECT_STREQ("val=1000 count=1", self->lines[0]);
+	EXPECT_STREQ("val=3000 count=3", self->lines[2]);
+	ASSERT_EQ(0, ue_enable(name, false));
+}
+
+/* The program's return value decides which records reach the perf ring */
+TEST_F(bpf, return_value_filters_perf_samples)
+{
+	const char *name = PREFIX "flt";
+	unsigned char raws[16][256];
+	__u32 rec[2];
+	int i, n;
+
+	ASSERT_EQ(0, ue_reg(self->fd, PREFIX "flt u32 count", NULL, (int *)&rec[0]));
+	self->prog_fd = prog_filter(8, 5);
+	ASSERT_LE(0, self->prog_fd);
+	self->perf_fd = attach(name, self->prog_fd, 0, -1);
+	ASSERT_LE(0, self->perf_fd);
+	self->ring = mmap(NULL, (RING_PAGES + 1) * UE_PAGE_SIZE,
+			  PROT_READ | PROT_WRITE, MAP_SHARED, self->perf_fd, 0);
+	ASSERT_NE(MAP_FAILED, self->ring);
+
+	for (i = 1; i <= 10; i++) {
+		rec[1] = i;
+		ASSERT_EQ(8, write(self->fd, rec, sizeof(rec)));
+	}
+
+	n = ring_raw(self->ring, raws, 16);
+	ASSERT_EQ(5, n);
+	for (i = 0; i < 5; i++)
+		EXPECT_EQ((__u32)i + 6, *(__u32 *)(raws[i] + 8));
+}
+
+/*
+ * BPF_ITER: the program gets a struct user_bpf_context whose data_type is
+ * USER_BPF_DATA_ITER, data_len the payload length (without the write
+ * index), and an iterator whose first iovec holds the payload at
+ * iov_offset: after the 4-byte index for write(), at 0 in the second
+ * iovec of a writev() that gave the index alone.
+ */
+TEST_F(bpf, bpf_iter_context)
+{
+	const char *name = PREFIX "iter";
+	__u64 value[7];
+	struct cnt_rec r;
+	struct iovec io[2];
+	int w = -1;
+
+	ASSERT_EQ(0, ue_reg(self->fd, PREFIX "iter:BPF_ITER u64 val; u32 count",
+			    NULL, &w));
+	r.w = w;
+	self->map_fd = map_create(sizeof(value));
+	ASSERT_LE(0, self->map_fd);
+	self->prog_fd = prog_iter(self->map_fd);
+	ASSERT_LE(0, self->prog_fd);
+	self->perf_fd = attach(name, self->prog_fd, -1, 0);
+	ASSERT_LE(0, self->perf_fd);
+
+	r.val = 0x8877665544332211ULL;
+	r.count = 7;
+	ASSERT_EQ((ssize_t)sizeof(r), write(self->fd, &r, sizeof(r)));
+
+	ASSERT_EQ(0, map_read(self->map_fd, value));
+	EXPECT_EQ(1ULL, value[0]);
+	EXPECT_EQ((__u64)USER_BPF_DATA_ITER, value[1]) {
+		TH_LOG("data_type %#llx", (unsigned long long)value[1]);
+	}
+	EXPECT_EQ(12ULL, value[2]) {
+		TH_LOG("data_len %#llx", (unsigned long long)value[2]);
+	}
+	EXPECT_EQ(4ULL, value[3]);	/* iov_offset */
+	EXPECT_EQ(1ULL, value[4]);	/* nr_segs */
+	EXPECT_EQ(16ULL, value[5]);	/* iov[0].iov_len */
+	EXPECT_EQ(0x8877665544332211ULL, value[6]);
+
+	/* writev(): index, then the payload in its own iovec */
+	r.val = 0x0102030405060708ULL;
+	io[0].iov_base = &w;
+	io[0].iov_len = sizeof(w);
+	io[1].iov_base = &r.val;
+	io[1].iov_len = 12;
+	ASSERT_EQ(16, writev(self->fd, io, 2));
+
+	ASSERT_EQ(0, map_read(self->map_fd, value));
+	EXPECT_EQ(2ULL, value[0]);
+	EXPECT_EQ((__u64)USER_BPF_DATA_ITER, value[1]);
+	EXPECT_EQ(12ULL, value[2]);
+	EXPECT_EQ(0ULL, value[3]);	/* iov_offset */
+	EXPECT_EQ(1ULL, value[4]);	/* nr_segs */
+	EXPECT_EQ(12ULL, value[5]);	/* iov[0].iov_len */
+	EXPECT_EQ(0x0102030405060708ULL, value[6]);
+}
+
+/* BPF_ITER: perf still gets the record, unless the program returns 0 */
+TEST_F(bpf, bpf_iter_verdict_and_perf_record)
+{
+	const char *name = PREFIX "iterv";
+	unsigned char raws[4][256];
+	int verdict, w = -1;
+	__u32 rec[2];
+
+	ASSERT_EQ(0, ue_reg(self->fd, PREFIX "iterv:BPF_ITER u32 count", NULL, &w));
+	rec[0] = w;
+
+	for (verdict = 0; verdict <= 1; verdict++) {
+		self->prog_fd = prog_return(verdict);
+		ASSERT_LE(0, self->prog_fd);
+		self->perf_fd = attach(name, self->prog_fd, 0, -1);
+		ASSERT_LE(0, self->perf_fd);
+		self->ring = mmap(NULL, (RING_PAGES + 1) * UE_PAGE_SIZE,
+				  PROT_READ | PROT_WRITE, MAP_SHARED,
+				  self->perf_fd, 0);
+		ASSERT_NE(MAP_FAILED, self->ring);
+
+		rec[1] = 1000 + verdict;
+		ASSERT_EQ(8, write(self->fd, rec, sizeof(rec)));
+		ASSERT_EQ(verdict, ring_raw(self->ring, raws, 4));
+		if (verdict) {
+			EXPECT_EQ(1001U, *(__u32 *)(raws[0] + 8));
+		}
+
+		munmap(self->ring, (RING_PAGES + 1) * UE_PAGE_SIZE);
+		self->ring = NULL;
+		close(self->perf_fd);
+		self->perf_fd = -1;
+		close(self->prog_fd);
+		self->prog_fd = -1;
+	}
+}
+
+TEST_F_TIMEOUT(bpf, bpftrace_tracepoint_args, 290)
+{
+	static char hex[4096], env_desc[600], env_hex[4200], cmd[4200];
+	char *env[] = { "UE_TEST_WRITER=1", env_desc, env_hex, NULL };
+	const char *prog =
+		"tracepoint:user_events:" PREFIX "bt { "
+		"@[args->count] = count(); "
+		"printf(\"count=%u msg=%s\\n\", args->count, args->msg); }";
+	char *argv[] = { "bpftrace", "-e", (char *)prog, "-c", cmd, NULL };
+	static const __u32 counts[] = { 1, 2, 2, 3, 3, 3 };
+	static const char *const msgs[] = { "one", "two", "two", "three", "three", "three" };
+	struct { __u32 count; char msg[16]; } p;
+	const char *exe = self_exe();
+	int i, n, maps = 0, status;
+
+	ASSERT_NE(NULL, exe);
+	ASSERT_EQ(0, ue_reg(self->fd, PREFIX "bt u32 count; char[16] msg", NULL, NULL));
+
+	hex[0] = '\0';
+	for (i = 0; i < 6; i++) {
+		memset(&p, 0, sizeof(p));
+		p.count = counts[i];
+		strcpy(p.msg, msgs[i]);
+		hex_append(hex, &p, sizeof(p));
+	}
+	snprintf(env_desc, sizeof(env_desc), "UE_W_DESC=%s", PREFIX "bt u32 count; char[16] msg");
+	snprintf(env_hex, sizeof(env_hex), "UE_W_HEX=%s", hex);
+	snprintf(cmd, sizeof(cmd), "%s", exe);
+
+	status = run_cmd(argv, env, "bpftrace.out", "bpftrace.err");
+	n = 0;
+	{
+		static char buf[65536];
+		char *line, *next;
+
+		ASSERT_LE(0, ue_read_file("bpftrace.out", buf, sizeof(buf)));
+		for (line = buf; *line; line = next) {
+			next = strchr(line, '\n');
+			if (next)
+				*next++ = '\0';
+			else
+				next = line + strlen(line);
+			if (!strncmp(line, "count=", 6) && n < MAX_LINES)
+				snprintf(self->lines[n++], UE_LINE_MAX, "%s", line);
+			if (!strncmp(line, "@[", 2)) {
+				maps++;
+				EXPECT_TRUE(!strcmp(line, "@[1]: 1") ||
+					    !strcmp(line, "@[2]: 2") ||
+					    !strcmp(line, "@[3]: 3")) {
+					TH_LOG("unexpected map line \"%s\"", line);
+				}
+			}
+		}
+	}
+	if (status != 0 || n != 6 || maps != 3) {
+		log_file("bpftrace.out");
+		log_file("bpftrace.err");
+	}
+	ASSERT_EQ(0, status);
+	ASSERT_EQ(6, n);
+	for (i = 0; i < 6; i++) {
+		char want[64];
+
+		snprintf(want, sizeof(want), "count=%u msg=%s", counts[i], msgs[i]);
+		EXPECT_STREQ(want, self->lines[i]);
+	}
+	ASSERT_EQ(3, maps);
+}
+
+TEST_HARNESS_MAIN

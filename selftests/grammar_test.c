@@ -1,0 +1,833 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * user_events.ko selftests: the descriptor grammar beyond plain integers
+ * and char[N] (__data_loc / __rel_loc dynamic arrays, struct fields,
+ * u8[N], flags, separators, limits), the format files those produce,
+ * validation of dynamic locations in written payloads, and
+ * re-registration of an existing name.
+ *
+ * Every event created here is named "ue_g_*" and is disabled and deleted
+ * again by the fixture teardown.
+ */
+#include <sys/uio.h>
+
+#include "ue_test.h"
+
+#define PREFIX "ue_g_"
+
+#define MAX_LINES 16
+
+FIXTURE(grammar) {
+	int fd;
+	int fd2;
+	char lines[MAX_LINES][UE_LINE_MAX];
+};
+
+FIXTURE_SETUP(grammar)
+{
+	self->fd2 = -1;
+	self->fd = ue_open_data();
+	ASSERT_LE(0, self->fd) {
+		TH_LOG("open %s: %s (is user_events.ko loaded?)",
+		       UE_DATA_FILE, strerror(errno));
+	}
+	ASSERT_EQ(0, ue_trace_clear());
+}
+
+FIXTURE_TEARDOWN(grammar)
+{
+	if (self->fd >= 0)
+		close(self->fd);
+	if (self->fd2 >= 0)
+		close(self->fd2);
+	EXPECT_EQ(0, ue_delete_prefix(PREFIX));
+}
+
+/* Everything of events/user_events/NAME/format after the common fields */
+static const char *format_tail(const char *name)
+{
+	static char buf[65536];
+	const char *common =
+		"\tfield:int common_pid;\toffset:4;\tsize:4;\tsigned:1;\n\n";
+	char path[512];
+	char *p;
+
+	if (ue_read_file(ue_event_path(path, sizeof(path), name, "format"),
+			 buf, sizeof(buf)) < 0)
+		return NULL;
+
+	p = strstr(buf, common);
+	if (!p)
+		return NULL;
+
+	return p + strlen(common);
+}
+
+#define ASSERT_FORMAT(name, want) do {					\
+	const char *__got = format_tail(name);				\
+	ASSERT_NE(NULL, __got) {					\
+		TH_LOG("no format (or no common fields) for %s", name);	\
+	}								\
+	ASSERT_STREQ(want, __got);					\
+} while (0)
+
+/* A record being built: write index, then the packed payload */
+struct rec {
+	unsigned char d[4096];
+	int len;
+};
+
+static void rec_init(struct rec *r, int write_index)
+{
+	memset(r->d, 0, sizeof(r->d));
+	memcpy(r->d, &write_index, sizeof(write_index));
+	r->len = sizeof(write_index);
+}
+
+static void rec_put(struct rec *r, const void *p, size_t n)
+{
+	memcpy(r->d + r->len, p, n);
+	r->len += n;
+}
+
+static void rec_u32(struct rec *r, __u32 v)
+{
+	rec_put(r, &v, sizeof(v));
+}
+
+static void rec_u16(struct rec *r, __u16 v)
+{
+	rec_put(r, &v, sizeof(v));
+}
+
+/* write() of the record: the byte count, or -errno */
+static int rec_write(int fd, const struct rec *r)
+{
+	ssize_t n = write(fd, r->d, r->len);
+
+	return n < 0 ? -errno : (int)n;
+}
+
+/* Register desc on fd and enable NAME in ftrace; the write index or -errno */
+static int reg_enabled(int fd, const char *desc, const char *name)
+{
+	int w = -1;
+	int ret;
+
+	ret = ue_reg(fd, desc, NULL, &w);
+	if (ret)
+		return ret;
+	ret = ue_enable(name, true);
+	if (ret)
+		return ret;
+
+	return w;
+}
+
+/*
+ * "<name> <type> f00;<type> f01;..." of exactly len characters: fields
+ * are added while they fit, the last field name is padded with '_'.
+ */
+static char *desc_of_len(const char *name, const char *type, size_t len)
+{
+	char *desc = malloc(len + 300);
+	size_t pos, step = strlen(type) + 5;
+	unsigned int i;
+
+	if (!desc)
+		return NULL;
+
+	pos = sprintf(desc, "%s %s f00", name, type);
+	for (i = 1; pos + step + 1 <= len && i < 60; i++)
+		pos += sprintf(desc + pos, ";%s f%02u", type, i);
+	while (pos < len)
+		desc[pos++] = '_';
+	desc[pos] = '\0';
+
+	return desc;
+}
+
+/* --- field grammar and format files ------------------------------------ */
+
+TEST_F(grammar, data_loc_char_format)
+{
+	ASSERT_EQ(0, ue_reg(self->fd, PREFIX "dloc __data_loc char[] s",
+			    NULL, NULL));
+	ASSERT_TRUE(ue_event_exists(PREFIX "dloc"));
+	ASSERT_FORMAT(PREFIX "dloc",
+		"\tfield:__data_loc char[] s;\toffset:8;\tsize:4;\tsigned:0;\n"
+		"\n"
+		"print fmt: \"s=%s\", __get_str(s)\n");
+}
+
+/*
+ * The tracing core prints a "[" type with no fixed length as
+ * "TYPE NAME[]", except for "__data_loc" types (f_show() in
+ * kernel/trace/trace_events.c, same in 6.1 and 6.12): a "__rel_loc char[]"
+ * field reads "__rel_loc char s[]", as with in-kernel user_events.
+ */
+TEST_F(grammar, rel_loc_char_format)
+{
+	ASSERT_EQ(0, ue_reg(self->fd, PREFIX "rloc __rel_loc char[] s",
+			    NULL, NULL));
+	ASSERT_FORMAT(PREFIX "rloc",
+		"\tfield:__rel_loc char s[];\toffset:8;\tsize:4;\tsigned:0;\n"
+		"\n"
+		"print fmt: \"s=%s\", __get_rel_str(s)\n");
+}
+
+TEST_F(grammar, rel_loc_u8_format)
+{
+	ASSERT_EQ(0, ue_reg(self->fd, PREFIX "rloc8 __rel_loc u8[] x",
+			    NULL, NULL));
+	ASSERT_FORMAT(PREFIX "rloc8",
+		"\tfield:__rel_loc u8 x[];\toffset:8;\tsize:4;\tsigned:0;\n"
+		"\n"
+		"print fmt: \"x=%s\", __print_hex(__get_rel_dynamic_array(x), "
+		"__get_rel_dynamic_array_len(x))\n");
+}
+
+TEST_F(grammar, data_loc_u8_format)
+{
+	ASSERT_EQ(0, ue_reg(self->fd, PREFIX "dloc8 __data_loc u8[] x",
+			    NULL, NULL));
+	ASSERT_FORMAT(PREFIX "dloc8",
+		"\tfield:__data_loc u8[] x;\toffset:8;\tsize:4;\tsigned:0;\n"
+		"\n"
+		"print fmt: \"x=%s\", __print_hex(__get_dynamic_array(x), "
+		"__get_dynamic_array_len(x))\n");
+}
+
+TEST_F(grammar, struct_format)
+{
+	ASSERT_EQ(0, ue_reg(self->fd, PREFIX "st struct foo x 16", NULL, NULL));
+	ASSERT_FORMAT(PREFIX "st",
+		"\tfield:struct foo x;\toffset:8;\tsize:16;\tsigned:0;\n"
+		"\n"
+		"print fmt: \"x=%s\", __print_hex(REC->x, 16)\n");
+}
+
+TEST_F(grammar, u8_array_format)
+{
+	ASSERT_EQ(0, ue_reg(self->fd, PREFIX "u8a u8[4] arr", NULL, NULL));
+	ASSERT_FORMAT(PREFIX "u8a",
+		"\tfield:u8 arr[4];\toffset:8;\tsize:4;\tsigned:0;\n"
+		"\n"
+		"print fmt: \"arr=%s\", __print_hex(REC->arr, 4)\n");
+}
+
+/* Offsets pack every kind of field in declaration order */
+TEST_F(grammar, mixed_fields_format)
+{
+	ASSERT_EQ(0, ue_reg(self->fd, PREFIX "mix u32 a;__data_loc char[] s; "
+			    "__rel_loc char[] r;struct foo st 16; u8[4] arr; "
+			    "__rel_loc u8[] b; u64 z", NULL, NULL));
+	ASSERT_FORMAT(PREFIX "mix",
+		"\tfield:u32 a;\toffset:8;\tsize:4;\tsigned:0;\n"
+		"\tfield:__data_loc char[] s;\toffset:12;\tsize:4;\tsigned:0;\n"
+		"\tfield:__rel_loc char r[];\toffset:16;\tsize:4;\tsigned:0;\n"
+		"\tfield:struct foo st;\toffset:20;\tsize:16;\tsigned:0;\n"
+		"\tfield:u8 arr[4];\toffset:36;\tsize:4;\tsigned:0;\n"
+		"\tfield:__rel_loc u8 b[];\toffset:40;\tsize:4;\tsigned:0;\n"
+		"\tfield:u64 z;\toffset:44;\tsize:8;\tsigned:0;\n"
+		"\n"
+		"print fmt: \"a=%u s=%s r=%s st=%s arr=%s b=%s z=%llu\", "
+		"REC->a, __get_str(s), __get_rel_str(r), __print_hex(REC->st, 16), "
+		"__print_hex(REC->arr, 4), __print_hex(__get_rel_dynamic_array(b), "
+		"__get_rel_dynamic_array_len(b)), REC->z\n");
+}
+
+/* The string fields of the mixed event, written and read back */
+TEST_F(grammar, mixed_fields_strings_in_trace)
+{
+	const char *name = PREFIX "mixw";
+	struct rec r;
+	int w;
+
+	w = reg_enabled(self->fd, PREFIX "mixw u32 a;__data_loc char[] s; "
+			"__rel_loc char[] r; u16 m", name);
+	ASSERT_LE(0, w);
+
+	/* payload: a 0..4, s 4..8, r 8..12, m 12..14, "dyn" 14, "rel" 18 */
+	rec_init(&r, w);
+	rec_u32(&r, 7);
+	rec_u32(&r, DYN_LOC(8 + 14, 4));	/* record offset of "dyn" */
+	rec_u32(&r, DYN_LOC(18 - 12, 4));	/* from the end of r */
+	rec_u16(&r, 65535);
+	rec_put(&r, "dyn", 4);
+	rec_put(&r, "rel", 4);
+	ASSERT_EQ(4 + 22, r.len);
+	ASSERT_EQ(4 + 22, rec_write(self->fd, &r));
+
+	ASSERT_EQ(1, ue_trace_lines(name, self->lines, MAX_LINES));
+	ASSERT_STREQ("a=7 s=dyn r=rel m=65535", self->lines[0]);
+}
+
+/*
+ * The trace line renders a field the way its print fmt says: the kernel
+ * (trace_print_hex_seq(), concatenate=false) and libtraceevent both print
+ * __print_hex() as bytes separated by spaces.
+ */
+TEST_F(grammar, hex_fields_trace_text_matches_print_fmt)
+{
+	const char *name = PREFIX "hex";
+	static const unsigned char arr[4] = { 0xde, 0xad, 0xbe, 0xef };
+	static const unsigned char st[4] = { 1, 2, 3, 4 };
+	struct rec r;
+	int w;
+
+	w = reg_enabled(self->fd, PREFIX "hex u8[4] arr; struct foo st 4; "
+			"__rel_loc u8[] b; __data_loc u8[] d", name);
+	ASSERT_LE(0, w);
+
+	/* payload: arr 0..4, st 4..8, b 8..12, d 12..16, b data 16, d 18 */
+	rec_init(&r, w);
+	rec_put(&r, arr, 4);
+	rec_put(&r, st, 4);
+	rec_u32(&r, DYN_LOC(16 - 12, 2));
+	rec_u32(&r, DYN_LOC(8 + 18, 1));
+	rec_put(&r, "\x0a\x0b", 2);
+	rec_put(&r, "\x0c", 1);
+	ASSERT_EQ(4 + 19, rec_write(self->fd, &r));
+
+	ASSERT_EQ(1, ue_trace_lines(name, self->lines, MAX_LINES));
+	ASSERT_STREQ("arr=de ad be ef st=01 02 03 04 b=0a 0b d=0c",
+		     self->lines[0]);
+}
+
+TEST_F(grammar, bpf_iter_flag_accepted)
+{
+	int s1 = -1, w1 = -1, s2 = -2, w2 = -2;
+
+	ASSERT_EQ(0, ue_reg(self->fd, PREFIX "fl:BPF_ITER u32 a;__rel_loc char[] s",
+			    &s1, &w1));
+	ASSERT_TRUE(ue_event_exists(PREFIX "fl"));
+	ASSERT_FALSE(ue_event_exists(PREFIX "fl:BPF_ITER"));
+	ASSERT_FORMAT(PREFIX "fl",
+		"\tfield:u32 a;\toffset:8;\tsize:4;\tsigned:0;\n"
+		"\tfield:__rel_loc char s[];\toffset:12;\tsize:4;\tsigned:0;\n"
+		"\n"
+		"print fmt: \"a=%u s=%s\", REC->a, __get_rel_str(s)\n");
+
+	/* The same again is the same event */
+	ASSERT_EQ(0, ue_reg(self->fd, PREFIX "fl:BPF_ITER u32 a; __rel_loc char[] s",
+			    &s2, &w2));
+	ASSERT_EQ(s1, s2);
+	ASSERT_EQ(w1, w2);
+
+	/* A flag and no fields */
+	ASSERT_EQ(0, ue_reg(self->fd, PREFIX "fl2:BPF_ITER", NULL, &w2));
+	ASSERT_EQ(w1 + 1, w2);
+	ASSERT_TRUE(ue_event_exists(PREFIX "fl2"));
+}
+
+TEST_F(grammar, unknown_flag_einval)
+{
+	static const char *const bad[] = {
+		PREFIX "uf1:BOGUS u32 a",
+		PREFIX "uf2:BPF_ITER,BOGUS u32 a",
+		PREFIX "uf3:bpf_iter u32 a",
+		PREFIX "uf4:BOGUS",
+		PREFIX "uf5:BPF_ITERX __rel_loc char[] s",
+	};
+	char name[64];
+	unsigned int i;
+
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		EXPECT_EQ(-EINVAL, ue_reg(self->fd, bad[i], NULL, NULL)) {
+			TH_LOG("descriptor \"%s\"", bad[i]);
+		}
+		snprintf(name, sizeof(name), PREFIX "uf%u", i + 1);
+		EXPECT_FALSE(ue_event_exists(name)) {
+			TH_LOG("%s was created", name);
+		}
+	}
+}
+
+TEST_F(grammar, separators)
+{
+	static const char *const descs[] = {
+		PREFIX "sep1 u32 a;__rel_loc char[] b",
+		PREFIX "sep2 u32 a; __rel_loc char[] b",
+		PREFIX "sep3 u32 a;__rel_loc char[] b;",
+		PREFIX "sep4 u32 a; __rel_loc char[] b; ",
+		PREFIX "sep5   u32 a  ;  __rel_loc char[] b  ;",
+	};
+	const char *want =
+		"\tfield:u32 a;\toffset:8;\tsize:4;\tsigned:0;\n"
+		"\tfield:__rel_loc char b[];\toffset:12;\tsize:4;\tsigned:0;\n"
+		"\n"
+		"print fmt: \"a=%u b=%s\", REC->a, __get_rel_str(b)\n";
+	char name[64];
+	unsigned int i;
+
+	for (i = 0; i < sizeof(descs) / sizeof(descs[0]); i++) {
+		snprintf(name, sizeof(name), PREFIX "sep%u", i + 1);
+		ASSERT_EQ(0, ue_reg(self->fd, descs[i], NULL, NULL)) {
+			TH_LOG("descriptor \"%s\"", descs[i]);
+		}
+		ASSERT_FORMAT(name, want);
+	}
+}
+
+TEST_F(grammar, descriptor_length_limit)
+{
+	char *desc;
+
+	/* 511 characters (512 with the NUL) is the longest descriptor */
+	desc = desc_of_len(PREFIX "dl511", "__rel_loc char[]", UE_DESC_MAX);
+	ASSERT_NE(NULL, desc);
+	ASSERT_EQ(UE_DESC_MAX, (int)strlen(desc));
+	EXPECT_EQ(0, ue_reg(self->fd, desc, NULL, NULL)) {
+		TH_LOG("descriptor \"%s\"", desc);
+	}
+	free(desc);
+	EXPECT_TRUE(ue_event_exists(PREFIX "dl511"));
+
+	desc = desc_of_len(PREFIX "dl512", "__rel_loc char[]", UE_DESC_MAX + 1);
+	ASSERT_NE(NULL, desc);
+	ASSERT_EQ(UE_DESC_MAX + 1, (int)strlen(desc));
+	EXPECT_EQ(-EINVAL, ue_reg(self->fd, desc, NULL, NULL));
+	free(desc);
+	EXPECT_FALSE(ue_event_exists(PREFIX "dl512"));
+
+	desc = desc_of_len(PREFIX "dl4k", "u32", 4000);
+	ASSERT_NE(NULL, desc);
+	EXPECT_EQ(-EINVAL, ue_reg(self->fd, desc, NULL, NULL));
+	free(desc);
+	EXPECT_FALSE(ue_event_exists(PREFIX "dl4k"));
+}
+
+TEST_F(grammar, name_length_limit)
+{
+	char name[UE_NAME_MAX + 2];
+	char desc[1024];
+
+	/* Event name: 255 characters, then 256 */
+	memset(name, 'n', UE_NAME_MAX);
+	memcpy(name, PREFIX, strlen(PREFIX));
+	name[UE_NAME_MAX] = '\0';
+	snprintf(desc, sizeof(desc), "%s __rel_loc char[] s", name);
+	ASSERT_EQ(0, ue_reg(self->fd, desc, NULL, NULL));
+	ASSERT_TRUE(ue_event_exists(name));
+
+	memset(name, 'm', UE_NAME_MAX + 1);
+	memcpy(name, PREFIX, strlen(PREFIX));
+	name[UE_NAME_MAX + 1] = '\0';
+	snprintf(desc, sizeof(desc), "%s __rel_loc char[] s", name);
+	ASSERT_EQ(-EINVAL, ue_reg(self->fd, desc, NULL, NULL));
+	ASSERT_FALSE(ue_event_exists(name));
+
+	/* Field name: 255 characters, then 256 */
+	memset(name, 'f', UE_NAME_MAX);
+	name[UE_NAME_MAX] = '\0';
+	snprintf(desc, sizeof(desc), PREFIX "fn255 __data_loc char[] %s", name);
+	ASSERT_EQ(0, ue_reg(self->fd, desc, NULL, NULL));
+	ASSERT_TRUE(ue_event_exists(PREFIX "fn255"));
+
+	memset(name, 'f', UE_NAME_MAX + 1);
+	name[UE_NAME_MAX + 1] = '\0';
+	snprintf(desc, sizeof(desc), PREFIX "fn256 __data_loc char[] %s", name);
+	ASSERT_EQ(-EINVAL, ue_reg(self->fd, desc, NULL, NULL));
+	ASSERT_FALSE(ue_event_exists(PREFIX "fn256"));
+}
+
+/* "<name> u8 f0;u8 f1;...;u8 f<n-1>" */
+static void desc_fields(char *desc, const char *name, int n)
+{
+	int i, pos = sprintf(desc, "%s ", name);
+
+	for (i = 0; i < n; i++)
+		pos += sprintf(desc + pos, "%su8 f%d", i ? ";" : "", i);
+}
+
+TEST_F(grammar, field_count_limit)
+{
+	char desc[UE_DESC_MAX + 1];
+	const char *got;
+	int n = 0;
+
+	desc_fields(desc, PREFIX "f64", 64);
+	ASSERT_GT(UE_DESC_MAX, (int)strlen(desc));
+	ASSERT_EQ(0, ue_reg(self->fd, desc, NULL, NULL));
+
+	/* 64 field lines after the common fields, the last at 8 + 63 */
+	got = format_tail(PREFIX "f64");
+	ASSERT_NE(NULL, got);
+	for (const char *p = got; (p = strstr(p, "\tfield:")); p++)
+		n++;
+	ASSERT_EQ(64, n);
+	ASSERT_NE(NULL, strstr(got, "\tfield:u8 f63;\toffset:71;\tsize:1;\tsigned:0;\n"));
+
+	desc_fields(desc, PREFIX "f65", 65);
+	ASSERT_GT(UE_DESC_MAX, (int)strlen(desc));
+	ASSERT_EQ(-EINVAL, ue_reg(self->fd, desc, NULL, NULL));
+	ASSERT_FALSE(ue_event_exists(PREFIX "f65"));
+}
+
+TEST_F(grammar, array_size_limits)
+{
+	static const char *const bad[] = {
+		PREFIX "as1 char[1025] s",
+		PREFIX "as2 char[0] s",
+		PREFIX "as3 u8[1025] s",
+		PREFIX "as4 u8[0] s",
+		PREFIX "as5 unsigned char[1025] s",
+		PREFIX "as6 char[-1] s",
+		PREFIX "as7 struct foo s 0",
+		PREFIX "as8 struct foo s",
+	};
+	const char *got;
+	char name[64];
+	unsigned int i;
+
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		EXPECT_EQ(-EINVAL, ue_reg(self->fd, bad[i], NULL, NULL)) {
+			TH_LOG("descriptor \"%s\"", bad[i]);
+		}
+		snprintf(name, sizeof(name), PREFIX "as%u", i + 1);
+		EXPECT_FALSE(ue_event_exists(name)) {
+			TH_LOG("%s was created", name);
+		}
+	}
+
+	ASSERT_EQ(0, ue_reg(self->fd, PREFIX "ok1 char[1024] s", NULL, NULL));
+	got = format_tail(PREFIX "ok1");
+	ASSERT_NE(NULL, got);
+	ASSERT_NE(NULL, strstr(got, "\tfield:char s[1024];\toffset:8;\tsize:1024;\t"));
+	ASSERT_EQ(0, ue_reg(self->fd, PREFIX "ok2 u8[1024] s", NULL, NULL));
+	ASSERT_EQ(0, ue_reg(self->fd, PREFIX "ok3 char[1] s", NULL, NULL));
+}
+
+/* --- payload validation of __data_loc / __rel_loc ------------------------ */
+
+/* __data_loc: offset from the start of the record (8-byte common header) */
+TEST_F(grammar, data_loc_offset_from_record_start)
+{
+	const char *name = PREFIX "pdl";
+	struct rec r;
+	int w;
+
+	w = reg_enabled(self->fd, PREFIX "pdl __data_loc char[] s", name);
+	ASSERT_LE(0, w);
+
+	rec_init(&r, w);
+	rec_u32(&r, DYN_LOC(12, 6));
+	rec_put(&r, "hello", 6);
+	ASSERT_EQ(14, rec_write(self->fd, &r));
+
+	ASSERT_EQ(1, ue_trace_lines(name, self->lines, MAX_LINES));
+	ASSERT_STREQ("s=hello", self->lines[0]);
+}
+
+TEST_F(grammar, data_loc_between_fields)
+{
+	const char *name = PREFIX "pdl2";
+	struct rec r;
+	int w;
+
+	w = reg_enabled(self->fd, PREFIX "pdl2 u32 n; __data_loc char[] s; u16 m",
+			name);
+	ASSERT_LE(0, w);
+
+	/* n 0..4, s 4..8, m 8..10, "hi" at payload 10 = record 18 */
+	rec_init(&r, w);
+	rec_u32(&r, 1);
+	rec_u32(&r, DYN_LOC(18, 3));
+	rec_u16(&r, 2);
+	rec_put(&r, "hi", 3);
+	ASSERT_EQ(4 + 13, rec_write(self->fd, &r));
+
+	ASSERT_EQ(1, ue_trace_lines(name, self->lines, MAX_LINES));
+	ASSERT_STREQ("n=1 s=hi m=2", self->lines[0]);
+}
+
+/* __rel_loc: offset from the end of the field itself */
+TEST_F(grammar, rel_loc_offset_from_field_end)
+{
+	const char *name = PREFIX "prl";
+	struct rec r;
+	int w;
+
+	w = reg_enabled(self->fd, PREFIX "prl __rel_loc char[] s", name);
+	ASSERT_LE(0, w);
+
+	rec_init(&r, w);
+	rec_u32(&r, DYN_LOC(0, 6));
+	rec_put(&r, "hello", 6);
+	ASSERT_EQ(14, rec_write(self->fd, &r));
+
+	ASSERT_EQ(1, ue_trace_lines(name, self->lines, MAX_LINES));
+	ASSERT_STREQ("s=hello", self->lines[0]);
+}
+
+TEST_F(grammar, rel_loc_between_fields)
+{
+	const char *name = PREFIX "prl2";
+	struct rec r;
+	int w;
+
+	w = reg_enabled(self->fd, PREFIX "prl2 u32 n; __rel_loc char[] s; u16 m",
+			name);
+	ASSERT_LE(0, w);
+
+	/* s ends at payload 8; "hi" at payload 10: 2 bytes after it */
+	rec_init(&r, w);
+	rec_u32(&r, 1);
+	rec_u32(&r, DYN_LOC(2, 3));
+	rec_u16(&r, 2);
+	rec_put(&r, "hi", 3);
+	ASSERT_EQ(4 + 13, rec_write(self->fd, &r));
+
+	ASSERT_EQ(1, ue_trace_lines(name, self->lines, MAX_LINES));
+	ASSERT_STREQ("n=1 s=hi m=2", self->lines[0]);
+}
+
+/* One write of "loc + data" to a single dynamic field; -errno or count */
+static int write_loc(int fd, int w, __u32 loc, const void *data, size_t len)
+{
+	struct rec r;
+
+	rec_init(&r, w);
+	rec_u32(&r, loc);
+	rec_put(&r, data, len);
+
+	return rec_write(fd, &r);
+}
+
+TEST_F(grammar, data_loc_bad_locations_efault)
+{
+	const char *name = PREFIX "pdlb";
+	int w;
+
+	w = reg_enabled(self->fd, PREFIX "pdlb __data_loc char[] s", name);
+	ASSERT_LE(0, w);
+
+	/* The record is 8 + 4 + 6 = 18 bytes: "hello\0" at 12..18 */
+	EXPECT_EQ(-EFAULT, write_loc(self->fd, w, DYN_LOC(12, 7), "hello", 6));
+	EXPECT_EQ(-EFAULT, write_loc(self->fd, w, DYN_LOC(13, 6), "hello", 6));
+	EXPECT_EQ(-EFAULT, write_loc(self->fd, w, DYN_LOC(18, 1), "hello", 6));
+	EXPECT_EQ(-EFAULT, write_loc(self->fd, w, DYN_LOC(0xffff, 6), "hello", 6));
+	EXPECT_EQ(-EFAULT, write_loc(self->fd, w, DYN_LOC(12, 0xffff), "hello", 6));
+
+	/* Not NUL terminated within its 5 bytes (the NUL after it is outside) */
+	EXPECT_EQ(-EFAULT, write_loc(self->fd, w, DYN_LOC(12, 5), "hello", 6));
+	/* Zero-size string */
+	EXPECT_EQ(-EFAULT, write_loc(self->fd, w, DYN_LOC(12, 0), "hello", 6));
+
+	/* A NUL inside the bounds and one at the end: fine, text stops at the first */
+	EXPECT_EQ(4 + 4 + 7, write_loc(self->fd, w, DYN_LOC(12, 7), "hel\0lo", 7));
+	/* The good one */
+	EXPECT_EQ(14, write_loc(self->fd, w, DYN_LOC(12, 6), "hello", 6));
+
+	ASSERT_EQ(2, ue_trace_lines(name, self->lines, MAX_LINES));
+	EXPECT_STREQ("s=hel", self->lines[0]);
+	EXPECT_STREQ("s=hello", self->lines[1]);
+}
+
+TEST_F(grammar, rel_loc_bad_locations_efault)
+{
+	const char *name = PREFIX "prlb";
+	int w;
+
+	w = reg_enabled(self->fd, PREFIX "prlb __rel_loc char[] s", name);
+	ASSERT_LE(0, w);
+
+	/* "hello\0" is 0..6 bytes after the field */
+	EXPECT_EQ(-EFAULT, write_loc(self->fd, w, DYN_LOC(0, 7), "hello", 6));
+	EXPECT_EQ(-EFAULT, write_loc(self->fd, w, DYN_LOC(1, 6), "hello", 6));
+	EXPECT_EQ(-EFAULT, write_loc(self->fd, w, DYN_LOC(6, 1), "hello", 6));
+	EXPECT_EQ(-EFAULT, write_loc(self->fd, w, DYN_LOC(0xffff, 1), "hello", 6));
+	/* A __data_loc style offset (12) is 12 bytes after the field */
+	EXPECT_EQ(-EFAULT, write_loc(self->fd, w, DYN_LOC(12, 6), "hello", 6));
+	/* Not NUL terminated within bounds, zero size */
+	EXPECT_EQ(-EFAULT, write_loc(self->fd, w, DYN_LOC(0, 5), "hello", 6));
+	EXPECT_EQ(-EFAULT, write_loc(self->fd, w, DYN_LOC(0, 0), "hello", 6));
+	EXPECT_EQ(-EFAULT, write_loc(self->fd, w, DYN_LOC(6, 0), "hello", 6));
+
+	EXPECT_EQ(14, write_loc(self->fd, w, DYN_LOC(0, 6), "hello", 6));
+	/* The last 3 bytes "lo\0" */
+	EXPECT_EQ(14, write_loc(self->fd, w, DYN_LOC(3, 3), "hello", 6));
+
+	ASSERT_EQ(2, ue_trace_lines(name, self->lines, MAX_LINES));
+	EXPECT_STREQ("s=hello", self->lines[0]);
+	EXPECT_STREQ("s=lo", self->lines[1]);
+}
+
+/* u8[] dynamic arrays need no NUL and may be empty, but stay in bounds */
+TEST_F(grammar, u8_dynamic_array_bounds)
+{
+	const char *name = PREFIX "pu8";
+	int w;
+
+	w = reg_enabled(self->fd, PREFIX "pu8 __rel_loc u8[] x", name);
+	ASSERT_LE(0, w);
+
+	EXPECT_EQ(4 + 4 + 3, write_loc(self->fd, w, DYN_LOC(0, 3), "\x01\x02\x03", 3));
+	EXPECT_EQ(4 + 4 + 3, write_loc(self->fd, w, DYN_LOC(0, 0), "\x01\x02\x03", 3));
+	EXPECT_EQ(-EFAULT, write_loc(self->fd, w, DYN_LOC(0, 4), "\x01\x02\x03", 3));
+	EXPECT_EQ(-EFAULT, write_loc(self->fd, w, DYN_LOC(1, 3), "\x01\x02\x03", 3));
+
+	ASSERT_EQ(2, ue_trace_lines(name, self->lines, MAX_LINES));
+}
+
+/* One bad location rejects the whole record */
+TEST_F(grammar, two_dynamic_fields_one_bad)
+{
+	const char *name = PREFIX "p2";
+	struct rec r;
+	int w;
+
+	w = reg_enabled(self->fd, PREFIX "p2 __data_loc char[] a; __rel_loc char[] b",
+			name);
+	ASSERT_LE(0, w);
+
+	/* a 0..4, b 4..8, "x" at payload 8 (record 16), "yz" at payload 10 */
+	rec_init(&r, w);
+	rec_u32(&r, DYN_LOC(16, 2));
+	rec_u32(&r, DYN_LOC(2, 3));
+	rec_put(&r, "x", 2);
+	rec_put(&r, "yz", 3);
+	ASSERT_EQ(4 + 13, rec_write(self->fd, &r));
+
+	/* b one byte too long */
+	rec_init(&r, w);
+	rec_u32(&r, DYN_LOC(16, 2));
+	rec_u32(&r, DYN_LOC(2, 4));
+	rec_put(&r, "x", 2);
+	rec_put(&r, "yz", 3);
+	ASSERT_EQ(-EFAULT, rec_write(self->fd, &r));
+
+	/* a not terminated */
+	rec_init(&r, w);
+	rec_u32(&r, DYN_LOC(16, 1));
+	rec_u32(&r, DYN_LOC(2, 3));
+	rec_put(&r, "x", 2);
+	rec_put(&r, "yz", 3);
+	ASSERT_EQ(-EFAULT, rec_write(self->fd, &r));
+
+	ASSERT_EQ(1, ue_trace_lines(name, self->lines, MAX_LINES));
+	ASSERT_STREQ("a=x b=yz", self->lines[0]);
+}
+
+/* writev() pieces are validated as one record */
+TEST_F(grammar, rel_loc_writev)
+{
+	const char *name = PREFIX "pv";
+	__u32 loc = DYN_LOC(0, 6);
+	struct iovec io[4];
+	int w;
+
+	w = reg_enabled(self->fd, PREFIX "pv __rel_loc char[] s", name);
+	ASSERT_LE(0, w);
+
+	io[0].iov_base = &w;
+	io[0].iov_len = sizeof(w);
+	io[1].iov_base = &loc;
+	io[1].iov_len = sizeof(loc);
+	io[2].iov_base = "hel";
+	io[2].iov_len = 3;
+	io[3].iov_base = "lo";
+	io[3].iov_len = 3;
+	ASSERT_EQ(14, writev(self->fd, io, 4));
+
+	loc = DYN_LOC(0, 7);
+	ASSERT_EQ(-1, writev(self->fd, io, 4));
+	ASSERT_EQ(EFAULT, errno);
+
+	ASSERT_EQ(1, ue_trace_lines(name, self->lines, MAX_LINES));
+	ASSERT_STREQ("s=hello", self->lines[0]);
+}
+
+/* --- re-registration ---------------------------------------------------- */
+
+TEST_F(grammar, same_fields_other_spacing_same_index)
+{
+	static const char *const same[] = {
+		PREFIX "rr u32 a;__rel_loc char[] s;struct foo f 8;u8[2] b",
+		PREFIX "rr   u32  a ;   __rel_loc   char[]   s;struct   foo  f   8 ;u8[2]  b;",
+		PREFIX "rr\tu32\ta;\t__rel_loc\tchar[]\ts; struct foo f 8; u8[2] b",
+		"  " PREFIX "rr u32 a; __rel_loc char[] s; struct foo f 8; u8[2] b  ",
+	};
+	int s0 = -1, w0 = -1, s, w;
+	unsigned int i;
+
+	ASSERT_EQ(0, ue_reg(self->fd, same[0], &s0, &w0));
+	ASSERT_LT(0, s0);
+	ASSERT_EQ(0, w0);
+
+	for (i = 1; i < sizeof(same) / sizeof(same[0]); i++) {
+		s = w = -1;
+		EXPECT_EQ(0, ue_reg(self->fd, same[i], &s, &w)) {
+			TH_LOG("descriptor \"%s\"", same[i]);
+		}
+		EXPECT_EQ(s0, s);
+		EXPECT_EQ(w0, w);
+	}
+
+	/* Another fd: same status index, its own first write index */
+	self->fd2 = ue_open_data();
+	ASSERT_LE(0, self->fd2);
+	ASSERT_EQ(0, ue_reg(self->fd2, PREFIX "x1 u8 a", NULL, &w));
+	ASSERT_EQ(0, w);
+	s = w = -1;
+	ASSERT_EQ(0, ue_reg(self->fd2, same[1], &s, &w));
+	ASSERT_EQ(s0, s);
+	ASSERT_EQ(1, w);
+}
+
+/* Two-word types with more than one space inside are the same type */
+TEST_F(grammar, same_fields_spacing_inside_unsigned_types)
+{
+	int s0 = -1, w0 = -1, s = -2, w = -2;
+
+	ASSERT_EQ(0, ue_reg(self->fd, PREFIX "rru unsigned int a; unsigned char[4] b",
+			    &s0, &w0));
+	ASSERT_EQ(0, ue_reg(self->fd, PREFIX "rru unsigned  int a;unsigned\t char[4] b",
+			    &s, &w));
+	ASSERT_EQ(s0, s);
+	ASSERT_EQ(w0, w);
+}
+
+TEST_F(grammar, different_fields_eaddrinuse)
+{
+	static const char *const other[] = {
+		PREFIX "rd u32 a; __data_loc char[] s",		/* data vs rel */
+		PREFIX "rd u32 a; __rel_loc u8[] s",		/* element type */
+		PREFIX "rd u32 a",				/* fewer fields */
+		PREFIX "rd u32 a; __rel_loc char[] s; u8 c",	/* more fields */
+		PREFIX "rd u32 b; __rel_loc char[] s",		/* field name */
+		PREFIX "rd __rel_loc char[] s; u32 a",		/* order */
+		PREFIX "rd u64 a; __rel_loc char[] s",		/* type */
+		PREFIX "rd s32 a; __rel_loc char[] s",		/* signedness */
+		PREFIX "rd",					/* no fields */
+		PREFIX "rd u32 a; char[8] s",			/* static string */
+	};
+	int s0 = -1, w0 = -1, s = -2, w = -2;
+	unsigned int i;
+
+	ASSERT_EQ(0, ue_reg(self->fd, PREFIX "rd u32 a; __rel_loc char[] s", &s0, &w0));
+	for (i = 0; i < sizeof(other) / sizeof(other[0]); i++) {
+		EXPECT_EQ(-EADDRINUSE, ue_reg(self->fd, other[i], NULL, NULL)) {
+			TH_LOG("descriptor \"%s\"", other[i]);
+		}
+	}
+
+	/* struct tag and size are part of the field */
+	ASSERT_EQ(0, ue_reg(self->fd, PREFIX "rs struct foo f 8", NULL, NULL));
+	EXPECT_EQ(-EADDRINUSE, ue_reg(self->fd, PREFIX "rs struct foo f 16", NULL, NULL));
+	EXPECT_EQ(-EADDRINUSE, ue_reg(self->fd, PREFIX "rs struct bar f 8", NULL, NULL));
+	EXPECT_EQ(-EADDRINUSE, ue_reg(self->fd, PREFIX "rs u8[8] f", NULL, NULL));
+
+	/* Nothing changed: the original still registers to the same indexes */
+	ASSERT_EQ(0, ue_reg(self->fd, PREFIX "rd u32 a;__rel_loc char[] s", &s, &w));
+	ASSERT_EQ(s0, s);
+	ASSERT_EQ(w0, w);
+	ASSERT_FORMAT(PREFIX "rd",
+		"\tfield:u32 a;\toffset:8;\tsize:4;\tsigned:0;\n"
+		"\tfield:__rel_loc char s[];\toffset:12;\tsize:4;\tsigned:0;\n"
+		"\n"
+		"print fmt: \"a=%u s=%s\", REC->a, __get_rel_str(s)\n");
+}
+
+TEST_HARNESS_MAIN

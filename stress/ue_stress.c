@@ -119,7 +119,7 @@ static const char *op_names[NOPS] = {
 };
 static const int op_weight[NOPS] = {
 	[OP_OPEN] = 4, [OP_CLOSE] = 2, [OP_REG_STATUS] = 10, [OP_REG_WRITE] = 12,
-	[OP_UNREG] = 8, [OP_DEL] = 4, [OP_WRITE] = 30, [OP_FTRACE] = 8,
+	[OP_UNREG] = 5, [OP_DEL] = 4, [OP_WRITE] = 30, [OP_FTRACE] = 8,
 	[OP_PERF_OPEN] = 3, [OP_PERF_CLOSE] = 3, [OP_FORK] = 2, [OP_MUNMAP] = 2,
 	[OP_MPROTECT] = 2, [OP_DYN] = 3, [OP_DYN_TRUNC] = 1, [OP_RMMOD] = 1,
 	[OP_STATUS] = 2, [OP_RACE] = 6,

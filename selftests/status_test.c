@@ -455,8 +455,11 @@ static int reg_remote(int fd, const char *desc, __u32 *enable_word)
 TEST_F(status, text_event_without_status_byte)
 {
 	static __u32 enable_word;
+	struct user_write_unreg unreg;
 	char got[4096], want[512];
 	int s = -1;
+
+	memset(&unreg, 0, sizeof(unreg));
 
 	/* An event of the status page ABI, and one of the remote write ABI */
 	ASSERT_EQ(0, ue_reg(self->data_fd, PREFIX "paged u32 a", &s, NULL));
@@ -471,10 +474,14 @@ TEST_F(status, text_event_without_status_byte)
 	ASSERT_STREQ(want, got);
 
 	/*
-	 * Closing the fd unregisters the remote write event, which then
-	 * goes away by itself (maybe a little later): give it time so
-	 * the teardown does not race with it.
+	 * Unregister the enable bit and close the fd: the remote write
+	 * event then goes away by itself (maybe a little later); give it
+	 * time so the teardown does not race with it.
 	 */
+	unreg.size = sizeof(unreg);
+	unreg.disable_bit = 0;
+	unreg.disable_addr = (__u64)(uintptr_t)&enable_word;
+	ASSERT_EQ(0, ioctl(self->data_fd, DIAG_IOCSUNREG, &unreg));
 	close(self->data_fd);
 	self->data_fd = -1;
 	for (int i = 0; i < 50 && ue_event_exists(PREFIX "remote"); i++)

@@ -557,6 +557,34 @@ TEST_F(write, errors)
 	ASSERT_STREQ("a=9 b=abc", self->lines[0]);
 }
 
+TEST_F(write, perf_only_is_enabled)
+{
+	const char *name = PREFIX "perfonly";
+	struct rec r;
+	int w = -1, pfd;
+
+	/* Not enabled in ftrace, but a perf event is open on it */
+	ASSERT_EQ(0, ue_reg(self->fd, PREFIX "perfonly u32 a", NULL, &w));
+	rec_init(&r, w);
+	REC_PUT(&r, __u32, 3);
+
+	errno = 0;
+	ASSERT_EQ(-1, write(self->fd, r.d, r.len));
+	ASSERT_EQ(EBADF, errno);
+
+	pfd = ue_perf_open(name);
+	ASSERT_LE(0, pfd);
+	EXPECT_EQ(8, write(self->fd, r.d, r.len));
+	close(pfd);
+
+	/* Only perf saw it: no ftrace line */
+	ASSERT_EQ(0, ue_trace_lines(name, self->lines, MAX_LINES));
+
+	errno = 0;
+	ASSERT_EQ(-1, write(self->fd, r.d, r.len));
+	ASSERT_EQ(EBADF, errno);
+}
+
 /* Header and common fields of every format file, as on 6.1 and 6.12 */
 static void format_head(char *buf, size_t size, const char *name, long id)
 {

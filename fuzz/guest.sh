@@ -71,7 +71,7 @@ for _ in $(seq 1 40); do
 done
 if ((unloaded)); then ok "rmmod after the run"; else notok "rmmod after the run: $(rmmod "$modname" 2>&1)"; fi
 left=$(ls -d "$tracing"/user_events_* "$tracing"/events/user_events* 2>/dev/null; grep -s '^u:' "$tracing/dynamic_events")
-if [[ -z $left ]]; then ok "no user_events files left in tracefs"; else notok "left in tracefs: $(echo $left)"; fi
+if [[ -z $left ]]; then ok "no user_events files left in tracefs"; else notok "left in tracefs: ${left//$'\n'/ }"; fi
 mapfile -t klines < <(dmesg | grep -E "$kpat")
 if ((${#klines[@]})); then
 	notok "kernel log is clean"

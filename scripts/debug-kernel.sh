@@ -63,6 +63,7 @@ if [[ ${1:-} == guest ]]; then
 	report=$(cat "$kml")
 	if [[ -n $report ]]; then
 		echo "not ok - debug: kmemleak: no leaks after module unload"
+		# shellcheck disable=SC2001
 		sed 's/^/#   /' <<<"$report" | head -n 200
 		st=1
 	else
@@ -71,11 +72,13 @@ if [[ ${1:-} == guest ]]; then
 	exit "$st"
 fi
 
+# Build products go to build/robust/ (own lock), apart from `make check`'s
+repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+export UE_BUILD_DIR=${UE_ROBUST_BUILD_DIR:-$repo/build/robust}
 # shellcheck source=scripts/lib.sh
-. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+. "$repo/scripts/lib.sh"
 
 mode=${1:-all}
-localversion=-uedebug
 
 config_fragment() {
 	cat <<'EOF'
@@ -290,7 +293,8 @@ build() {
 		ue_die "kernel build failed (log: $cache/build.log)"
 	# CPU time of the build (children of this shell): load-independent
 	local cpu
-	cpu=$(times | tail -n 1 | awk '{
+	times >"$cache/times" # the builtin must run in this shell, not a subshell
+	cpu=$(tail -n 1 "$cache/times" | awk '{
 		split($1, u, "m"); split($2, s, "m")
 		printf "%d", u[1] * 60 + u[2] + s[1] * 60 + s[2] }')
 	echo "$cpu" >"$cache/build.cpu-seconds"
@@ -385,7 +389,7 @@ guest() { # guest <label> <timeout> <command...>
 			tail -n 60 "$res/console.log" | sed 's/^/  | /'
 		fi
 	fi
-	echo "$label: $(cat "$res/result" 2>/dev/null | tr '\n' ' ')"
+	echo "$label: $(tr '\n' ' ' <"$res/result" 2>/dev/null)"
 }
 
 # The module, built against the debug tree (W=1, warnings count)

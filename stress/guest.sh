@@ -67,7 +67,8 @@ st=${PIPESTATUS[0]}
 # Targeted races (ue_races next to ue_stress), unless UE_RACES=0
 races=$(dirname "$bin")/ue_races
 if [[ ${UE_RACES:-1} != 0 && -x $races ]]; then
-	"$races" ${UE_RACES_ARGS:-} 2>&1 | sed -u '/^[0-9]* passed, [0-9]* failed$/s/^/# ue_races: /'
+	read -r -a rargs <<<"${UE_RACES_ARGS:-}"
+	"$races" "${rargs[@]}" 2>&1 | sed -u '/^[0-9]* passed, [0-9]* failed$/s/^/# ue_races: /'
 	rst=${PIPESTATUS[0]}
 	((rst == 0 || rst == 1)) || notok "ue_races exited with status $rst"
 fi
@@ -91,7 +92,7 @@ left=$(leftovers)
 if [[ -z $left ]]; then
 	ok "no user_events files left in tracefs"
 else
-	notok "user_events files left in tracefs: $(echo $left)"
+	notok "user_events files left in tracefs: ${left//$'\n'/ }"
 fi
 
 mapfile -t klines < <(dmesg | grep -E "$kpat")

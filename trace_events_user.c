@@ -27,6 +27,7 @@
 #include <linux/mm.h>
 #include <linux/module.h>
 #include <linux/mutex.h>
+#include <linux/pagemap.h>
 #include <linux/percpu.h>
 #include <linux/perf_event.h>
 #include <linux/rcupdate.h>
@@ -64,6 +65,30 @@ static unsigned int max_events = 32768;
 module_param(max_events, uint, 0444);
 MODULE_PARM_DESC(max_events,
 		 "Maximum number of user events that may exist at once (default 32768)");
+
+/*
+ * Who may open the files: root only by default. An administrator can grant
+ * a group, e.g. data_gid=<gid> data_mode=0660 status_gid=<gid>
+ * status_mode=0640 (the tracefs mount must let that group in, too).
+ */
+static ushort data_mode = 0600;
+module_param(data_mode, ushort, 0444);
+MODULE_PARM_DESC(data_mode,
+		 "Mode of user_events_data, at most 0666 (default 0600)");
+
+static uint data_gid;
+module_param(data_gid, uint, 0444);
+MODULE_PARM_DESC(data_gid, "Group of user_events_data (default 0, root)");
+
+static ushort status_mode = 0600;
+module_param(status_mode, ushort, 0444);
+MODULE_PARM_DESC(status_mode,
+		 "Mode of user_events_status, at most 0666 (default 0600)");
+
+static uint status_gid;
+module_param(status_gid, uint, 0444);
+MODULE_PARM_DESC(status_gid,
+		 "Group of user_events_status (default 0, root)");
 
 enum user_field_kind {
 	FIELD_INTEGER,		/* u8 ... s64, int, short, char */
@@ -113,6 +138,7 @@ struct user_event {
 	u8 status;		/* EVENT_STATUS_* of the attached probes */
 	bool has_dyn;		/* has __data_loc/__rel_loc fields */
 	bool persist;		/* stays when unused, until deleted */
+	bool persist_cap;	/* made persistent with the capability */
 	bool multi;		/* in user_events_multi, as name.id */
 	char *call_name;	/* name in tracefs */
 	struct user_event_probes __rcu *probes;
@@ -214,15 +240,15 @@ static const struct user_field_type user_field_types[] = {
 	{ "u16", 2, false, "%u" },
 	{ "u32", 4, false, "%u" },
 	{ "u64", 8, false, "%llu" },
-	{ "s8", 1, true, "%d" },
-	{ "s16", 2, true, "%d" },
+	{ "s8", 1, true, "%hhd" },
+	{ "s16", 2, true, "%hd" },
 	{ "s32", 4, true, "%d" },
 	{ "s64", 8, true, "%lld" },
 	{ "int", 4, true, "%d" },
 	{ "unsigned int", 4, false, "%u" },
-	{ "short", 2, true, "%d" },
+	{ "short", 2, true, "%hd" },
 	{ "unsigned short", 2, false, "%u" },
-	{ "char", 1, true, "%d" },
+	{ "char", 1, true, "%hhd" },
 	{ "unsigned char", 1, false, "%u" },
 };
 
@@ -239,6 +265,29 @@ static const struct user_field_type *user_field_type_find(const char *name,
 	return NULL;
 }
 
+/*
+ * Names are ASCII [A-Za-z0-9_]: the kernel's ctype also counts Latin-1
+ * letters and NBSP, which are not valid in tracefs names and printk text.
+ */
+static bool user_name_char(char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+	       (c >= '0' && c <= '9') || c == '_';
+}
+
+static bool user_space_char(char c)
+{
+	return c == ' ' || c == '\t' || c == '\n' || c == '\r' ||
+	       c == '\v' || c == '\f';
+}
+
+static char *user_skip_spaces(char *s)
+{
+	while (user_space_char(*s))
+		s++;
+	return s;
+}
+
 static bool user_name_valid(const char *name, size_t max)
 {
 	size_t len = strlen(name);
@@ -248,7 +297,7 @@ static bool user_name_valid(const char *name, size_t max)
 		return false;
 
 	for (i = 0; i < len; i++)
-		if (!isalnum(name[i]) && name[i] != '_')
+		if (!user_name_char(name[i]))
 			return false;
 
 	return true;
@@ -281,13 +330,13 @@ static int split_words(char *s, char **words, int max)
 	int n = 0;
 
 	for (;;) {
-		s = skip_spaces(s);
+		s = user_skip_spaces(s);
 		if (!*s)
 			return n;
 		if (n == max)
 			return -EINVAL;
 		words[n++] = s;
-		while (*s && !isspace(*s))
+		while (*s && !user_space_char(*s))
 			s++;
 		if (*s)
 			*s++ = '\0';
@@ -387,6 +436,7 @@ static int user_event_parse_field(struct user_event *user, char *text,
 			  !strcmp(base->name, "unsigned char");
 		kind = is_char ? FIELD_STRING : FIELD_ARRAY;
 		size = count;
+		field->is_signed = base->is_signed;
 		field->filter_type = is_char ? FILTER_STATIC_STRING :
 					       FILTER_OTHER;
 		field->fmt = "%s";
@@ -507,7 +557,7 @@ static int user_event_build_print_fmt(struct user_event *user)
 	const char *name;
 
 	list_for_each_entry(field, &user->fields, link)
-		t.size += 2 * strlen(field->name) + 96;
+		t.size += 3 * strlen(field->name) + 96;
 
 	t.buf = kmalloc(t.size, GFP_KERNEL_ACCOUNT);
 	if (!t.buf)
@@ -535,7 +585,12 @@ static int user_event_build_print_fmt(struct user_event *user)
 				user_text_printf(&t, ", __get_rel_str(%s)",
 						 name);
 			else
-				user_text_printf(&t, ", __print_hex(__get_rel_dynamic_array(%s), __get_rel_dynamic_array_len(%s))",
+				/*
+				 * The length from the loc word itself:
+				 * libtraceevent 1.7 (trace-cmd) crashes on
+				 * __get_rel_dynamic_array_len()
+				 */
+				user_text_printf(&t, ", __print_hex(__get_rel_dynamic_array(%s), REC->%s >> 16)",
 						 name, name);
 			break;
 		case FIELD_ARRAY:
@@ -580,10 +635,10 @@ static int user_event_parse(char *desc, struct user_event **out)
 	char *name, *flags, *args, *field;
 	int ret;
 
-	desc = skip_spaces(desc);
+	desc = user_skip_spaces(desc);
 	name = desc;
 	args = desc;
-	while (*args && !isspace(*args))
+	while (*args && !user_space_char(*args))
 		args++;
 	if (*args)
 		*args++ = '\0';
@@ -917,35 +972,20 @@ static void user_event_ftrace(struct user_event *user,
  * payload, instead of a copy of it. Returns the programs' verdict.
  */
 static unsigned int user_event_bpf_iter(struct user_event *user,
-					const struct iov_iter *from,
+					struct user_bpf_iter *iter,
 					size_t len)
 {
 	struct user_bpf_context ctx = {
 		.data_type = USER_BPF_DATA_ITER,
 		.data_len = len,
+		.iter = iter,
 	};
-	struct user_bpf_iter iter = {};
-	struct iovec ubuf;
-
-	if (iter_is_ubuf(from)) {
-		ubuf.iov_base = from->ubuf;
-		ubuf.iov_len = from->iov_offset + from->count;
-		iter.iov = &ubuf;
-		iter.nr_segs = 1;
-	} else if (iter_is_iovec(from)) {
-		iter.iov = ue_iter_iov(from);
-		iter.nr_segs = from->nr_segs;
-	} else {
-		return 0;
-	}
-	iter.iov_offset = from->iov_offset;
-	ctx.iter = &iter;
 
 	return ue_trace_call_bpf(&user->call, &ctx);
 }
 
 static void user_event_perf(struct user_event *user, const void *data,
-			    size_t len, const struct iov_iter *from)
+			    size_t len, struct user_bpf_iter *iter)
 {
 	struct hlist_head *head = this_cpu_ptr(user->call.perf_events);
 	bool bpf = bpf_prog_array_valid(&user->call);
@@ -956,9 +996,9 @@ static void user_event_perf(struct user_event *user, const void *data,
 	if (!head || (hlist_empty(head) && !bpf))
 		return;
 
-	if (bpf && (user->flags & FLAG_BPF_ITER)) {
+	if (bpf && iter) {
 		/* A zero verdict drops the record, as for other events */
-		if (!user_event_bpf_iter(user, from, len) || hlist_empty(head))
+		if (!user_event_bpf_iter(user, iter, len) || hlist_empty(head))
 			return;
 		bpf = false;
 	}
@@ -985,7 +1025,7 @@ static void user_event_perf(struct user_event *user, const void *data,
 }
 #else
 static void user_event_perf(struct user_event *user, const void *data,
-			    size_t len, const struct iov_iter *from)
+			    size_t len, struct user_bpf_iter *iter)
 {
 }
 #endif
@@ -1041,16 +1081,154 @@ static struct user_event *user_event_file_lookup(struct user_event_file *info,
 	return user;
 }
 
-static ssize_t user_event_emit(struct user_event *user, struct iov_iter *from,
-			       size_t len)
+/*
+ * The checks every write makes once it has the index: returns the event,
+ * or an error pointer for an index, a size or a state that is refused.
+ */
+static struct user_event *user_event_write_event(struct file *file, int idx,
+						 size_t len)
+{
+	struct user_event *user;
+
+	if (unlikely(idx < 0))
+		return ERR_PTR(-EINVAL);
+
+	user = user_event_file_lookup(file->private_data, idx);
+	if (unlikely(!user))
+		return ERR_PTR(-ENOENT);
+
+	if (unlikely(len < user->min_size))
+		return ERR_PTR(-EINVAL);
+
+	if (unlikely(len > MAX_PAYLOAD_SIZE))
+		return ERR_PTR(-E2BIG);
+
+	/* Nothing listens: tell the caller, as upstream does */
+	if (unlikely(!READ_ONCE(user->status)))
+		return ERR_PTR(-EBADF);
+
+	return user;
+}
+
+/*
+ * Hands the payload, staged in this CPU's write buffer with preemption
+ * disabled, to every probe attached. @iter describes the payload in the
+ * writer's memory for BPF_ITER programs.
+ */
+static int user_event_deliver(struct user_event *user, const void *buf,
+			      size_t len, struct user_bpf_iter *iter)
 {
 	struct user_event_probes *probes;
-	struct iov_iter copy;
-	bool retried = false;
 	unsigned int i;
-	size_t copied;
-	void *buf;
 	int ret;
+
+	ret = user->has_dyn ? user_event_validate(user, buf, len) : 0;
+	if (unlikely(ret))
+		return ret;
+
+	probes = rcu_dereference_sched(user->probes);
+	if (probes)
+		for (i = 0; i < probes->nr_files; i++)
+			user_event_ftrace(user, probes->files[i], buf, len);
+
+	if (READ_ONCE(user->status) & EVENT_STATUS_PERF)
+		user_event_perf(user, buf, len,
+				user->flags & FLAG_BPF_ITER ? iter : NULL);
+
+	return 0;
+}
+
+/*
+ * write(): the index, then the payload, from one user buffer. Copied
+ * straight from it, without the iov_iter of write_iter().
+ */
+static ssize_t user_events_write(struct file *file, const char __user *ubuf,
+				 size_t count, loff_t *ppos)
+{
+	const char __user *payload = ubuf + sizeof(int);
+	size_t len = count - sizeof(int);
+	struct user_bpf_iter iter;
+	struct user_event *user;
+	struct iovec iov;
+	bool retried = false;
+	void *buf;
+	int idx, ret;
+
+	if (unlikely(count < sizeof(idx)))
+		return -EINVAL;
+
+	/* vfs_write() checked this already; the copy below relies on it */
+	if (unlikely(!access_ok(ubuf, count)))
+		return -EFAULT;
+
+	if (unlikely(get_user(idx, (const int __user *)ubuf)))
+		return -EFAULT;
+
+	user = user_event_write_event(file, idx, len);
+	if (IS_ERR(user))
+		return PTR_ERR(user);
+
+	iov.iov_base = (void __user *)ubuf;
+	iov.iov_len = count;
+	iter.iov = &iov;
+	iter.nr_segs = 1;
+	iter.iov_offset = sizeof(idx);
+
+	for (;;) {
+		preempt_disable();
+		buf = this_cpu_ptr(write_buffer);
+		pagefault_disable();
+		ret = __copy_from_user_inatomic(buf, payload, len);
+		pagefault_enable();
+		if (likely(!ret))
+			break;
+		preempt_enable();
+		if (retried || fault_in_readable(payload, len))
+			return -EFAULT;
+		retried = true;
+	}
+
+	ret = user_event_deliver(user, buf, len, &iter);
+	preempt_enable();
+
+	return ret ? ret : count;
+}
+
+/* writev() and io_uring: the index and the payload in any iovecs */
+static ssize_t user_events_write_iter(struct kiocb *kiocb,
+				      struct iov_iter *from)
+{
+	size_t total = iov_iter_count(from);
+	struct user_bpf_iter iter = {};
+	struct user_event *user;
+	bool retried = false;
+	struct iov_iter copy;
+	struct iovec ubuf;
+	size_t len, copied;
+	void *buf;
+	int idx, ret;
+
+	if (unlikely(total < sizeof(idx)))
+		return -EINVAL;
+
+	if (unlikely(copy_from_iter(&idx, sizeof(idx), from) != sizeof(idx)))
+		return -EFAULT;
+
+	len = total - sizeof(idx);
+	user = user_event_write_event(kiocb->ki_filp, idx, len);
+	if (IS_ERR(user))
+		return PTR_ERR(user);
+
+	if (iter_is_ubuf(from)) {
+		ubuf.iov_base = from->ubuf;
+		ubuf.iov_len = from->iov_offset + from->count;
+		iter.iov = &ubuf;
+		iter.nr_segs = 1;
+	} else if (iter_is_iovec(from)) {
+		iter.iov = ue_iter_iov(from);
+		iter.nr_segs = from->nr_segs;
+	}
+	iter.iov_offset = from->iov_offset;
 
 	for (;;) {
 		copy = *from;
@@ -1067,54 +1245,8 @@ static ssize_t user_event_emit(struct user_event *user, struct iov_iter *from,
 		retried = true;
 	}
 
-	ret = user->has_dyn ? user_event_validate(user, buf, len) : 0;
-	if (likely(!ret)) {
-		probes = rcu_dereference_sched(user->probes);
-		if (probes)
-			for (i = 0; i < probes->nr_files; i++)
-				user_event_ftrace(user, probes->files[i],
-						  buf, len);
-		if (READ_ONCE(user->status) & EVENT_STATUS_PERF)
-			user_event_perf(user, buf, len, from);
-	}
+	ret = user_event_deliver(user, buf, len, iter.iov ? &iter : NULL);
 	preempt_enable();
-
-	return ret;
-}
-
-static ssize_t user_events_write_iter(struct kiocb *kiocb,
-				      struct iov_iter *from)
-{
-	struct user_event_file *info = kiocb->ki_filp->private_data;
-	size_t total = iov_iter_count(from);
-	struct user_event *user;
-	ssize_t ret;
-	int idx;
-
-	if (unlikely(total < sizeof(idx)))
-		return -EINVAL;
-
-	if (unlikely(copy_from_iter(&idx, sizeof(idx), from) != sizeof(idx)))
-		return -EFAULT;
-
-	if (unlikely(idx < 0))
-		return -EINVAL;
-
-	user = user_event_file_lookup(info, idx);
-	if (unlikely(!user))
-		return -ENOENT;
-
-	if (unlikely(total - sizeof(idx) < user->min_size))
-		return -EINVAL;
-
-	if (unlikely(total - sizeof(idx) > MAX_PAYLOAD_SIZE))
-		return -E2BIG;
-
-	/* Nothing listens: tell the caller, as upstream does */
-	if (!READ_ONCE(user->status))
-		return -EBADF;
-
-	ret = user_event_emit(user, from, total - sizeof(idx));
 
 	return ret ? ret : total;
 }
@@ -1363,6 +1495,8 @@ static int user_event_find_or_create(char *desc, u16 reg_flags, bool persist,
 
 	if (persist || (reg_flags & USER_EVENT_REG_PERSIST))
 		user->persist = true;
+	if (reg_flags & USER_EVENT_REG_PERSIST)
+		user->persist_cap = true;
 
 	*out = user;
 	return 0;
@@ -1395,7 +1529,7 @@ static int user_event_dyn_create(const char *raw_command)
 
 	mutex_lock(&user_event_mutex);
 	mutex_lock(ue_ksyms.event_mutex);
-	ret = user_event_find_or_create(desc, 0, true, &user, &created);
+	ret = user_event_find_or_create(desc, USER_EVENT_REG_PERSIST, true, &user, &created);
 	if (!ret) {
 		/* A status byte if one is free; only the status ABI needs it */
 		user_event_assign_status(user);
@@ -1633,15 +1767,21 @@ static long user_events_reg_write(struct user_event_file *info,
 	if (ret)
 		return ret;
 
-	/* One (address, bit) per address space, whatever the event */
-	if (user_event_enabler_exists(reg.enable_addr, reg.enable_bit))
-		return -EADDRINUSE;
-
 	desc = strndup_user(u64_to_user_ptr(reg.name_args), MAX_EVENT_DESC);
 	if (IS_ERR(desc))
 		return PTR_ERR(desc);
 
 	mutex_lock(&user_event_mutex);
+
+	/*
+	 * One (address, bit) per address space, whatever the event: checked
+	 * under the mutex that serialises registrations, so two threads
+	 * racing on one word cannot both get it.
+	 */
+	if (user_event_enabler_exists(reg.enable_addr, reg.enable_bit)) {
+		ret = -EADDRINUSE;
+		goto out;
+	}
 
 	mutex_lock(ue_ksyms.event_mutex);
 	ret = user_event_find_or_create(desc, reg.flags, false, &user,
@@ -1730,7 +1870,13 @@ static long user_events_ioctl_del(unsigned long uarg)
 
 	mutex_lock(ue_ksyms.event_mutex);
 	user = user_event_find(name);
-	ret = user ? user_event_destroy(user) : -ENOENT;
+	if (!user)
+		ret = -ENOENT;
+	else if (user->persist_cap && !perfmon_capable())
+		/* Made to stay by someone privileged: only such may delete */
+		ret = -EPERM;
+	else
+		ret = user_event_destroy(user);
 	mutex_unlock(ue_ksyms.event_mutex);
 
 	kfree(name);
@@ -1787,6 +1933,7 @@ static int user_events_release(struct inode *inode, struct file *file)
 static const struct file_operations user_data_fops = {
 	.owner = THIS_MODULE,
 	.open = user_events_open,
+	.write = user_events_write,
 	.write_iter = user_events_write_iter,
 	.unlocked_ioctl = user_events_ioctl,
 	.compat_ioctl = user_events_ioctl,
@@ -1891,9 +2038,70 @@ static void user_events_remove_all(void)
 	mutex_unlock(ue_ksyms.event_mutex);
 }
 
+/*
+ * Creates one of the module's tracefs files with the mode and group the
+ * administrator chose. The group goes through notify_change(), as chgrp
+ * would, so that tracefs keeps it.
+ */
+static struct dentry *user_events_create_file(const char *name, ushort mode,
+					      uint gid,
+					      const struct file_operations *fops)
+{
+	struct iattr attr = {
+		.ia_valid = ATTR_GID | ATTR_FORCE,
+		.ia_gid = make_kgid(&init_user_ns, gid),
+	};
+	struct dentry *dentry;
+	struct inode *inode;
+	int ret;
+
+	dentry = ue_tracefs_create_file(name, S_IFREG | mode, NULL, NULL,
+					fops);
+	if (IS_ERR_OR_NULL(dentry)) {
+		pr_err("cannot create tracefs file %s (does it exist already?)\n",
+		       name);
+		return ERR_PTR(-EEXIST);
+	}
+
+	if (!gid)
+		return dentry;
+
+	inode = d_inode(dentry);
+	inode_lock(inode);
+	ret = ue_notify_change(dentry, &attr);
+	inode_unlock(inode);
+	if (ret) {
+		pr_err("cannot set the group of %s: %d\n", name, ret);
+		ue_tracefs_remove(dentry);
+		return ERR_PTR(ret);
+	}
+
+	return dentry;
+}
+
+static int __init user_events_check_params(void)
+{
+	if ((data_mode & ~0666) || (status_mode & ~0666)) {
+		pr_err("data_mode and status_mode take permission bits up to 0666\n");
+		return -EINVAL;
+	}
+
+	if (!gid_valid(make_kgid(&init_user_ns, data_gid)) ||
+	    !gid_valid(make_kgid(&init_user_ns, status_gid))) {
+		pr_err("data_gid or status_gid is not a valid group\n");
+		return -EINVAL;
+	}
+
+	return 0;
+}
+
 static int __init user_events_init(void)
 {
 	int ret;
+
+	ret = user_events_check_params();
+	if (ret)
+		return ret;
 
 	ret = user_events_ksyms_init();
 	if (ret)
@@ -1925,21 +2133,18 @@ static int __init user_events_init(void)
 	if (ret)
 		goto free_wq;
 
-	data_dentry = ue_tracefs_create_file("user_events_data", 0600,
-						   NULL, NULL,
-						   &user_data_fops);
-	if (IS_ERR_OR_NULL(data_dentry)) {
-		pr_err("cannot create tracefs file user_events_data (does it exist already?)\n");
-		ret = -EEXIST;
+	data_dentry = user_events_create_file("user_events_data", data_mode,
+					      data_gid, &user_data_fops);
+	if (IS_ERR(data_dentry)) {
+		ret = PTR_ERR(data_dentry);
 		goto mm_exit;
 	}
 
-	status_dentry = ue_tracefs_create_file("user_events_status",
-						     0600, NULL, NULL,
-						     &user_status_fops);
-	if (IS_ERR_OR_NULL(status_dentry)) {
-		pr_err("cannot create tracefs file user_events_status (does it exist already?)\n");
-		ret = -EEXIST;
+	status_dentry = user_events_create_file("user_events_status",
+						status_mode, status_gid,
+						&user_status_fops);
+	if (IS_ERR(status_dentry)) {
+		ret = PTR_ERR(status_dentry);
 		goto remove_data;
 	}
 

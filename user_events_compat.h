@@ -7,6 +7,7 @@
 #ifndef _USER_EVENTS_COMPAT_H
 #define _USER_EVENTS_COMPAT_H
 
+#include <linux/fs.h>
 #include <linux/list.h>
 #include <linux/mm.h>
 #include <linux/seq_file.h>
@@ -31,6 +32,16 @@ static inline void ue_vma_set_flags(struct vm_area_struct *vma,
 	vm_flags_set(vma, flags);
 #else
 	vma->vm_flags |= flags;
+#endif
+}
+
+/* Mount idmappings replaced user namespaces in notify_change() in 6.3 */
+static inline int ue_notify_change(struct dentry *dentry, struct iattr *attr)
+{
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 3, 0)
+	return notify_change(&nop_mnt_idmap, dentry, attr, NULL);
+#else
+	return notify_change(&init_user_ns, dentry, attr, NULL);
 #endif
 }
 

@@ -177,15 +177,24 @@ static const struct mmu_notifier_ops user_event_mm_ops = {
 	.release = user_event_mm_release,
 };
 
-/* A forked child's notifier is registered here, out of atomic context */
+static void user_event_mm_sync(struct user_event_mm *uemm);
+
+/*
+ * A forked child's notifier is registered here, out of atomic context.
+ * Its bits are then written once more: a state change that reached the
+ * parent after dup_mmap() copied its memory, but before the child's
+ * enablers were published, is not in the child's copy of the words.
+ */
 static void user_event_mm_register_work(struct work_struct *work)
 {
 	struct user_event_mm *uemm = container_of(work, struct user_event_mm,
 						  register_work);
 
 	if (mmget_not_zero(uemm->mm)) {
-		if (!mmu_notifier_register(&uemm->mn, uemm->mm))
+		if (!mmu_notifier_register(&uemm->mn, uemm->mm)) {
 			uemm->mn_registered = true;
+			user_event_mm_sync(uemm);
+		}
 		mmput(uemm->mm);
 	}
 
@@ -284,6 +293,29 @@ static int user_event_enabler_write(struct mm_struct *mm,
 
 	unpin_user_pages_dirty_lock(&page, 1, true);
 	return 0;
+}
+
+/* True when the enabler's bit already reads @enabled (no fault, no COW) */
+static bool user_event_enabler_is(struct mm_struct *mm,
+				  struct user_event_enabler *enabler,
+				  bool enabled)
+{
+	struct page *page;
+	void *kaddr;
+	bool set;
+
+	mmap_assert_locked(mm);
+
+	if (ue_pin_user_page_remote(mm, enabler->addr, FOLL_NOFAULT,
+				    &page) != 1)
+		return false;
+
+	kaddr = kmap_local_page(page);
+	set = test_bit(enabler->bit, kaddr + offset_in_page(enabler->addr));
+	kunmap_local(kaddr);
+
+	unpin_user_page(page);
+	return set == enabled;
 }
 
 static struct user_event_enabler *
@@ -408,6 +440,29 @@ void user_event_enablers_update(struct user_event *user)
 
 		user_event_mm_put(uemm);
 	}
+}
+
+/* Writes the current state of every enabler of @uemm; the mm is held */
+static void user_event_mm_sync(struct user_event_mm *uemm)
+{
+	struct user_event_enabler *enabler;
+	bool enabled;
+
+	mutex_lock(ue_ksyms.event_mutex);
+	if (!READ_ONCE(uemm->dead)) {
+		mmap_read_lock(uemm->mm);
+		list_for_each_entry(enabler, &uemm->enablers, link) {
+			enabled = user_event_status(enabler->event);
+			/* Most words are right: leave their pages shared */
+			if (user_event_enabler_is(uemm->mm, enabler, enabled))
+				continue;
+			if (user_event_enabler_write(uemm->mm, enabler,
+						     enabled))
+				user_event_fault_queue(uemm, enabler, 0);
+		}
+		mmap_read_unlock(uemm->mm);
+	}
+	mutex_unlock(ue_ksyms.event_mutex);
 }
 
 bool user_event_enabler_exists(unsigned long uaddr, u8 ubit)

@@ -841,6 +841,63 @@ TEST_F(abi, persist_needs_perfmon)
 	ASSERT_EQ(0, multi_dirs(PREFIX "perm_pm", NULL, 0));
 }
 
+/*
+ * An event kept by USER_EVENT_REG_PERSIST (or made in dynamic_events) can
+ * only be deleted by a caller with the capability; other events can be
+ * deleted by anyone who may open the data file.
+ */
+TEST_F(abi, delete_persistent_needs_perfmon)
+{
+	int res[4] = { 1, 1, 1, 1 };
+	int pipefd[2], status;
+	pid_t pid;
+
+	ASSERT_EQ(0, wreg(self->c.fd, PREFIX "pdel_p u32 a", self->c.mem, 4, 0,
+			  USER_EVENT_REG_PERSIST, NULL));
+	ASSERT_EQ(0, wunreg(self->c.fd, self->c.mem, 0));
+	ASSERT_EQ(0, ue_write_file(UE_TRACEFS "/dynamic_events",
+				   "u:" PREFIX "pdel_d u32 a", false));
+	ASSERT_EQ(0, ue_reg(self->c.fd, PREFIX "pdel_s u32 a", NULL, NULL));
+
+	ASSERT_EQ(0, pipe(pipefd));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (pid == 0) {
+		int fd;
+
+		close(pipefd[0]);
+		res[0] = drop_perfmon_caps();
+		fd = ue_open_data();
+		res[1] = ue_del_fd(fd, PREFIX "pdel_p");
+		res[2] = ue_del_fd(fd, PREFIX "pdel_d");
+		/* A status page ABI event is not kept by the capability */
+		close(self->c.fd);
+		res[3] = ue_del_fd(fd, PREFIX "pdel_s");
+		if (write(pipefd[1], res, sizeof(res)) != sizeof(res))
+			_exit(2);
+		_exit(0);
+	}
+	close(pipefd[1]);
+	ASSERT_EQ((ssize_t)sizeof(res), read(pipefd[0], res, sizeof(res)));
+	close(pipefd[0]);
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	ASSERT_EQ(0, status);
+
+	ASSERT_EQ(0, res[0]);
+	EXPECT_EQ(-EPERM, res[1]);
+	EXPECT_EQ(-EPERM, res[2]);
+	ASSERT_TRUE(ue_event_exists(PREFIX "pdel_p"));
+	ASSERT_TRUE(ue_event_exists(PREFIX "pdel_d"));
+	/* Busy in the parent, which still holds its registration */
+	EXPECT_EQ(-EBUSY, res[3]);
+
+	/* With the capability they go */
+	ASSERT_EQ(0, ue_del(PREFIX "pdel_p"));
+	ASSERT_EQ(0, ue_del(PREFIX "pdel_d"));
+	ASSERT_FALSE(ue_event_exists(PREFIX "pdel_p"));
+	ASSERT_FALSE(ue_event_exists(PREFIX "pdel_d"));
+}
+
 TEST_F(abi, same_addr_and_bit_eaddrinuse)
 {
 	const char *e1 = PREFIX "dup1 u32 a", *e2 = PREFIX "dup2 u64 b";

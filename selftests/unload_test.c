@@ -9,10 +9,18 @@
  * The module parameter max_events (default 32768) limits the number of
  * events: one more new event fails with EMFILE.
  *
+ * Access control: by default only root may open user_events_data and
+ * user_events_status (mode 0600, group root). data_gid/data_mode and
+ * status_gid/status_mode grant a group; an unprivileged process (set up
+ * as setpriv --reuid --regid --groups would) is refused or let in
+ * accordingly, and a mode beyond 0666 is refused at load.
+ *
  * Needs UE_MODULE (path of the .ko, to load it again) and optionally
  * UE_MODULE_NAME (default user_events) in the environment, as the guest
  * runner of `make check` sets them. Every test leaves the module loaded.
  */
+#define _GNU_SOURCE
+#include <grp.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
 
@@ -339,6 +347,134 @@ TEST_F(unload, max_events_param)
 		TH_LOG("insmod: %s", self->out);
 	}
 	ASSERT_EQ(DEFAULT_MAX_EVENTS, max_events_param());
+}
+
+#define UE_TEST_UID 4243
+#define UE_TEST_GID 4242
+
+/*
+ * In a child running as UE_TEST_UID with only the given group: open
+ * @path with @flags and, for the data file, register an event. Returns 0
+ * or -errno from the first step that failed.
+ */
+static int try_as_user(const char *path, int flags, gid_t group)
+{
+	int pipefd[2], res = -EIO, status;
+	pid_t pid;
+
+	if (pipe(pipefd))
+		return -errno;
+
+	pid = fork();
+	if (pid < 0)
+		return -errno;
+	if (pid == 0) {
+		gid_t groups[1] = { group };
+		int fd;
+
+		close(pipefd[0]);
+		if (setgroups(group ? 1 : 0, groups) ||
+		    setresgid(UE_TEST_GID + 100, UE_TEST_GID + 100,
+			      UE_TEST_GID + 100) ||
+		    setresuid(UE_TEST_UID, UE_TEST_UID, UE_TEST_UID)) {
+			res = -1000 - errno;
+		} else {
+			fd = open(path, flags | O_CLOEXEC);
+			if (fd < 0) {
+				res = -errno;
+			} else {
+				res = 0;
+				if (!strcmp(path, UE_DATA_FILE))
+					res = ue_reg(fd, PREFIX "acl u32 a",
+						     NULL, NULL);
+				close(fd);
+			}
+		}
+		if (write(pipefd[1], &res, sizeof(res)) != sizeof(res))
+			_exit(2);
+		_exit(0);
+	}
+	close(pipefd[1]);
+	if (read(pipefd[0], &res, sizeof(res)) != sizeof(res))
+		res = -EIO;
+	close(pipefd[0]);
+	if (waitpid(pid, &status, 0) != pid || status)
+		res = -EIO;
+
+	return res;
+}
+
+static void file_owner(const char *path, int *mode, int *gid)
+{
+	struct stat st;
+
+	*mode = 07777;
+	*gid = -1;
+	if (!stat(path, &st)) {
+		*mode = (int)(st.st_mode & 07777);
+		*gid = (int)st.st_gid;
+	}
+}
+
+TEST_F(unload, access_control)
+{
+	struct stat root_st;
+	int mode, gid;
+
+	/* Let others reach the files: the test is about their own modes */
+	ASSERT_EQ(0, stat(UE_TRACEFS, &root_st));
+	ASSERT_EQ(0, chmod(UE_TRACEFS, (root_st.st_mode & 07777) | 0011));
+
+	/* Defaults: root only */
+	file_owner(UE_DATA_FILE, &mode, &gid);
+	EXPECT_EQ(0600, mode);
+	EXPECT_EQ(0, gid);
+	file_owner(UE_STATUS_FILE, &mode, &gid);
+	EXPECT_EQ(0600, mode);
+	EXPECT_EQ(0, gid);
+	EXPECT_EQ(-EACCES, try_as_user(UE_DATA_FILE, O_RDWR, UE_TEST_GID));
+	EXPECT_EQ(-EACCES, try_as_user(UE_STATUS_FILE, O_RDONLY, UE_TEST_GID));
+
+	/* A group granted */
+	ASSERT_EQ(0, do_rmmod(self->out, sizeof(self->out))) {
+		TH_LOG("rmmod: %s", self->out);
+	}
+	ASSERT_EQ(0, do_insmod_params(self->out, sizeof(self->out),
+				      "data_gid=4242 data_mode=0660 status_gid=4242 status_mode=0440")) {
+		TH_LOG("insmod: %s", self->out);
+	}
+	file_owner(UE_DATA_FILE, &mode, &gid);
+	EXPECT_EQ(0660, mode);
+	EXPECT_EQ(UE_TEST_GID, gid);
+	file_owner(UE_STATUS_FILE, &mode, &gid);
+	EXPECT_EQ(0440, mode);
+	EXPECT_EQ(UE_TEST_GID, gid);
+	EXPECT_EQ(0, try_as_user(UE_DATA_FILE, O_RDWR, UE_TEST_GID));
+	EXPECT_EQ(0, try_as_user(UE_STATUS_FILE, O_RDONLY, UE_TEST_GID));
+	EXPECT_EQ(-EACCES, try_as_user(UE_STATUS_FILE, O_RDWR, UE_TEST_GID));
+	/* Not in the group: still refused */
+	EXPECT_EQ(-EACCES, try_as_user(UE_DATA_FILE, O_RDWR, 0));
+	EXPECT_EQ(-EACCES, try_as_user(UE_STATUS_FILE, O_RDONLY, 0));
+	EXPECT_TRUE(ue_event_exists(PREFIX "acl"));
+	EXPECT_EQ(0, ue_del(PREFIX "acl"));
+
+	/* A mode beyond rw for all is refused, and nothing is left */
+	ASSERT_EQ(0, do_rmmod(self->out, sizeof(self->out))) {
+		TH_LOG("rmmod: %s", self->out);
+	}
+	EXPECT_NE(0, do_insmod_params(self->out, sizeof(self->out),
+				      "data_mode=04666"));
+	EXPECT_FALSE(mod_loaded());
+	EXPECT_NE(0, access(UE_DATA_FILE, F_OK));
+
+	/* Back to the defaults */
+	ASSERT_EQ(0, do_insmod(self->out, sizeof(self->out))) {
+		TH_LOG("insmod: %s", self->out);
+	}
+	file_owner(UE_DATA_FILE, &mode, &gid);
+	EXPECT_EQ(0600, mode);
+	EXPECT_EQ(0, gid);
+	ASSERT_EQ(0, chmod(UE_TRACEFS, root_st.st_mode & 07777));
 }
 
 TEST_HARNESS_MAIN

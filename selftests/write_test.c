@@ -664,8 +664,8 @@ TEST_F(write, format_all_types)
 	       "\tfield:char o[4];\toffset:52;\tsize:4;\tsigned:1;\n"
 	       "\tfield:unsigned char p[4];\toffset:56;\tsize:4;\tsigned:0;\n"
 	       "\n"
-	       "print fmt: \"a=%u b=%u c=%u d=%llu e=%d f=%d g=%d h=%lld "
-	       "i=%d j=%u k=%d l=%u m=%d n=%u o=%s p=%s\", REC->a, REC->b, "
+	       "print fmt: \"a=%u b=%u c=%u d=%llu e=%hhd f=%hd g=%d h=%lld "
+	       "i=%d j=%u k=%hd l=%u m=%hhd n=%u o=%s p=%s\", REC->a, REC->b, "
 	       "REC->c, REC->d, REC->e, REC->f, REC->g, REC->h, REC->i, "
 	       "REC->j, REC->k, REC->l, REC->m, REC->n, REC->o, REC->p\n");
 
@@ -692,7 +692,7 @@ TEST_F(write, format_spaces_after_semicolon)
 	       "\tfield:unsigned char y[3];\toffset:16;\tsize:3;\tsigned:0;\n"
 	       "\tfield:short z;\toffset:19;\tsize:2;\tsigned:1;\n"
 	       "\n"
-	       "print fmt: \"x=%lld y=%s z=%d\", REC->x, REC->y, REC->z\n");
+	       "print fmt: \"x=%lld y=%s z=%hd\", REC->x, REC->y, REC->z\n");
 
 	got = read_format(name);
 	ASSERT_NE(NULL, got);

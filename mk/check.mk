@@ -3,14 +3,18 @@
 # Test targets (included by the top-level Makefile):
 #   make check [KVERS="rel ..."] [V=1]  build + selftests in QEMU guests
 #   make demo                         show an event in a 6.1 guest's trace
+#   make check-host                   versions, docs, README references (no guest)
 #   make setup                        install packages, fetch the harness
 #   make kernels                      list the kernels `make check` uses
 #   make guest-shell [KVER=rel]       interactive shell in a guest
 
-.PHONY: check demo setup kernels guest-shell
+.PHONY: check check-host demo setup kernels guest-shell
 
 check:
 	@scripts/check.sh
+
+check-host:
+	@scripts/check-host.sh
 
 demo:
 	@scripts/demo.sh

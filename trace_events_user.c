@@ -252,8 +252,8 @@ static const struct user_field_type user_field_types[] = {
 	{ "unsigned char", 1, false, "%u" },
 };
 
-static const struct user_field_type *user_field_type_find(const char *name,
-							   size_t len)
+static const struct user_field_type *
+user_field_type_find(const char *name, size_t len)
 {
 	int i;
 
@@ -577,8 +577,10 @@ static int user_event_build_print_fmt(struct user_event *user)
 			if (field->is_char)
 				user_text_printf(&t, ", __get_str(%s)", name);
 			else
-				user_text_printf(&t, ", __print_hex(__get_dynamic_array(%s), __get_dynamic_array_len(%s))",
-						 name, name);
+				user_text_printf(&t, ", __print_hex(%s%s), %s%s))",
+						 "__get_dynamic_array(", name,
+						 "__get_dynamic_array_len(",
+						 name);
 			break;
 		case FIELD_REL_LOC:
 			if (field->is_char)
@@ -590,8 +592,10 @@ static int user_event_build_print_fmt(struct user_event *user)
 				 * libtraceevent 1.7 (trace-cmd) crashes on
 				 * __get_rel_dynamic_array_len()
 				 */
-				user_text_printf(&t, ", __print_hex(__get_rel_dynamic_array(%s), REC->%s >> 16)",
-						 name, name);
+				user_text_printf(&t,
+						 ", __print_hex(%s%s), REC->%s >> 16)",
+						 "__get_rel_dynamic_array(", name,
+						 name);
 			break;
 		case FIELD_ARRAY:
 		case FIELD_STRUCT:
@@ -708,6 +712,34 @@ static void user_event_print_hex(struct trace_seq *s, const u8 *pos,
 	}
 }
 
+static s64 user_field_signed(const void *pos, int size)
+{
+	switch (size) {
+	case 1:
+		return *(s8 *)pos;
+	case 2:
+		return *(s16 *)pos;
+	case 4:
+		return *(s32 *)pos;
+	default:
+		return *(s64 *)pos;
+	}
+}
+
+static u64 user_field_unsigned(const void *pos, int size)
+{
+	switch (size) {
+	case 1:
+		return *(u8 *)pos;
+	case 2:
+		return *(u16 *)pos;
+	case 4:
+		return *(u32 *)pos;
+	default:
+		return *(u64 *)pos;
+	}
+}
+
 static void user_event_print_field(struct trace_seq *s,
 				   struct user_event_field *field,
 				   const void *entry, int entry_size)
@@ -724,27 +756,12 @@ static void user_event_print_field(struct trace_seq *s,
 
 	switch (field->kind) {
 	case FIELD_INTEGER:
-		if (field->is_signed) {
-			s64 v;
-
-			switch (field->size) {
-			case 1: v = *(s8 *)pos; break;
-			case 2: v = *(s16 *)pos; break;
-			case 4: v = *(s32 *)pos; break;
-			default: v = *(s64 *)pos; break;
-			}
-			trace_seq_printf(s, "%lld", v);
-		} else {
-			u64 v;
-
-			switch (field->size) {
-			case 1: v = *(u8 *)pos; break;
-			case 2: v = *(u16 *)pos; break;
-			case 4: v = *(u32 *)pos; break;
-			default: v = *(u64 *)pos; break;
-			}
-			trace_seq_printf(s, "%llu", v);
-		}
+		if (field->is_signed)
+			trace_seq_printf(s, "%lld",
+					 user_field_signed(pos, field->size));
+		else
+			trace_seq_printf(s, "%llu",
+					 user_field_unsigned(pos, field->size));
 		return;
 	case FIELD_STRING:
 		trace_seq_printf(s, "%.*s",
@@ -1073,6 +1090,7 @@ static struct user_event *user_event_file_lookup(struct user_event_file *info,
 
 	rcu_read_lock_sched();
 	refs = rcu_dereference_sched(info->refs);
+	/* Pairs with the release that publishes a new slot's count */
 	if (likely(refs && idx < smp_load_acquire(&refs->count)))
 		user = refs->events[idx];
 	rcu_read_unlock_sched();
@@ -1909,7 +1927,11 @@ static int user_events_open(struct inode *inode, struct file *file)
 		return -ENOMEM;
 
 	file->private_data = info;
-	return nonseekable_open(inode, file);
+	/*
+	 * A stream: no file position, so threads writing through one file
+	 * do not serialise on its position lock.
+	 */
+	return stream_open(inode, file);
 }
 
 static int user_events_release(struct inode *inode, struct file *file)

@@ -12,13 +12,17 @@
 #include <linux/mm.h>
 #include <linux/seq_file.h>
 #include <linux/uio.h>
-#include <linux/version.h>
+
+/*
+ * Kbuild defines the UE_HAVE_* feature macros below from the version of
+ * the kernel the module is built against.
+ */
 
 /* vm_flags became read-only with accessors in Linux 6.3 */
 static inline void ue_vma_clear_flags(struct vm_area_struct *vma,
 				      unsigned long flags)
 {
-#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 3, 0)
+#ifdef UE_HAVE_VM_FLAGS_API
 	vm_flags_clear(vma, flags);
 #else
 	vma->vm_flags &= ~flags;
@@ -28,7 +32,7 @@ static inline void ue_vma_clear_flags(struct vm_area_struct *vma,
 static inline void ue_vma_set_flags(struct vm_area_struct *vma,
 				    unsigned long flags)
 {
-#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 3, 0)
+#ifdef UE_HAVE_VM_FLAGS_API
 	vm_flags_set(vma, flags);
 #else
 	vma->vm_flags |= flags;
@@ -38,7 +42,7 @@ static inline void ue_vma_set_flags(struct vm_area_struct *vma,
 /* Mount idmappings replaced user namespaces in notify_change() in 6.3 */
 static inline int ue_notify_change(struct dentry *dentry, struct iattr *attr)
 {
-#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 3, 0)
+#ifdef UE_HAVE_MNT_IDMAP
 	return notify_change(&nop_mnt_idmap, dentry, attr, NULL);
 #else
 	return notify_change(&init_user_ns, dentry, attr, NULL);
@@ -51,7 +55,7 @@ static inline long ue_pin_user_page_remote(struct mm_struct *mm,
 					   unsigned int gup_flags,
 					   struct page **page)
 {
-#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 5, 0)
+#ifdef UE_HAVE_PIN_REMOTE_WITHOUT_VMAS
 	return pin_user_pages_remote(mm, addr, 1, gup_flags, page, NULL);
 #else
 	return pin_user_pages_remote(mm, addr, 1, gup_flags, page, NULL, NULL);
@@ -61,7 +65,7 @@ static inline long ue_pin_user_page_remote(struct mm_struct *mm,
 /* The iovec array of an ITER_IOVEC iterator was renamed in Linux 6.4 */
 static inline const struct iovec *ue_iter_iov(const struct iov_iter *i)
 {
-#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 4, 0)
+#ifdef UE_HAVE_ITER_IOV
 	return iter_iov(i);
 #else
 	return i->iov;

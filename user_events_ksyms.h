@@ -16,10 +16,10 @@ struct user_events_ksyms {
 					      struct dentry *parent, void *data,
 					      const struct file_operations *fops);
 	void (*tracefs_remove)(struct dentry *dentry);
-	struct mutex *event_mutex;
+	struct mutex *event_mutex;		/* the tracing core's */
 	unsigned int (*trace_call_bpf)(struct trace_event_call *call,
 				       void *ctx);
-	struct mutex *dyn_event_ops_mutex;
+	struct mutex *dyn_event_ops_mutex;	/* guards dyn_event_ops_list */
 	struct list_head *dyn_event_ops_list;
 	struct list_head *dyn_event_list;
 };

@@ -6,6 +6,7 @@
 #   make check-host                   versions, docs, README references (no guest)
 #   make setup                        install packages, fetch the harness
 #   make kernels                      list the kernels `make check` uses
+#   make lint                         checkpatch --strict and sparse (C=2)
 #   make guest-shell [KVER=rel]       interactive shell in a guest
 
 .PHONY: check check-host demo setup kernels guest-shell
@@ -28,3 +29,6 @@ kernels:
 guest-shell:
 	scripts/setup.sh
 	scripts/guest/run.sh --shell $(or $(KVER),$(firstword $(shell scripts/kernels.sh)))
+
+lint:
+	@scripts/lint.sh

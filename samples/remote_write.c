@@ -35,7 +35,7 @@
 #define ENABLE_BIT 31
 
 /* The kernel updates this word atomically: read it atomically too */
-static uint32_t enabled;
+static __u32 enabled;
 
 static int event_enabled(void)
 {

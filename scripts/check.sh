@@ -196,6 +196,42 @@ for rel in "${kernels[@]}"; do
 	total_fail=$((total_fail + fail))
 done
 
+# -- host checks: style and static analysis, versions, docs (no guest) -----
+# Counts the TAP lines of a host check script as one more summary entry.
+host_checks() { # host_checks <label> <prefix> <command...>
+	local label=$1 prefix=$2 out st=0 line p=0 f=0
+	shift 2
+	section "$label"
+	out=$("$@" 2>&1) || st=$?
+	printf '%s\n' "$out"
+	while IFS= read -r line; do
+		case $line in
+		"not ok - $prefix: "*)
+			f=$((f + 1))
+			failed_list+=("$prefix: ${line#not ok - "$prefix": }")
+			;;
+		"ok - $prefix: "*) p=$((p + 1)) ;;
+		esac
+	done <<<"$out"
+	if ((st != 0 && f == 0)); then
+		f=1
+		failed_list+=("$prefix: $1 exited with status $st")
+	fi
+	summary+=("$prefix: $p passed, $f failed")
+	total_pass=$((total_pass + p))
+	total_fail=$((total_fail + f))
+}
+
+host_kos=()
+for rel in "${kernels[@]}"; do
+	if [[ -f $UE_BUILD/$rel/module/user_events.ko ]]; then
+		host_kos+=("$UE_BUILD/$rel/module/user_events.ko")
+	fi
+done
+host_checks "lint (checkpatch, sparse)" lint "$UE_REPO/scripts/lint.sh"
+host_checks "host checks (versions, docs)" host \
+	"$UE_REPO/scripts/check-host.sh" "${host_kos[@]}"
+
 section "summary"
 printf '%s\n' "${summary[@]}"
 if ((${#failed_list[@]})); then

@@ -828,11 +828,6 @@ void user_event_get(struct user_event *user)
 	refcount_inc(&user->refcnt);
 }
 
-bool user_event_tryget(struct user_event *user)
-{
-	return refcount_inc_not_zero(&user->refcnt);
-}
-
 /* Deletes an unused event that is not persistent, from a work item */
 static void user_event_reap(struct user_event *user)
 {
@@ -2085,9 +2080,7 @@ static struct dentry *user_events_create_file(const char *name, ushort mode,
 		return ERR_PTR(-EEXIST);
 	}
 
-	if (!gid)
-		return dentry;
-
+	/* Even root's: a tracefs mount option must not hand it to others */
 	inode = d_inode(dentry);
 	inode_lock(inode);
 	ret = ue_notify_change(dentry, &attr);

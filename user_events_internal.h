@@ -16,7 +16,6 @@ struct user_write_unreg;
 /* Provided by trace_events_user.c */
 u8 user_event_status(struct user_event *user);
 void user_event_get(struct user_event *user);
-bool user_event_tryget(struct user_event *user);
 void user_event_put(struct user_event *user);
 
 /* Provided by user_events_mm.c */

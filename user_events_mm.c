@@ -8,8 +8,14 @@
  * that process's memory. Enablers belong to the address space (struct
  * user_event_mm), not to the file they were registered through:
  *
- *  - fork: a probe on the sched_process_fork tracepoint copies the
- *    parent's enablers for the child's new address space. Threads and
+ *  - fork: a probe on the sched_process_fork tracepoint, which runs in
+ *    the parent before the child first runs, queues task work on the
+ *    child. That work runs in the child before its first instruction in
+ *    user space: it copies the parent's enablers for the child's address
+ *    space and writes the child's bits that changed since its memory was
+ *    copied. The probe itself allocates nothing (memory comes from spares
+ *    set aside beforehand, refilled by task work of the parent), as
+ *    PREEMPT_RT requires in its preemption-disabled context. Threads and
  *    CLONE_VM children share the address space and so its enablers.
  *  - exec and exit: an mmu notifier's release callback runs when an
  *    address space is torn down (the old one at exec, or at the last
@@ -21,8 +27,10 @@
  * read-only is given up on until the next state change.
  *
  * Locking: event_mutex (the tracing core's) serializes every state change
- * and protects the enabler lists; readers in the fork probe use RCU. The
- * address space table is modified under user_event_mms_lock.
+ * and protects the enabler lists. user_event_mm_mutex serializes creating
+ * the record of an address space, so that there is one per mm. The
+ * address space table is modified under user_event_mms_lock and read
+ * under RCU.
  */
 
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
@@ -36,6 +44,7 @@
 #include <linux/sched/mm.h>
 #include <linux/slab.h>
 #include <linux/spinlock.h>
+#include <linux/task_work.h>
 #include <linux/tracepoint.h>
 #include <linux/workqueue.h>
 
@@ -48,6 +57,16 @@
 /* Fault-in attempts for one state change of one enabler */
 #define MAX_FAULT_ATTEMPTS 3
 
+/* Forks an address space can make before its spares are refilled */
+#define FORK_SPARES 8
+
+/* A fork of an address space with enablers, finished in task work */
+struct user_event_fork {
+	struct callback_head twork;
+	struct user_event_mm *parent;	/* referenced */
+	struct mm_struct *child;	/* grabbed */
+};
+
 struct user_event_mm {
 	struct hlist_node node;		/* user_event_mms, RCU */
 	struct list_head enablers;	/* RCU, changed under event_mutex */
@@ -57,7 +76,9 @@ struct user_event_mm {
 	bool dead;			/* the address space went away */
 	refcount_t refcnt;
 	struct list_head update_link;	/* under event_mutex */
-	struct work_struct register_work;
+	struct user_event_fork *spares[FORK_SPARES];
+	struct callback_head refill_twork;
+	unsigned long refill_queued;	/* bit 0: refill_twork is queued */
 	struct work_struct teardown_work;
 	struct work_struct free_work;
 	struct rcu_head rcu;
@@ -85,6 +106,7 @@ struct user_event_fault {
 
 static DEFINE_HASHTABLE(user_event_mms, 10);
 static DEFINE_SPINLOCK(user_event_mms_lock);
+static DEFINE_MUTEX(user_event_mm_mutex);
 static struct workqueue_struct *user_event_mm_wq;
 static struct tracepoint *fork_tp;
 
@@ -160,8 +182,12 @@ static void user_event_mm_free_work(struct work_struct *work)
 	struct user_event_mm *uemm = container_of(work, struct user_event_mm,
 						  free_work);
 
+	int i;
+
 	if (uemm->mn_registered)
 		mmu_notifier_unregister(&uemm->mn, uemm->mm);
+	for (i = 0; i < FORK_SPARES; i++)
+		kfree(uemm->spares[i]);
 	mmdrop(uemm->mm);
 	kfree_rcu(uemm, rcu);
 	module_put(THIS_MODULE);
@@ -177,39 +203,11 @@ static const struct mmu_notifier_ops user_event_mm_ops = {
 	.release = user_event_mm_release,
 };
 
-static void user_event_mm_sync(struct user_event_mm *uemm);
-
-/*
- * A forked child's notifier is registered here, out of atomic context.
- * Its bits are then written once more: a state change that reached the
- * parent after dup_mmap() copied its memory, but before the child's
- * enablers were published, is not in the child's copy of the words.
- */
-static void user_event_mm_register_work(struct work_struct *work)
-{
-	struct user_event_mm *uemm = container_of(work, struct user_event_mm,
-						  register_work);
-
-	if (mmget_not_zero(uemm->mm)) {
-		if (!mmu_notifier_register(&uemm->mn, uemm->mm)) {
-			uemm->mn_registered = true;
-			user_event_mm_sync(uemm);
-		}
-		mmput(uemm->mm);
-	}
-
-	if (!uemm->mn_registered)
-		user_event_mm_kill(uemm);
-
-	user_event_mm_put(uemm);
-}
-
-static struct user_event_mm *user_event_mm_alloc(struct mm_struct *mm,
-						 gfp_t gfp)
+static struct user_event_mm *user_event_mm_alloc(struct mm_struct *mm)
 {
 	struct user_event_mm *uemm;
 
-	uemm = kzalloc(sizeof(*uemm), gfp);
+	uemm = kzalloc(sizeof(*uemm), GFP_KERNEL_ACCOUNT);
 	if (!uemm)
 		return NULL;
 
@@ -217,7 +215,6 @@ static struct user_event_mm *user_event_mm_alloc(struct mm_struct *mm,
 	__module_get(THIS_MODULE);
 	INIT_LIST_HEAD(&uemm->enablers);
 	INIT_LIST_HEAD(&uemm->update_link);
-	INIT_WORK(&uemm->register_work, user_event_mm_register_work);
 	INIT_WORK(&uemm->teardown_work, user_event_mm_teardown_work);
 	INIT_WORK(&uemm->free_work, user_event_mm_free_work);
 	uemm->mn.ops = &user_event_mm_ops;
@@ -227,42 +224,70 @@ static struct user_event_mm *user_event_mm_alloc(struct mm_struct *mm,
 	return uemm;
 }
 
-static void user_event_mm_publish(struct user_event_mm *uemm)
+/* Sets memory aside for the forks to come; process context */
+static void user_event_mm_refill(struct user_event_mm *uemm)
 {
-	spin_lock(&user_event_mms_lock);
-	hash_add_rcu(user_event_mms, &uemm->node, (unsigned long)uemm->mm);
-	spin_unlock(&user_event_mms_lock);
+	struct user_event_fork *fork;
+	int i;
+
+	for (i = 0; i < FORK_SPARES; i++) {
+		if (READ_ONCE(uemm->spares[i]))
+			continue;
+		fork = kzalloc(sizeof(*fork), GFP_KERNEL_ACCOUNT);
+		if (!fork)
+			return;
+		if (cmpxchg(&uemm->spares[i], NULL, fork))
+			kfree(fork);
+	}
 }
 
-/* The calling process's address space record, created on first use */
-static struct user_event_mm *user_event_mm_current(void)
+/*
+ * The record of @mm, created if there is none yet, with a reference for
+ * the caller. @mm must be held (mm_users) by the caller.
+ */
+static struct user_event_mm *user_event_mm_get_or_create(struct mm_struct *mm)
 {
 	struct user_event_mm *uemm;
 
+	mutex_lock(&user_event_mm_mutex);
+
 	rcu_read_lock();
-	uemm = user_event_mm_find(current->mm);
+	uemm = user_event_mm_find(mm);
 	if (uemm && !refcount_inc_not_zero(&uemm->refcnt))
 		uemm = NULL;
 	rcu_read_unlock();
 	if (uemm)
-		return uemm;
+		goto out;
 
-	uemm = user_event_mm_alloc(current->mm, GFP_KERNEL_ACCOUNT);
+	uemm = user_event_mm_alloc(mm);
 	if (!uemm)
-		return NULL;
+		goto out;
 
-	if (mmu_notifier_register(&uemm->mn, current->mm)) {
+	if (mmu_notifier_register(&uemm->mn, mm)) {
 		mmdrop(uemm->mm);
 		kfree(uemm);
 		module_put(THIS_MODULE);
-		return NULL;
+		uemm = NULL;
+		goto out;
 	}
 	uemm->mn_registered = true;
 
 	/* One reference for the table, one for the caller */
 	refcount_set(&uemm->refcnt, 2);
-	user_event_mm_publish(uemm);
+	spin_lock(&user_event_mms_lock);
+	hash_add_rcu(user_event_mms, &uemm->node, (unsigned long)mm);
+	spin_unlock(&user_event_mms_lock);
+out:
+	mutex_unlock(&user_event_mm_mutex);
+	if (uemm)
+		user_event_mm_refill(uemm);
 	return uemm;
+}
+
+/* The calling process's address space record, created on first use */
+static struct user_event_mm *user_event_mm_current(void)
+{
+	return user_event_mm_get_or_create(current->mm);
 }
 
 /*
@@ -442,29 +467,6 @@ void user_event_enablers_update(struct user_event *user)
 	}
 }
 
-/* Writes the current state of every enabler of @uemm; the mm is held */
-static void user_event_mm_sync(struct user_event_mm *uemm)
-{
-	struct user_event_enabler *enabler;
-	bool enabled;
-
-	mutex_lock(ue_ksyms.event_mutex);
-	if (!READ_ONCE(uemm->dead)) {
-		mmap_read_lock(uemm->mm);
-		list_for_each_entry(enabler, &uemm->enablers, link) {
-			enabled = user_event_status(enabler->event);
-			/* Most words are right: leave their pages shared */
-			if (user_event_enabler_is(uemm->mm, enabler, enabled))
-				continue;
-			if (user_event_enabler_write(uemm->mm, enabler,
-						     enabled))
-				user_event_fault_queue(uemm, enabler, 0);
-		}
-		mmap_read_unlock(uemm->mm);
-	}
-	mutex_unlock(ue_ksyms.event_mutex);
-}
-
 bool user_event_enabler_exists(unsigned long uaddr, u8 ubit)
 {
 	struct user_event_mm *uemm;
@@ -584,56 +586,175 @@ int user_event_enabler_remove(const struct user_write_unreg *unreg)
 }
 
 /*
- * fork(): runs in the parent, in atomic context, before the child runs.
- * The child's memory is a copy of the parent's, so its words already hold
- * the current state; copy the enablers so they are kept up to date.
+ * Copies the enablers of @parent into the record of the child's address
+ * space @mm (held), then writes every bit of the child that disagrees with
+ * its event: a state change written to the parent after dup_mmap() copied
+ * its memory is not in the child's copy of the words. Words that are
+ * already right are only read, so their pages stay shared with the parent.
+ */
+static void user_event_mm_fork_copy(struct user_event_mm *parent,
+				    struct mm_struct *mm)
+{
+	struct user_event_enabler *enabler, *copy;
+	struct user_event_mm *uemm;
+	bool enabled;
+
+	uemm = user_event_mm_get_or_create(mm);
+	if (!uemm) {
+		pr_warn_ratelimited("out of memory copying enablers at fork\n");
+		return;
+	}
+
+	mutex_lock(ue_ksyms.event_mutex);
+	if (READ_ONCE(uemm->dead) || READ_ONCE(parent->dead))
+		goto out;
+
+	list_for_each_entry(enabler, &parent->enablers, link) {
+		/* The child registered this word itself already */
+		if (user_event_enabler_find(uemm, enabler->uaddr,
+					    enabler->ubit))
+			continue;
+		copy = kmemdup(enabler, sizeof(*enabler), GFP_KERNEL_ACCOUNT);
+		if (!copy) {
+			pr_warn_ratelimited("out of memory copying enablers at fork\n");
+			break;
+		}
+		user_event_get(copy->event);
+		list_add_tail_rcu(&copy->link, &uemm->enablers);
+	}
+
+	mmap_read_lock(mm);
+	list_for_each_entry(enabler, &uemm->enablers, link) {
+		enabled = user_event_status(enabler->event);
+		if (user_event_enabler_is(mm, enabler, enabled))
+			continue;
+		if (user_event_enabler_write(mm, enabler, enabled))
+			user_event_fault_queue(uemm, enabler, 0);
+	}
+	mmap_read_unlock(mm);
+out:
+	mutex_unlock(ue_ksyms.event_mutex);
+	user_event_mm_put(uemm);
+}
+
+/* Task work of the child, before it first runs in user space */
+static void user_event_fork_work(struct callback_head *twork)
+{
+	struct user_event_fork *fork = container_of(twork,
+						    struct user_event_fork,
+						    twork);
+	struct user_event_mm *parent = fork->parent;
+	struct mm_struct *mm = fork->child;
+
+	/* A child killed before it ran has nothing to copy to */
+	if (mmget_not_zero(mm)) {
+		user_event_mm_fork_copy(parent, mm);
+		mmput(mm);
+	}
+	mmdrop(mm);
+
+	user_event_mm_refill(parent);
+	user_event_mm_put(parent);
+	kfree(fork);
+}
+
+static struct user_event_fork *user_event_mm_take_spare(struct user_event_mm *uemm)
+{
+	struct user_event_fork *fork;
+	int i;
+
+	for (i = 0; i < FORK_SPARES; i++) {
+		fork = xchg(&uemm->spares[i], NULL);
+		if (fork)
+			return fork;
+	}
+
+	/* Spinning locks allow an allocation here, except on PREEMPT_RT */
+	if (IS_ENABLED(CONFIG_PREEMPT_RT))
+		return NULL;
+
+	return kzalloc(sizeof(*fork), GFP_NOWAIT | __GFP_ACCOUNT);
+}
+
+static void user_event_mm_put_spare(struct user_event_mm *uemm,
+				    struct user_event_fork *fork)
+{
+	int i;
+
+	for (i = 0; i < FORK_SPARES; i++)
+		if (!cmpxchg(&uemm->spares[i], NULL, fork))
+			return;
+
+	/* Refilled meanwhile: any context may free through RCU */
+	kfree_rcu(fork, twork);
+}
+
+/* Task work of a forking parent: sets new spares aside */
+static void user_event_mm_refill_work(struct callback_head *twork)
+{
+	struct user_event_mm *uemm = container_of(twork, struct user_event_mm,
+						  refill_twork);
+
+	clear_bit(0, &uemm->refill_queued);
+	user_event_mm_refill(uemm);
+	user_event_mm_put(uemm);
+}
+
+/*
+ * fork(): runs in the parent (current), with preemption disabled, before
+ * the child runs. The child's memory is a copy of the parent's, so its
+ * words hold the state of the moment; the child's task work copies the
+ * enablers before it runs, so that they are kept up to date from then on
+ * and the child's own forks inherit them.
  */
 static void user_event_fork_probe(void *data, struct task_struct *parent,
 				  struct task_struct *child)
 {
-	struct user_event_enabler *enabler, *copy;
-	struct user_event_mm *parent_uemm, *uemm;
+	struct user_event_fork *fork;
+	struct user_event_mm *uemm;
 
-	if (!parent->mm || !child->mm || parent->mm == child->mm)
+	if (!parent->mm || !child->mm || parent->mm == child->mm ||
+	    parent != current)
 		return;
 
 	rcu_read_lock();
-	parent_uemm = user_event_mm_find(parent->mm);
-	if (!parent_uemm || list_empty(&parent_uemm->enablers))
-		goto out;
-
-	uemm = user_event_mm_alloc(child->mm, GFP_NOWAIT | __GFP_ACCOUNT);
+	uemm = user_event_mm_find(parent->mm);
+	if (uemm && (list_empty(&uemm->enablers) ||
+		     !refcount_inc_not_zero(&uemm->refcnt)))
+		uemm = NULL;
+	rcu_read_unlock();
 	if (!uemm)
-		goto nomem;
+		return;
 
-	list_for_each_entry_rcu(enabler, &parent_uemm->enablers, link) {
-		copy = kmemdup(enabler, sizeof(*enabler),
-			       GFP_NOWAIT | __GFP_ACCOUNT);
-		if (!copy) {
-			/* Nothing is published yet: free it in the work */
-			WRITE_ONCE(uemm->dead, true);
-			queue_work(user_event_mm_wq, &uemm->teardown_work);
-			goto nomem;
-		}
-		/* An event being deleted right now is not copied */
-		if (!user_event_tryget(copy->event)) {
-			kfree(copy);
-			continue;
-		}
-		list_add_tail(&copy->link, &uemm->enablers);
+	fork = user_event_mm_take_spare(uemm);
+	if (!fork) {
+		pr_warn_ratelimited("too many forks at once: pid %d does not inherit enablers\n",
+				    child->pid);
+		user_event_mm_put(uemm);
+		return;
 	}
 
-	/* The table's reference, and one for the notifier registration */
-	refcount_set(&uemm->refcnt, 2);
-	user_event_mm_publish(uemm);
-	queue_work(user_event_mm_wq, &uemm->register_work);
-	goto out;
+	fork->parent = uemm;
+	fork->child = child->mm;
+	mmgrab(child->mm);
+	init_task_work(&fork->twork, user_event_fork_work);
+	if (task_work_add(child, &fork->twork, TWA_RESUME)) {
+		/* Only an exiting task refuses task work */
+		mmdrop(child->mm);	/* not the last: the child holds it */
+		user_event_mm_put_spare(uemm, fork);
+		user_event_mm_put(uemm);
+		return;
+	}
 
-nomem:
-	pr_warn_ratelimited("out of memory copying enablers for pid %d\n",
-			    child->pid);
-out:
-	rcu_read_unlock();
+	/* The parent refills its spares on its way back to user space */
+	if (!test_and_set_bit(0, &uemm->refill_queued)) {
+		user_event_mm_get(uemm);
+		init_task_work(&uemm->refill_twork, user_event_mm_refill_work);
+		if (task_work_add(current, &uemm->refill_twork, TWA_RESUME)) {
+			clear_bit(0, &uemm->refill_queued);
+			user_event_mm_put(uemm);
+		}
+	}
 }
 
 static void user_event_find_fork_tp(struct tracepoint *tp, void *priv)

@@ -1022,10 +1022,9 @@ static void user_event_perf(struct user_event *user, const void *data,
 		return;
 
 	perf_fetch_caller_regs(regs);
-	entry->type = user->call.event.type;
-	entry->flags = 0;
-	entry->preempt_count = 0;
-	entry->pid = current->pid;
+	/* The header's padding and RT-only fields reach user space too */
+	memset(entry, 0, sizeof(*entry));
+	tracing_generic_entry_update(entry, user->call.event.type, 0);
 	memcpy(entry + 1, data, len);
 
 	if (bpf)

@@ -22,6 +22,7 @@
 #include <linux/ctype.h>
 #include <linux/hashtable.h>
 #include <linux/init.h>
+#include <linux/instrumented.h>
 #include <linux/jhash.h>
 #include <linux/kernel.h>
 #include <linux/mm.h>
@@ -1097,8 +1098,8 @@ static struct user_event *user_event_file_lookup(struct user_event_file *info,
  * The checks every write makes once it has the index: returns the event,
  * or an error pointer for an index, a size or a state that is refused.
  */
-static struct user_event *user_event_write_event(struct file *file, int idx,
-						 size_t len)
+static __always_inline struct user_event *
+user_event_write_event(struct file *file, int idx, size_t len)
 {
 	struct user_event *user;
 
@@ -1151,57 +1152,163 @@ static int user_event_deliver(struct user_event *user, const void *buf,
 }
 
 /*
- * write(): the index, then the payload, from one user buffer. Copied
- * straight from it, without the iov_iter of write_iter().
+ * Copies @len bytes of the writer's iovecs, starting @skip bytes into the
+ * first, to @buf. The destination is this CPU's write buffer (or a local)
+ * and @len was checked against its size, so hardened usercopy's object
+ * check is left out: on this path it would cost as much as the copy.
+ * Faults are not taken when the caller disabled them.
  */
-static ssize_t user_events_write(struct file *file, const char __user *ubuf,
-				 size_t count, loff_t *ppos)
+static int user_event_copy_iovec(void *buf, const struct iovec *iov,
+				 unsigned long nr_segs, size_t skip,
+				 size_t len)
 {
-	const char __user *payload = ubuf + sizeof(int);
-	size_t len = count - sizeof(int);
-	struct user_bpf_iter iter;
-	struct user_event *user;
-	struct iovec iov;
+	const void __user *from;
+	unsigned long left;
+	size_t n;
+
+	for (; len; iov++, nr_segs--, skip = 0) {
+		if (unlikely(!nr_segs))
+			return -EFAULT;
+		if (skip >= iov->iov_len) {
+			skip -= iov->iov_len;
+			continue;
+		}
+		n = min(iov->iov_len - skip, len);
+		from = iov->iov_base + skip;
+		if (unlikely(!access_ok(from, n)))
+			return -EFAULT;
+		instrument_copy_from_user_before(buf, from, n);
+		left = raw_copy_from_user(buf, from, n);
+		instrument_copy_from_user_after(buf, from, n, left);
+		if (unlikely(left))
+			return -EFAULT;
+		buf += n;
+		len -= n;
+	}
+
+	return 0;
+}
+
+/* Faults in the pages of the payload @iter describes; 0 when all are in */
+static int user_event_fault_in_iovec(const struct user_bpf_iter *iter,
+				     size_t len)
+{
+	const struct iovec *iov = iter->iov;
+	size_t skip = iter->iov_offset, n;
+	unsigned long nr_segs;
+
+	for (nr_segs = iter->nr_segs; len && nr_segs; iov++, nr_segs--) {
+		if (skip >= iov->iov_len) {
+			skip -= iov->iov_len;
+			continue;
+		}
+		n = min(iov->iov_len - skip, len);
+		if (fault_in_readable(iov->iov_base + skip, n))
+			return -EFAULT;
+		len -= n;
+		skip = 0;
+	}
+
+	return len ? -EFAULT : 0;
+}
+
+/*
+ * Stages the payload described by @iter (the writer's iovecs, from the
+ * byte after the index) in this CPU's write buffer and delivers it. A page
+ * that is not present is faulted in once, with preemption enabled.
+ */
+static int user_event_write_iovec(struct user_event *user,
+				  struct user_bpf_iter *iter, size_t len)
+{
 	bool retried = false;
 	void *buf;
-	int idx, ret;
-
-	if (unlikely(count < sizeof(idx)))
-		return -EINVAL;
-
-	/* vfs_write() checked this already; the copy below relies on it */
-	if (unlikely(!access_ok(ubuf, count)))
-		return -EFAULT;
-
-	if (unlikely(get_user(idx, (const int __user *)ubuf)))
-		return -EFAULT;
-
-	user = user_event_write_event(file, idx, len);
-	if (IS_ERR(user))
-		return PTR_ERR(user);
-
-	iov.iov_base = (void __user *)ubuf;
-	iov.iov_len = count;
-	iter.iov = &iov;
-	iter.nr_segs = 1;
-	iter.iov_offset = sizeof(idx);
+	int ret;
 
 	for (;;) {
 		preempt_disable();
 		buf = this_cpu_ptr(write_buffer);
 		pagefault_disable();
-		ret = __copy_from_user_inatomic(buf, payload, len);
+		ret = user_event_copy_iovec(buf, iter->iov, iter->nr_segs,
+					    iter->iov_offset, len);
 		pagefault_enable();
 		if (likely(!ret))
 			break;
 		preempt_enable();
-		if (retried || fault_in_readable(payload, len))
+		if (retried || user_event_fault_in_iovec(iter, len))
 			return -EFAULT;
 		retried = true;
 	}
 
-	ret = user_event_deliver(user, buf, len, &iter);
+	ret = user_event_deliver(user, buf, len, iter);
 	preempt_enable();
+
+	return ret;
+}
+
+/* The payload of write(), after the index; out of the fast checks' way */
+static noinline int user_event_write_buf(struct user_event *user,
+					 const char __user *ubuf, size_t count)
+{
+	struct iovec iov = {
+		.iov_base = (void __user *)ubuf,
+		.iov_len = count,
+	};
+	struct user_bpf_iter iter = {
+		.iov_offset = sizeof(int),
+		.nr_segs = 1,
+		.iov = &iov,
+	};
+
+	return user_event_write_iovec(user, &iter, count - sizeof(int));
+}
+
+/* Writes from kernel memory (splice into the file): any iterator kind */
+static ssize_t user_events_write_kernel_iter(struct file *file,
+					     struct iov_iter *from)
+{
+	size_t total = iov_iter_count(from);
+	struct user_event *user;
+	size_t len;
+	void *buf;
+	int idx, ret;
+
+	if (unlikely(copy_from_iter(&idx, sizeof(idx), from) != sizeof(idx)))
+		return -EFAULT;
+
+	len = total - sizeof(idx);
+	user = user_event_write_event(file, idx, len);
+	if (IS_ERR(user))
+		return PTR_ERR(user);
+
+	/* Kernel memory does not fault: one attempt */
+	preempt_disable();
+	buf = this_cpu_ptr(write_buffer);
+	ret = copy_from_iter(buf, len, from) == len ? 0 : -EFAULT;
+	if (!ret)
+		ret = user_event_deliver(user, buf, len, NULL);
+	preempt_enable();
+
+	return ret ? ret : total;
+}
+
+/* write(): the index, then the payload, from one user buffer */
+static ssize_t user_events_write(struct file *file, const char __user *ubuf,
+				 size_t count, loff_t *ppos)
+{
+	struct user_event *user;
+	int idx, ret;
+
+	if (unlikely(count < sizeof(idx)))
+		return -EINVAL;
+
+	if (unlikely(get_user(idx, (const int __user *)ubuf)))
+		return -EFAULT;
+
+	user = user_event_write_event(file, idx, count - sizeof(idx));
+	if (IS_ERR(user))
+		return PTR_ERR(user);
+
+	ret = user_event_write_buf(user, ubuf, count);
 
 	return ret ? ret : count;
 }
@@ -1211,25 +1318,13 @@ static ssize_t user_events_write_iter(struct kiocb *kiocb,
 				      struct iov_iter *from)
 {
 	size_t total = iov_iter_count(from);
-	struct user_bpf_iter iter = {};
+	struct user_bpf_iter iter;
 	struct user_event *user;
-	bool retried = false;
-	struct iov_iter copy;
 	struct iovec ubuf;
-	size_t len, copied;
-	void *buf;
 	int idx, ret;
 
 	if (unlikely(total < sizeof(idx)))
 		return -EINVAL;
-
-	if (unlikely(copy_from_iter(&idx, sizeof(idx), from) != sizeof(idx)))
-		return -EFAULT;
-
-	len = total - sizeof(idx);
-	user = user_event_write_event(kiocb->ki_filp, idx, len);
-	if (IS_ERR(user))
-		return PTR_ERR(user);
 
 	if (iter_is_ubuf(from)) {
 		ubuf.iov_base = from->ubuf;
@@ -1239,28 +1334,35 @@ static ssize_t user_events_write_iter(struct kiocb *kiocb,
 	} else if (iter_is_iovec(from)) {
 		iter.iov = ue_iter_iov(from);
 		iter.nr_segs = from->nr_segs;
+	} else {
+		/* Kernel memory (splice): the generic iterator */
+		return user_events_write_kernel_iter(kiocb->ki_filp, from);
 	}
 	iter.iov_offset = from->iov_offset;
 
-	for (;;) {
-		copy = *from;
-		preempt_disable();
-		buf = this_cpu_ptr(write_buffer);
-		pagefault_disable();
-		copied = copy_from_iter(buf, len, &copy);
-		pagefault_enable();
-		if (likely(copied == len))
-			break;
-		preempt_enable();
-		if (retried || fault_in_iov_iter_readable(from, len))
-			return -EFAULT;
-		retried = true;
+	if (unlikely(user_event_copy_iovec(&idx, iter.iov, iter.nr_segs,
+					   iter.iov_offset, sizeof(idx))))
+		return -EFAULT;
+
+	user = user_event_write_event(kiocb->ki_filp, idx,
+				      total - sizeof(idx));
+	if (IS_ERR(user))
+		return PTR_ERR(user);
+
+	/* BPF_ITER programs see the payload from its first iovec */
+	iter.iov_offset += sizeof(idx);
+	while (iter.nr_segs > 1 && iter.iov_offset >= iter.iov->iov_len) {
+		iter.iov_offset -= iter.iov->iov_len;
+		iter.iov++;
+		iter.nr_segs--;
 	}
 
-	ret = user_event_deliver(user, buf, len, iter.iov ? &iter : NULL);
-	preempt_enable();
+	ret = user_event_write_iovec(user, &iter, total - sizeof(idx));
+	if (ret)
+		return ret;
 
-	return ret ? ret : total;
+	iov_iter_advance(from, total);
+	return total;
 }
 
 /* Event creation and removal */

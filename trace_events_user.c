@@ -1262,35 +1262,6 @@ static noinline int user_event_write_buf(struct user_event *user,
 	return user_event_write_iovec(user, &iter, count - sizeof(int));
 }
 
-/* Writes from kernel memory (splice into the file): any iterator kind */
-static ssize_t user_events_write_kernel_iter(struct file *file,
-					     struct iov_iter *from)
-{
-	size_t total = iov_iter_count(from);
-	struct user_event *user;
-	size_t len;
-	void *buf;
-	int idx, ret;
-
-	if (unlikely(copy_from_iter(&idx, sizeof(idx), from) != sizeof(idx)))
-		return -EFAULT;
-
-	len = total - sizeof(idx);
-	user = user_event_write_event(file, idx, len);
-	if (IS_ERR(user))
-		return PTR_ERR(user);
-
-	/* Kernel memory does not fault: one attempt */
-	preempt_disable();
-	buf = this_cpu_ptr(write_buffer);
-	ret = copy_from_iter(buf, len, from) == len ? 0 : -EFAULT;
-	if (!ret)
-		ret = user_event_deliver(user, buf, len, NULL);
-	preempt_enable();
-
-	return ret ? ret : total;
-}
-
 /* write(): the index, then the payload, from one user buffer */
 static ssize_t user_events_write(struct file *file, const char __user *ubuf,
 				 size_t count, loff_t *ppos)
@@ -1335,8 +1306,11 @@ static ssize_t user_events_write_iter(struct kiocb *kiocb,
 		iter.iov = ue_iter_iov(from);
 		iter.nr_segs = from->nr_segs;
 	} else {
-		/* Kernel memory (splice): the generic iterator */
-		return user_events_write_kernel_iter(kiocb->ki_filp, from);
+		/*
+		 * Only user memory is written here: the file has no
+		 * splice_write, and nothing in the kernel writes to it.
+		 */
+		return -EINVAL;
 	}
 	iter.iov_offset = from->iov_offset;
 

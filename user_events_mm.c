@@ -54,8 +54,11 @@
 #include "user_events_internal.h"
 #include "user_events_ksyms.h"
 
-/* Fault-in attempts for one state change of one enabler */
-#define MAX_FAULT_ATTEMPTS 3
+/*
+ * Fault-in attempts for one state change of one enabler (as upstream): a
+ * word whose page fork() keeps sharing again may need more than one.
+ */
+#define MAX_FAULT_ATTEMPTS 10
 
 /* Forks an address space can make before its spares are refilled */
 #define FORK_SPARES 8
@@ -65,6 +68,7 @@ struct user_event_fork {
 	struct callback_head twork;
 	struct user_event_mm *parent;	/* referenced */
 	struct mm_struct *child;	/* grabbed */
+	u64 seq;			/* the parent's sequence at fork */
 };
 
 struct user_event_mm {
@@ -74,7 +78,17 @@ struct user_event_mm {
 	struct mmu_notifier mn;
 	bool mn_registered;
 	bool dead;			/* the address space went away */
+	bool torn_down;			/* enablers freed, under event_mutex */
 	refcount_t refcnt;
+	/*
+	 * Enablers are numbered as they are added and unregistered, and
+	 * forks as they happen, so that a child copies exactly those that
+	 * existed at its fork. While forks are in flight, unregistered
+	 * enablers (and those of an address space that went away) stay on
+	 * the list, marked, until the children have copied theirs.
+	 */
+	atomic64_t seq;
+	atomic_t forks_pending;
 	struct list_head update_link;	/* under event_mutex */
 	struct user_event_fork *spares[FORK_SPARES];
 	struct callback_head refill_twork;
@@ -93,6 +107,8 @@ struct user_event_enabler {
 	u8 ubit;			/* as registered */
 	u8 bit;				/* in the long at addr */
 	u8 size;
+	u64 add_seq;			/* the address space's, when added */
+	u64 del_seq;			/* when unregistered; 0: registered */
 	struct rcu_head rcu;
 };
 
@@ -146,9 +162,9 @@ static void user_event_mm_kill(struct user_event_mm *uemm)
 	}
 	spin_unlock(&user_event_mms_lock);
 
-	/* The table's reference goes with the teardown */
-	if (killed)
-		queue_work(user_event_mm_wq, &uemm->teardown_work);
+	/* The table's reference goes with the teardown (or now, if queued) */
+	if (killed && !queue_work(user_event_mm_wq, &uemm->teardown_work))
+		user_event_mm_put(uemm);
 }
 
 static void user_event_enabler_free(struct user_event_enabler *enabler)
@@ -157,23 +173,52 @@ static void user_event_enabler_free(struct user_event_enabler *enabler)
 	kfree_rcu(enabler, rcu);
 }
 
+/*
+ * Moves to @gone the enablers no fork in flight may still copy: the
+ * unregistered ones, or all of them once the address space went away.
+ */
+static void user_event_mm_reap(struct user_event_mm *uemm,
+			       struct list_head *gone)
+{
+	struct user_event_enabler *enabler, *next;
+
+	lockdep_assert_held(ue_ksyms.event_mutex);
+
+	list_for_each_entry_safe(enabler, next, &uemm->enablers, link) {
+		if (!enabler->del_seq && !READ_ONCE(uemm->dead))
+			continue;
+		list_del_rcu(&enabler->link);
+		list_add(&enabler->free_link, gone);
+	}
+}
+
+static void user_event_enablers_free(struct list_head *gone)
+{
+	struct user_event_enabler *enabler, *next;
+
+	list_for_each_entry_safe(enabler, next, gone, free_link)
+		user_event_enabler_free(enabler);
+}
+
 static void user_event_mm_teardown_work(struct work_struct *work)
 {
 	struct user_event_mm *uemm = container_of(work, struct user_event_mm,
 						  teardown_work);
-	struct user_event_enabler *enabler, *next;
 	LIST_HEAD(gone);
 
+	/*
+	 * Children still to copy from it keep the enablers; the last one
+	 * queues this again. Every run drops the reference its queuer gave
+	 * (the table's, or the last child's).
+	 */
 	mutex_lock(ue_ksyms.event_mutex);
-	list_for_each_entry_safe(enabler, next, &uemm->enablers, link) {
-		list_del_rcu(&enabler->link);
-		list_add(&enabler->free_link, &gone);
+	if (!uemm->torn_down && !atomic_read(&uemm->forks_pending)) {
+		uemm->torn_down = true;
+		user_event_mm_reap(uemm, &gone);
 	}
 	mutex_unlock(ue_ksyms.event_mutex);
 
-	list_for_each_entry_safe(enabler, next, &gone, free_link)
-		user_event_enabler_free(enabler);
-
+	user_event_enablers_free(&gone);
 	user_event_mm_put(uemm);
 }
 
@@ -350,7 +395,8 @@ user_event_enabler_find(struct user_event_mm *uemm, unsigned long uaddr,
 	struct user_event_enabler *enabler;
 
 	list_for_each_entry(enabler, &uemm->enablers, link)
-		if (enabler->uaddr == uaddr && enabler->ubit == ubit)
+		if (enabler->uaddr == uaddr && enabler->ubit == ubit &&
+		    !enabler->del_seq)
 			return enabler;
 
 	return NULL;
@@ -455,7 +501,7 @@ void user_event_enablers_update(struct user_event *user)
 		if (!READ_ONCE(uemm->dead) && mmget_not_zero(uemm->mm)) {
 			mmap_read_lock(uemm->mm);
 			list_for_each_entry(enabler, &uemm->enablers, link)
-				if (enabler->event == user &&
+				if (enabler->event == user && !enabler->del_seq &&
 				    user_event_enabler_write(uemm->mm, enabler,
 							     enabled))
 					user_event_fault_queue(uemm, enabler, 0);
@@ -525,8 +571,10 @@ int user_event_enabler_create(struct user_event *user,
 		ret = user_event_enabler_write(mm, enabler,
 					       user_event_status(user));
 		mmap_read_unlock(mm);
-		if (!ret)
+		if (!ret) {
+			enabler->add_seq = atomic64_inc_return(&uemm->seq);
 			list_add_tail_rcu(&enabler->link, &uemm->enablers);
+		}
 		mutex_unlock(ue_ksyms.event_mutex);
 
 		if (!ret || !user_event_fault_in(mm, enabler->uaddr))
@@ -544,9 +592,10 @@ int user_event_enabler_create(struct user_event *user,
 
 int user_event_enabler_remove(const struct user_write_unreg *unreg)
 {
-	struct user_event_enabler *enabler;
+	struct user_event_enabler *enabler, word;
 	struct mm_struct *mm = current->mm;
 	struct user_event_mm *uemm;
+	bool keep = false;
 	int ret;
 
 	rcu_read_lock();
@@ -561,7 +610,16 @@ int user_event_enabler_remove(const struct user_write_unreg *unreg)
 	enabler = user_event_enabler_find(uemm, unreg->disable_addr,
 					  unreg->disable_bit);
 	if (enabler) {
-		list_del_rcu(&enabler->link);
+		/*
+		 * A child forked before now, that has not copied its
+		 * enablers yet, must still find this one: then it stays,
+		 * marked, until the last such child is done.
+		 */
+		enabler->del_seq = atomic64_inc_return(&uemm->seq);
+		keep = atomic_read(&uemm->forks_pending);
+		if (!keep)
+			list_del_rcu(&enabler->link);
+		word = *enabler;
 		mmap_read_lock(mm);
 		ret = user_event_enabler_write(mm, enabler, false);
 		mmap_read_unlock(mm);
@@ -573,14 +631,15 @@ int user_event_enabler_remove(const struct user_write_unreg *unreg)
 		return -ENOENT;
 	}
 
-	/* No longer on the list: clear the bit even if it must fault in */
-	if (ret && user_event_fault_in(mm, enabler->uaddr)) {
+	/* No longer updated: clear the bit even if it must fault in */
+	if (ret && user_event_fault_in(mm, word.uaddr)) {
 		mmap_read_lock(mm);
-		user_event_enabler_write(mm, enabler, false);
+		user_event_enabler_write(mm, &word, false);
 		mmap_read_unlock(mm);
 	}
 
-	user_event_enabler_free(enabler);
+	if (!keep)
+		user_event_enabler_free(enabler);
 	user_event_mm_put(uemm);
 	return 0;
 }
@@ -593,7 +652,7 @@ int user_event_enabler_remove(const struct user_write_unreg *unreg)
  * already right are only read, so their pages stay shared with the parent.
  */
 static void user_event_mm_fork_copy(struct user_event_mm *parent,
-				    struct mm_struct *mm)
+				    struct mm_struct *mm, u64 seq)
 {
 	struct user_event_enabler *enabler, *copy;
 	struct user_event_mm *uemm;
@@ -606,10 +665,14 @@ static void user_event_mm_fork_copy(struct user_event_mm *parent,
 	}
 
 	mutex_lock(ue_ksyms.event_mutex);
-	if (READ_ONCE(uemm->dead) || READ_ONCE(parent->dead))
+	if (READ_ONCE(uemm->dead))
 		goto out;
 
+	/* Those the parent had at fork, even if it dropped them since */
 	list_for_each_entry(enabler, &parent->enablers, link) {
+		if (enabler->add_seq > seq ||
+		    (enabler->del_seq && enabler->del_seq < seq))
+			continue;
 		/* The child registered this word itself already */
 		if (user_event_enabler_find(uemm, enabler->uaddr,
 					    enabler->ubit))
@@ -620,11 +683,15 @@ static void user_event_mm_fork_copy(struct user_event_mm *parent,
 			break;
 		}
 		user_event_get(copy->event);
+		copy->del_seq = 0;
+		copy->add_seq = atomic64_inc_return(&uemm->seq);
 		list_add_tail_rcu(&copy->link, &uemm->enablers);
 	}
 
 	mmap_read_lock(mm);
 	list_for_each_entry(enabler, &uemm->enablers, link) {
+		if (enabler->del_seq)
+			continue;
 		enabled = user_event_status(enabler->event);
 		if (user_event_enabler_is(mm, enabler, enabled))
 			continue;
@@ -635,6 +702,30 @@ static void user_event_mm_fork_copy(struct user_event_mm *parent,
 out:
 	mutex_unlock(ue_ksyms.event_mutex);
 	user_event_mm_put(uemm);
+}
+
+/* The last fork in flight lets go of what only it could still copy */
+static void user_event_mm_fork_done(struct user_event_mm *parent)
+{
+	LIST_HEAD(gone);
+
+	if (!atomic_dec_and_test(&parent->forks_pending))
+		return;
+
+	if (READ_ONCE(parent->dead)) {
+		user_event_mm_get(parent);
+		if (!queue_work(user_event_mm_wq, &parent->teardown_work))
+			user_event_mm_put(parent);
+		return;
+	}
+
+	mutex_lock(ue_ksyms.event_mutex);
+	/* A fork that started since needs none of them: it came later */
+	if (!parent->torn_down)
+		user_event_mm_reap(parent, &gone);
+	mutex_unlock(ue_ksyms.event_mutex);
+
+	user_event_enablers_free(&gone);
 }
 
 /* Task work of the child, before it first runs in user space */
@@ -648,11 +739,12 @@ static void user_event_fork_work(struct callback_head *twork)
 
 	/* A child killed before it ran has nothing to copy to */
 	if (mmget_not_zero(mm)) {
-		user_event_mm_fork_copy(parent, mm);
+		user_event_mm_fork_copy(parent, mm, fork->seq);
 		mmput(mm);
 	}
 	mmdrop(mm);
 
+	user_event_mm_fork_done(parent);
 	user_event_mm_refill(parent);
 	user_event_mm_put(parent);
 	kfree(fork);
@@ -737,9 +829,13 @@ static void user_event_fork_probe(void *data, struct task_struct *parent,
 	fork->parent = uemm;
 	fork->child = child->mm;
 	mmgrab(child->mm);
+	/* Pending first: an unregistration numbered after us keeps its enabler */
+	atomic_inc(&uemm->forks_pending);
+	fork->seq = atomic64_inc_return(&uemm->seq);
 	init_task_work(&fork->twork, user_event_fork_work);
 	if (task_work_add(child, &fork->twork, TWA_RESUME)) {
 		/* Only an exiting task refuses task work */
+		atomic_dec(&uemm->forks_pending);
 		mmdrop(child->mm);	/* not the last: the child holds it */
 		user_event_mm_put_spare(uemm, fork);
 		user_event_mm_put(uemm);

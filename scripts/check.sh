@@ -14,6 +14,7 @@
 #   UE_MODULE_SRC        module source dir (default: the repo)
 #   UE_SELFTESTS_SRC     selftests source dir (default: selftests/)
 #   UE_BUILD_DIR         where builds and results go (default: build/)
+#   UE_CHECK_PACKAGE=0   leave out the Debian package test (needs root)
 #
 # Counting: an "ok" line is a pass unless it carries "# SKIP" (a skip is a
 # failure); a "not ok" line is a failure; the guest runner reports its own
@@ -206,11 +207,11 @@ host_checks() { # host_checks <label> <prefix> <command...>
 	printf '%s\n' "$out"
 	while IFS= read -r line; do
 		case $line in
-		"not ok - $prefix: "*)
+		"not ok - "*)
 			f=$((f + 1))
-			failed_list+=("$prefix: ${line#not ok - "$prefix": }")
+			failed_list+=("$prefix: ${line#not ok - }")
 			;;
-		"ok - $prefix: "*) p=$((p + 1)) ;;
+		"ok - "*) p=$((p + 1)) ;;
 		esac
 	done <<<"$out"
 	if ((st != 0 && f == 0)); then
@@ -231,6 +232,22 @@ done
 host_checks "lint (checkpatch, sparse)" lint "$UE_REPO/scripts/lint.sh"
 host_checks "host checks (versions, docs)" host \
 	"$UE_REPO/scripts/check-host.sh" "${host_kos[@]}"
+# The Debian package as users get it: build, install (DKMS builds the
+# module for each kernel), smoke test the installed module in a guest of
+# each kernel, purge. It installs a package, so it needs root.
+if [[ ${UE_CHECK_PACKAGE:-1} == 1 ]]; then
+	if ((EUID == 0)); then
+		host_checks "package (deb, DKMS, smoke test)" package \
+			"$UE_REPO/scripts/package-test.sh"
+	elif command -v sudo >/dev/null && sudo -n true 2>/dev/null; then
+		host_checks "package (deb, DKMS, smoke test)" package \
+			sudo -n env "KVERS=${KVERS:-}" "UE_BUILD_DIR=$UE_BUILD" \
+			"$UE_REPO/scripts/package-test.sh"
+	else
+		host_checks "package (deb, DKMS, smoke test)" package \
+			sh -c 'echo "not ok - needs root or passwordless sudo (UE_CHECK_PACKAGE=0 skips it)"; exit 1'
+	fi
+fi
 
 section "summary"
 printf '%s\n' "${summary[@]}"

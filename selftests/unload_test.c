@@ -477,4 +477,122 @@ TEST_F(unload, access_control)
 	ASSERT_EQ(0, chmod(UE_TRACEFS, root_st.st_mode & 07777));
 }
 
+/*
+ * In a child process (its address space pins the module until it exits):
+ * remote write registrations, one persistent, one not. Returns 0 or the
+ * first -errno.
+ */
+static int remote_regs_in_child(const char *persist_desc, const char *desc)
+{
+	static __u32 word;
+	int status, ret = -EIO;
+	pid_t pid;
+
+	pid = fork();
+	if (pid < 0)
+		return -errno;
+	if (pid == 0) {
+		struct user_write_reg reg;
+		int fd = ue_open_data(), i;
+
+		for (i = 0; i < 2 && fd >= 0; i++) {
+			memset(&reg, 0, sizeof(reg));
+			reg.size = sizeof(reg);
+			reg.enable_bit = i;
+			reg.enable_size = sizeof(word);
+			reg.enable_addr = (__u64)(uintptr_t)&word;
+			reg.name_args = (__u64)(uintptr_t)(i ? desc : persist_desc);
+			reg.flags = i ? 0 : USER_EVENT_REG_PERSIST;
+			if (ioctl(fd, DIAG_IOCSREG, &reg) < 0)
+				_exit(10 + i);
+		}
+		_exit(fd < 0 ? 9 : 0);
+	}
+	if (waitpid(pid, &status, 0) == pid && WIFEXITED(status))
+		ret = WEXITSTATUS(status) ? -WEXITSTATUS(status) : 0;
+
+	return ret;
+}
+
+/* Nothing of the module left in tracefs: files, events, dynamic_events */
+static bool tracefs_clean(char *out, size_t size)
+{
+	ssize_t len;
+
+	if (!access(UE_DATA_FILE, F_OK) || !access(UE_STATUS_FILE, F_OK) ||
+	    !access(UE_EVENTS_DIR, F_OK) ||
+	    !access(UE_EVENTS_DIR "_multi", F_OK)) {
+		snprintf(out, size, "user_events files left");
+		return false;
+	}
+	len = ue_read_file(UE_TRACEFS "/dynamic_events", out, size);
+	if (len > 0 && strstr(out, "u:"))
+		return false;
+
+	return true;
+}
+
+/*
+ * 100 load/use/unload cycles with events in every state: registered
+ * through both ABIs, persistent, auto-deleted, made in dynamic_events,
+ * deleted, enabled in ftrace and perf. rmmod is refused while a file is
+ * open, ftrace has an event or perf has one open, and succeeds once
+ * they are gone, leaving nothing behind.
+ */
+TEST_F_TIMEOUT(unload, load_use_unload_100_cycles, 600)
+{
+	int cycle, perf_fd, fd, i;
+
+	for (cycle = 0; cycle < 100; cycle++) {
+		if (!mod_loaded())
+			ASSERT_EQ(0, do_insmod(self->out, sizeof(self->out))) {
+				TH_LOG("cycle %d: insmod: %s", cycle, self->out);
+			}
+
+		fd = ue_open_data();
+		ASSERT_LE(0, fd);
+		ASSERT_EQ(0, ue_reg(fd, PREFIX "cy_s u32 a", NULL, NULL));
+		ASSERT_EQ(0, ue_reg(fd, PREFIX "cy_del u32 a", NULL, NULL));
+		ASSERT_EQ(0, remote_regs_in_child(PREFIX "cy_p u64 b",
+						  PREFIX "cy_r u8 c"));
+		ASSERT_EQ(0, ue_write_file(UE_TRACEFS "/dynamic_events",
+					   "u:" PREFIX "cy_d u32 d", false));
+		ASSERT_EQ(0, ue_enable(PREFIX "cy_s", true));
+		perf_fd = ue_perf_open(PREFIX "cy_d");
+		ASSERT_LE(0, perf_fd);
+
+		/* Busy: the open file */
+		ASSERT_NE(0, do_rmmod(self->out, sizeof(self->out)));
+		ASSERT_TRUE(mod_loaded());
+		close(fd);
+		ASSERT_EQ(0, ue_del(PREFIX "cy_del"));
+
+		/* Busy: ftrace has cy_s, perf has cy_d */
+		ASSERT_NE(0, do_rmmod(self->out, sizeof(self->out)));
+		ASSERT_EQ(0, ue_enable(PREFIX "cy_s", false));
+		ASSERT_NE(0, do_rmmod(self->out, sizeof(self->out)));
+		close(perf_fd);
+
+		/*
+		 * The child's address space let go of the module from a
+		 * work item after it exited: give that a moment.
+		 */
+		for (i = 0; i < 100; i++) {
+			if (!do_rmmod(self->out, sizeof(self->out)))
+				break;
+			usleep(20000);
+		}
+		ASSERT_FALSE(mod_loaded()) {
+			TH_LOG("cycle %d: rmmod: %s", cycle, self->out);
+		}
+		ASSERT_TRUE(tracefs_clean(self->out, sizeof(self->out))) {
+			TH_LOG("cycle %d: left: %s", cycle, self->out);
+		}
+	}
+
+	ASSERT_EQ(0, do_insmod(self->out, sizeof(self->out))) {
+		TH_LOG("insmod: %s", self->out);
+	}
+}
+
 TEST_HARNESS_MAIN

@@ -1714,7 +1714,7 @@ static void user_event_dyn_unregister(void)
 /* user_events_data file */
 
 static int user_events_ref_add(struct user_event_file *info,
-			       struct user_event *user)
+			       struct user_event *user, bool created)
 {
 	struct user_event_refs *refs, *new;
 	unsigned int i, count, capacity;
@@ -1725,7 +1725,8 @@ static int user_events_ref_add(struct user_event_file *info,
 					 lockdep_is_held(&user_event_mutex));
 	count = refs ? refs->count : 0;
 
-	for (i = 0; i < count; i++)
+	/* A new event is in no file yet: no need to look */
+	for (i = 0; i < count && !created; i++)
 		if (refs->events[i] == user)
 			return i;
 
@@ -1787,7 +1788,7 @@ static long user_events_reg_status(struct user_event_file *info,
 	if (ret)
 		goto put;
 
-	index = user_events_ref_add(info, user);
+	index = user_events_ref_add(info, user, created);
 	if (index < 0) {
 		ret = index;
 		goto put;
@@ -1879,7 +1880,7 @@ static long user_events_reg_write(struct user_event_file *info,
 		goto out;
 
 	/* Holds the event until the file is closed, even if the rest fails */
-	index = user_events_ref_add(info, user);
+	index = user_events_ref_add(info, user, created);
 	if (index < 0)
 		ret = index;
 	else

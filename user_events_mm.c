@@ -60,6 +60,9 @@
  */
 #define MAX_FAULT_ATTEMPTS 10
 
+/* Buckets of an address space's enablers, by (address, bit) */
+#define ENABLER_HASH_BITS 6
+
 /* Forks an address space can make before its spares are refilled */
 #define FORK_SPARES 8
 
@@ -74,6 +77,8 @@ struct user_event_fork {
 struct user_event_mm {
 	struct hlist_node node;		/* user_event_mms, RCU */
 	struct list_head enablers;	/* RCU, changed under event_mutex */
+	/* The same enablers by (address, bit), under event_mutex */
+	DECLARE_HASHTABLE(enabler_hash, ENABLER_HASH_BITS);
 	struct mm_struct *mm;		/* grabbed while this exists */
 	struct mmu_notifier mn;
 	bool mn_registered;
@@ -100,6 +105,7 @@ struct user_event_mm {
 
 struct user_event_enabler {
 	struct list_head link;
+	struct hlist_node hnode;	/* user_event_mm.enabler_hash */
 	struct list_head free_link;
 	struct user_event *event;
 	unsigned long uaddr;		/* as registered */
@@ -188,6 +194,7 @@ static void user_event_mm_reap(struct user_event_mm *uemm,
 		if (!enabler->del_seq && !READ_ONCE(uemm->dead))
 			continue;
 		list_del_rcu(&enabler->link);
+		hash_del(&enabler->hnode);
 		list_add(&enabler->free_link, gone);
 	}
 }
@@ -259,6 +266,7 @@ static struct user_event_mm *user_event_mm_alloc(struct mm_struct *mm)
 	/* Enablers are module state: keep the code around until freed */
 	__module_get(THIS_MODULE);
 	INIT_LIST_HEAD(&uemm->enablers);
+	hash_init(uemm->enabler_hash);
 	INIT_LIST_HEAD(&uemm->update_link);
 	INIT_WORK(&uemm->teardown_work, user_event_mm_teardown_work);
 	INIT_WORK(&uemm->free_work, user_event_mm_free_work);
@@ -388,18 +396,38 @@ static bool user_event_enabler_is(struct mm_struct *mm,
 	return set == enabled;
 }
 
+static unsigned long user_event_enabler_key(unsigned long uaddr, u8 ubit)
+{
+	/* Words are aligned to their size: the low bits are free */
+	return uaddr ^ ubit;
+}
+
 static struct user_event_enabler *
 user_event_enabler_find(struct user_event_mm *uemm, unsigned long uaddr,
 			u8 ubit)
 {
 	struct user_event_enabler *enabler;
 
-	list_for_each_entry(enabler, &uemm->enablers, link)
+	lockdep_assert_held(ue_ksyms.event_mutex);
+
+	hash_for_each_possible(uemm->enabler_hash, enabler, hnode,
+			       user_event_enabler_key(uaddr, ubit))
 		if (enabler->uaddr == uaddr && enabler->ubit == ubit &&
 		    !enabler->del_seq)
 			return enabler;
 
 	return NULL;
+}
+
+/* Puts @enabler on the lists of @uemm; event_mutex held */
+static void user_event_enabler_add(struct user_event_mm *uemm,
+				   struct user_event_enabler *enabler)
+{
+	enabler->add_seq = atomic64_inc_return(&uemm->seq);
+	enabler->del_seq = 0;
+	list_add_tail_rcu(&enabler->link, &uemm->enablers);
+	hash_add(uemm->enabler_hash, &enabler->hnode,
+		 user_event_enabler_key(enabler->uaddr, enabler->ubit));
 }
 
 /* Faults the page in for write; true when it is there now */
@@ -571,10 +599,8 @@ int user_event_enabler_create(struct user_event *user,
 		ret = user_event_enabler_write(mm, enabler,
 					       user_event_status(user));
 		mmap_read_unlock(mm);
-		if (!ret) {
-			enabler->add_seq = atomic64_inc_return(&uemm->seq);
-			list_add_tail_rcu(&enabler->link, &uemm->enablers);
-		}
+		if (!ret)
+			user_event_enabler_add(uemm, enabler);
 		mutex_unlock(ue_ksyms.event_mutex);
 
 		if (!ret || !user_event_fault_in(mm, enabler->uaddr))
@@ -617,8 +643,10 @@ int user_event_enabler_remove(const struct user_write_unreg *unreg)
 		 */
 		enabler->del_seq = atomic64_inc_return(&uemm->seq);
 		keep = atomic_read(&uemm->forks_pending);
-		if (!keep)
+		if (!keep) {
 			list_del_rcu(&enabler->link);
+			hash_del(&enabler->hnode);
+		}
 		word = *enabler;
 		mmap_read_lock(mm);
 		ret = user_event_enabler_write(mm, enabler, false);
@@ -683,9 +711,7 @@ static void user_event_mm_fork_copy(struct user_event_mm *parent,
 			break;
 		}
 		user_event_get(copy->event);
-		copy->del_seq = 0;
-		copy->add_seq = atomic64_inc_return(&uemm->seq);
-		list_add_tail_rcu(&copy->link, &uemm->enablers);
+		user_event_enabler_add(uemm, copy);
 	}
 
 	mmap_read_lock(mm);

@@ -60,6 +60,11 @@
  */
 #define MAX_FAULT_ATTEMPTS 10
 
+static unsigned int max_enablers = 65536;
+module_param(max_enablers, uint, 0444);
+MODULE_PARM_DESC(max_enablers,
+		 "Maximum number of enable bits one address space (process) may register (default 65536)");
+
 /* Buckets of an address space's enablers, by (address, bit) */
 #define ENABLER_HASH_BITS 6
 
@@ -94,6 +99,7 @@ struct user_event_mm {
 	 */
 	atomic64_t seq;
 	atomic_t forks_pending;
+	unsigned int nr_enablers;	/* registered, under event_mutex */
 	struct list_head update_link;	/* under event_mutex */
 	struct user_event_fork *spares[FORK_SPARES];
 	struct callback_head refill_twork;
@@ -425,6 +431,7 @@ static void user_event_enabler_add(struct user_event_mm *uemm,
 {
 	enabler->add_seq = atomic64_inc_return(&uemm->seq);
 	enabler->del_seq = 0;
+	uemm->nr_enablers++;
 	list_add_tail_rcu(&enabler->link, &uemm->enablers);
 	hash_add(uemm->enabler_hash, &enabler->hnode,
 		 user_event_enabler_key(enabler->uaddr, enabler->ubit));
@@ -595,6 +602,11 @@ int user_event_enabler_create(struct user_event *user,
 
 	for (attempt = 0; attempt < MAX_FAULT_ATTEMPTS; attempt++) {
 		mutex_lock(ue_ksyms.event_mutex);
+		if (uemm->nr_enablers >= max_enablers) {
+			mutex_unlock(ue_ksyms.event_mutex);
+			ret = -EMFILE;
+			break;
+		}
 		mmap_read_lock(mm);
 		ret = user_event_enabler_write(mm, enabler,
 					       user_event_status(user));
@@ -642,6 +654,7 @@ int user_event_enabler_remove(const struct user_write_unreg *unreg)
 		 * marked, until the last such child is done.
 		 */
 		enabler->del_seq = atomic64_inc_return(&uemm->seq);
+		uemm->nr_enablers--;
 		keep = atomic_read(&uemm->forks_pending);
 		if (!keep) {
 			list_del_rcu(&enabler->link);
@@ -705,11 +718,13 @@ static void user_event_mm_fork_copy(struct user_event_mm *parent,
 		if (user_event_enabler_find(uemm, enabler->uaddr,
 					    enabler->ubit))
 			continue;
-		copy = kmemdup(enabler, sizeof(*enabler), GFP_KERNEL_ACCOUNT);
-		if (!copy) {
-			pr_warn_ratelimited("out of memory copying enablers at fork\n");
+		if (uemm->nr_enablers >= max_enablers) {
+			pr_warn_ratelimited("max_enablers reached copying enablers at fork\n");
 			break;
 		}
+		copy = kmemdup(enabler, sizeof(*enabler), GFP_KERNEL_ACCOUNT);
+		if (!copy)
+			break;
 		user_event_get(copy->event);
 		user_event_enabler_add(uemm, copy);
 	}

@@ -595,4 +595,73 @@ TEST_F_TIMEOUT(unload, load_use_unload_100_cycles, 600)
 	}
 }
 
+/*
+ * max_enablers bounds the enable bits of one address space: one more is
+ * EMFILE; unregistering one makes room; a fork child inherits within it.
+ */
+TEST_F(unload, max_enablers_param)
+{
+	int pipefd[2], res[2] = { 1, 1 }, status, fd, i;
+	static __u64 words[4];
+	struct user_write_reg reg;
+	struct user_write_unreg unreg;
+	pid_t pid;
+
+	ASSERT_EQ(0, do_rmmod(self->out, sizeof(self->out))) {
+		TH_LOG("rmmod: %s", self->out);
+	}
+	ASSERT_EQ(0, do_insmod_params(self->out, sizeof(self->out),
+				      "max_enablers=3")) {
+		TH_LOG("insmod max_enablers=3: %s", self->out);
+	}
+
+	/* In a child: its address space keeps the module until it exits */
+	ASSERT_EQ(0, pipe(pipefd));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (pid == 0) {
+		close(pipefd[0]);
+		fd = ue_open_data();
+		for (i = 0; i < 4; i++) {
+			memset(&reg, 0, sizeof(reg));
+			reg.size = sizeof(reg);
+			reg.enable_size = sizeof(words[i]);
+			reg.enable_addr = (__u64)(uintptr_t)&words[i];
+			reg.name_args = (__u64)(uintptr_t)PREFIX "men u32 a";
+			if (ioctl(fd, DIAG_IOCSREG, &reg) < 0)
+				break;
+		}
+		res[0] = i == 3 ? errno : -i;
+		/* Room again after an unregistration */
+		memset(&unreg, 0, sizeof(unreg));
+		unreg.size = sizeof(unreg);
+		unreg.disable_addr = (__u64)(uintptr_t)&words[0];
+		res[1] = ioctl(fd, DIAG_IOCSUNREG, &unreg) ? -errno :
+			 ioctl(fd, DIAG_IOCSREG, &reg) ? -errno : 0;
+		if (write(pipefd[1], res, sizeof(res)) != sizeof(res))
+			_exit(2);
+		_exit(0);
+	}
+	close(pipefd[1]);
+	ASSERT_EQ((ssize_t)sizeof(res), read(pipefd[0], res, sizeof(res)));
+	close(pipefd[0]);
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	ASSERT_EQ(0, status);
+	EXPECT_EQ(EMFILE, res[0]);
+	EXPECT_EQ(0, res[1]);
+
+	/* Back to the defaults, once the child's address space let go */
+	for (i = 0; i < 100; i++) {
+		if (!do_rmmod(self->out, sizeof(self->out)))
+			break;
+		usleep(20000);
+	}
+	ASSERT_FALSE(mod_loaded()) {
+		TH_LOG("rmmod: %s", self->out);
+	}
+	ASSERT_EQ(0, do_insmod(self->out, sizeof(self->out))) {
+		TH_LOG("insmod: %s", self->out);
+	}
+}
+
 TEST_HARNESS_MAIN

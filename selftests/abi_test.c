@@ -1399,6 +1399,7 @@ TEST_F(abi, write_eventheader_payload_kept)
 	const char *fields = "eventheader_flags=7 version=0 id=0 tag=0 "
 			     "opcode=0 level=4";
 	unsigned char payload[8 + 72], raw[512];
+	const int hdr = ue_hdr_size();
 	char lines[4][UE_LINE_MAX];
 	struct iovec iov[2];
 	struct ring r;
@@ -1406,6 +1407,7 @@ TEST_F(abi, write_eventheader_payload_kept)
 	int idx = -1, n;
 	size_t i;
 
+	ASSERT_LT(0, hdr);
 	ASSERT_EQ(0, creg(&self->c, self->c.fd, desc, self->c.mem, 4, 0, 0, &idx));
 	id = ue_event_id(name);
 	ASSERT_LE(0, id);
@@ -1430,11 +1432,11 @@ TEST_F(abi, write_eventheader_payload_kept)
 	ASSERT_EQ((ssize_t)(4 + sizeof(payload)), writev(self->c.fd, iov, 2));
 	ASSERT_EQ(0, ue_enable(name, false));
 
-	/* perf got the whole payload after the 8-byte common header */
+	/* perf got the whole payload after the common header */
 	n = ring_next_raw(&r, raw, sizeof(raw));
-	ASSERT_LE((int)(8 + sizeof(payload)), n);
+	ASSERT_LE((int)(hdr + sizeof(payload)), n);
 	ASSERT_EQ((unsigned short)id, *(unsigned short *)raw);
-	ASSERT_EQ(0, memcmp(raw + 8, payload, sizeof(payload)));
+	ASSERT_EQ(0, memcmp(raw + hdr, payload, sizeof(payload)));
 	ASSERT_EQ(0, ring_next_raw(&r, raw, sizeof(raw)));
 	munmap(r.meta, r.len);
 

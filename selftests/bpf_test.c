@@ -249,34 +249,78 @@ static int prog_load(const struct bpf_insn *insns, unsigned int cnt)
 	return fd;
 }
 
+#define ALU64_REG(op, d, s)	INSN(BPF_ALU64 | (op) | BPF_X, d, s, 0, 0)
+#define LSH64_IMM(d, i)		INSN(BPF_ALU64 | BPF_LSH | BPF_K, d, 0, 0, i)
+
+static int bpf_size(int bytes)
+{
+	return bytes == 1 ? BPF_B : bytes == 2 ? BPF_H :
+	       bytes == 4 ? BPF_W : BPF_DW;
+}
+
+/*
+ * Instructions at insn that load the size-byte field at ctx + off into
+ * dst, zero-extended; returns how many. A tracepoint program may only load
+ * from its context at offsets aligned to the load size
+ * (tp_prog_is_valid_access()), but fields are packed after a header of
+ * ue_hdr_size() bytes: a field at an offset its size does not divide is
+ * loaded in aligned pieces (little endian), put together in dst with tmp.
+ */
+static int ctx_load(struct bpf_insn *insn, int dst, int tmp, int ctx,
+		    int off, int size)
+{
+	int n = 0, pos = 0;
+
+	while (pos < size) {
+		int chunk = 8;
+
+		while (chunk > size - pos || (off + pos) % chunk)
+			chunk /= 2;
+		insn[n++] = LDX(bpf_size(chunk), pos ? tmp : dst, ctx, off + pos);
+		if (pos) {
+			insn[n++] = LSH64_IMM(tmp, 8 * pos);
+			insn[n++] = ALU64_REG(BPF_OR, dst, tmp);
+		}
+		pos += chunk;
+	}
+
+	return n;
+}
+
 /*
  * value[0] += 1; value[1] = *(u64 *)(ctx + a); value[2] = *(u32 *)(ctx + b).
  * Returns 0 (no perf sample).
  */
-static int prog_count_copy(int map_fd, short a, short b)
+static int prog_count_copy(int map_fd, int a, int b)
 {
-	struct bpf_insn insns[] = {
-		MOV64_REG(BPF_REG_6, BPF_REG_1),
-		LDX(BPF_DW, BPF_REG_7, BPF_REG_6, a),
-		LDX(BPF_W, BPF_REG_8, BPF_REG_6, b),
-		ST(BPF_W, BPF_REG_10, -4, 0),
-		LD_MAP_FD(BPF_REG_1, map_fd),
-		MOV64_REG(BPF_REG_2, BPF_REG_10),
-		ADD64_IMM(BPF_REG_2, -4),
-		CALL(BPF_FUNC_map_lookup_elem),
-		JEQ_IMM(BPF_REG_0, 0, 4),
-		MOV64_IMM(BPF_REG_1, 1),
-		XADD64(BPF_REG_0, BPF_REG_1, 0),
-		STX(BPF_DW, BPF_REG_0, BPF_REG_7, 8),
-		STX(BPF_DW, BPF_REG_0, BPF_REG_8, 16),
-		MOV64_IMM(BPF_REG_0, 0),
-		EXIT(),
-	};
+	struct bpf_insn insns[64];
+	int n = 0;
 
-	return prog_load(insns, sizeof(insns) / sizeof(insns[0]));
+	insns[n++] = MOV64_REG(BPF_REG_6, BPF_REG_1);
+	n += ctx_load(insns + n, BPF_REG_7, BPF_REG_9, BPF_REG_6, a, 8);
+	n += ctx_load(insns + n, BPF_REG_8, BPF_REG_9, BPF_REG_6, b, 4);
+	{
+		struct bpf_insn rest[] = {
+			ST(BPF_W, BPF_REG_10, -4, 0),
+			LD_MAP_FD(BPF_REG_1, map_fd),
+			MOV64_REG(BPF_REG_2, BPF_REG_10),
+			ADD64_IMM(BPF_REG_2, -4),
+			CALL(BPF_FUNC_map_lookup_elem),
+			JEQ_IMM(BPF_REG_0, 0, 4),
+			MOV64_IMM(BPF_REG_1, 1),
+			XADD64(BPF_REG_0, BPF_REG_1, 0),
+			STX(BPF_DW, BPF_REG_0, BPF_REG_7, 8),
+			STX(BPF_DW, BPF_REG_0, BPF_REG_8, 16),
+			MOV64_IMM(BPF_REG_0, 0),
+			EXIT(),
+		};
+
+		memcpy(insns + n, rest, sizeof(rest));
+		n += sizeof(rest) / sizeof(rest[0]);
+	}
+
+	return prog_load(insns, n);
 }
-
-#define ALU64_REG(op, d, s)	INSN(BPF_ALU64 | (op) | BPF_X, d, s, 0, 0)
 
 /*
  * For BPF_ITER events: follows ctx (struct user_bpf_context) ->iter
@@ -357,17 +401,18 @@ static int prog_return(int verdict)
 }
 
 /* return *(u32 *)(ctx + off) > limit */
-static int prog_filter(short off, int limit)
+static int prog_filter(int off, int limit)
 {
-	struct bpf_insn insns[] = {
-		LDX(BPF_W, BPF_REG_2, BPF_REG_1, off),
-		MOV64_IMM(BPF_REG_0, 0),
-		JLE_IMM(BPF_REG_2, limit, 1),
-		MOV64_IMM(BPF_REG_0, 1),
-		EXIT(),
-	};
+	struct bpf_insn insns[16];
+	int n = 0;
 
-	return prog_load(insns, sizeof(insns) / sizeof(insns[0]));
+	n += ctx_load(insns + n, BPF_REG_2, BPF_REG_3, BPF_REG_1, off, 4);
+	insns[n++] = MOV64_IMM(BPF_REG_0, 0);
+	insns[n++] = JLE_IMM(BPF_REG_2, limit, 1);
+	insns[n++] = MOV64_IMM(BPF_REG_0, 1);
+	insns[n++] = EXIT();
+
+	return prog_load(insns, n);
 }
 
 static int perf_open(long id, __u64 sample_type, pid_t pid, int cpu)
@@ -484,6 +529,10 @@ FIXTURE_SETUP(bpf)
 		       UE_DATA_FILE, strerror(errno));
 	}
 	ASSERT_EQ(0, ue_trace_clear());
+	ASSERT_LT(0, ue_hdr_size()) {
+		TH_LOG("record header size from %s: %s", UE_COMMON_EVENT,
+		       strerror(errno));
+	}
 }
 
 FIXTURE_TEARDOWN(bpf)
@@ -516,8 +565,28 @@ struct cnt_rec {
 } __attribute__((packed));
 
 /*
+ * The offsets of the u64 val and u32 count fields of NAME ("u64 val; u32
+ * count"), as its format file says: right after the record header.
+ */
+static void val_count_offsets(struct __test_metadata *_metadata,
+			      const char *name, int *val_off, int *count_off)
+{
+	const int hdr = ue_hdr_size();
+	int size = -1;
+
+	ASSERT_EQ(0, ue_format_field(name, "val", val_off, &size));
+	ASSERT_EQ(hdr + 0, *val_off);
+	ASSERT_EQ(8, size);
+	ASSERT_EQ(0, ue_format_field(name, "count", count_off, &size));
+	ASSERT_EQ(hdr + 8, *count_off);
+	ASSERT_EQ(4, size);
+}
+
+/*
  * Ten writes, some on each CPU: the program ran ten times and copied the
- * u64 at offset 8 and the u32 at offset 16 of the last record.
+ * u64 at offset hdr and the u32 at offset hdr + 8 of the last record (8
+ * and 16 with an 8-byte header; the program is built for the offsets of
+ * the format file).
  */
 TEST_F(bpf, counts_hits_and_copies_fields)
 {
@@ -525,14 +594,15 @@ TEST_F(bpf, counts_hits_and_copies_fields)
 	bool two_cpus = cpu_online(1);
 	__u64 value[3];
 	struct cnt_rec r;
-	int i, s = -1, w = -1;
+	int i, s = -1, w = -1, val_off = -1, count_off = -1;
 
 	ASSERT_EQ(0, ue_reg(self->fd, PREFIX "cnt u64 val; u32 count", &s, &w));
 	r.w = w;
+	val_count_offsets(_metadata, name, &val_off, &count_off);
 
 	self->map_fd = map_create(sizeof(value));
 	ASSERT_LE(0, self->map_fd);
-	self->prog_fd = prog_count_copy(self->map_fd, 8, 16);
+	self->prog_fd = prog_count_copy(self->map_fd, val_off, count_off);
 	ASSERT_LE(0, self->prog_fd);
 	self->perf_fd = attach(name, self->prog_fd, -1, 0);
 	ASSERT_LE(0, self->perf_fd) {
@@ -570,13 +640,14 @@ TEST_F(bpf, with_ftrace_enabled)
 	const char *name = PREFIX "both";
 	__u64 value[3];
 	struct cnt_rec r;
-	int i, s = -1, w = -1;
+	int i, s = -1, w = -1, val_off = -1, count_off = -1;
 
 	ASSERT_EQ(0, ue_reg(self->fd, PREFIX "both u64 val; u32 count", &s, &w));
 	r.w = w;
+	val_count_offsets(_metadata, name, &val_off, &count_off);
 	self->map_fd = map_create(sizeof(value));
 	ASSERT_LE(0, self->map_fd);
-	self->prog_fd = prog_count_copy(self->map_fd, 8, 16);
+	self->prog_fd = prog_count_copy(self->map_fd, val_off, count_off);
 	ASSERT_LE(0, self->prog_fd);
 	self->perf_fd = attach(name, self->prog_fd, -1, 0);
 	ASSERT_LE(0, self->perf_fd);
@@ -604,11 +675,15 @@ TEST_F(bpf, return_value_filters_perf_samples)
 {
 	const char *name = PREFIX "flt";
 	unsigned char raws[16][256];
+	const int hdr = ue_hdr_size();
 	__u32 rec[2];
-	int i, n;
+	int i, n, off = -1, size = -1;
 
 	ASSERT_EQ(0, ue_reg(self->fd, PREFIX "flt u32 count", NULL, (int *)&rec[0]));
-	self->prog_fd = prog_filter(8, 5);
+	ASSERT_EQ(0, ue_format_field(name, "count", &off, &size));
+	ASSERT_EQ(hdr + 0, off);
+	ASSERT_EQ(4, size);
+	self->prog_fd = prog_filter(off, 5);
 	ASSERT_LE(0, self->prog_fd);
 	self->perf_fd = attach(name, self->prog_fd, 0, -1);
 	ASSERT_LE(0, self->perf_fd);
@@ -624,7 +699,7 @@ TEST_F(bpf, return_value_filters_perf_samples)
 	n = ring_raw(self->ring, raws, 16);
 	ASSERT_EQ(5, n);
 	for (i = 0; i < 5; i++)
-		EXPECT_EQ((__u32)i + 6, *(__u32 *)(raws[i] + 8));
+		EXPECT_EQ((__u32)i + 6, *(__u32 *)(raws[i] + hdr));
 }
 
 /*
@@ -692,6 +767,7 @@ TEST_F(bpf, bpf_iter_verdict_and_perf_record)
 {
 	const char *name = PREFIX "iterv";
 	unsigned char raws[4][256];
+	const int hdr = ue_hdr_size();
 	int verdict, w = -1;
 	__u32 rec[2];
 
@@ -712,7 +788,7 @@ TEST_F(bpf, bpf_iter_verdict_and_perf_record)
 		ASSERT_EQ(8, write(self->fd, rec, sizeof(rec)));
 		ASSERT_EQ(verdict, ring_raw(self->ring, raws, 4));
 		if (verdict) {
-			EXPECT_EQ(1001U, *(__u32 *)(raws[0] + 8));
+			EXPECT_EQ(1001U, *(__u32 *)(raws[0] + hdr));
 		}
 
 		munmap(self->ring, (RING_PAGES + 1) * UE_PAGE_SIZE);

@@ -254,6 +254,10 @@ FIXTURE_SETUP(ftrace)
 		       UE_DATA_FILE, strerror(errno));
 	}
 	ASSERT_EQ(0, ue_trace_clear());
+	ASSERT_LT(0, ue_hdr_size()) {
+		TH_LOG("record header size from %s: %s", UE_COMMON_EVENT,
+		       strerror(errno));
+	}
 }
 
 FIXTURE_TEARDOWN(ftrace)
@@ -303,7 +307,7 @@ static int flt_write(int fd, int w, __u32 count, const char *msg,
 	unsigned char buf[256];
 	size_t rl = strlen(rmsg) + 1, dl = strlen(dmsg) + 1;
 	__u32 rloc = DYN_LOC(28 - 24, rl);
-	__u32 dloc = DYN_LOC(8 + 28 + rl, dl);
+	__u32 dloc = DYN_LOC(ue_hdr_size() + 28 + rl, dl);
 	ssize_t n;
 
 	memset(buf, 0, sizeof(buf));
@@ -731,8 +735,9 @@ static size_t tc_payload(unsigned char *p)
 	__u64 g = 18000000000000000000ull; __s64 h = -9000000000000000000ll;
 	__s32 i = -5; __u32 j = 4294967295u; __s16 k = 7; __u16 l = 65535;
 	__s8 m = 8; __u8 n = 255;
-	/* s: record 8 + 76; t: 79 - 72 (t ends at 72); u: record 8 + 82 */
-	__u32 s = DYN_LOC(84, 3), t = DYN_LOC(7, 3), u = DYN_LOC(90, 2);
+	const int hdr = ue_hdr_size();
+	/* s: record hdr + 76; t: 79 - 72 (t ends at 72); u: record hdr + 82 */
+	__u32 s = DYN_LOC(hdr + 76, 3), t = DYN_LOC(7, 3), u = DYN_LOC(hdr + 82, 2);
 
 	memset(p, 0, 84);
 	memcpy(p + 0, &a, 1);
@@ -766,7 +771,8 @@ static size_t tc_payload(unsigned char *p)
 /* A second TC_DESC payload: zeros and empty strings */
 static size_t tc_payload_empty(unsigned char *p)
 {
-	__u32 s = DYN_LOC(84, 1), t = DYN_LOC(77 - 72, 1), u = DYN_LOC(86, 0);
+	const int hdr = ue_hdr_size();
+	__u32 s = DYN_LOC(hdr + 76, 1), t = DYN_LOC(77 - 72, 1), u = DYN_LOC(hdr + 78, 0);
 
 	memset(p, 0, 78);
 	memcpy(p + 64, &s, 4);

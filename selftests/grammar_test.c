@@ -32,6 +32,10 @@ FIXTURE_SETUP(grammar)
 		       UE_DATA_FILE, strerror(errno));
 	}
 	ASSERT_EQ(0, ue_trace_clear());
+	ASSERT_LT(0, ue_hdr_size()) {
+		TH_LOG("record header size from %s: %s", UE_COMMON_EVENT,
+		       strerror(errno));
+	}
 }
 
 FIXTURE_TEARDOWN(grammar)
@@ -43,33 +47,60 @@ FIXTURE_TEARDOWN(grammar)
 	EXPECT_EQ(0, ue_delete_prefix(PREFIX));
 }
 
-/* Everything of events/user_events/NAME/format after the common fields */
+/*
+ * Everything of events/user_events/NAME/format after the common fields,
+ * once what comes before (name, ID, the kernel's common fields, the empty
+ * line after them) has been checked; NULL if that part is not as expected.
+ */
 static const char *format_tail(const char *name)
 {
-	static char buf[65536];
-	const char *common =
-		"\tfield:int common_pid;\toffset:4;\tsize:4;\tsigned:1;\n\n";
+	static char buf[65536], head[8192];
 	char path[512];
-	char *p;
+	size_t len;
 
 	if (ue_read_file(ue_event_path(path, sizeof(path), name, "format"),
-			 buf, sizeof(buf)) < 0)
+			 buf, sizeof(buf)) < 0 ||
+	    ue_format_want(head, sizeof(head), name, ue_event_id(name), ""))
 		return NULL;
 
-	p = strstr(buf, common);
-	if (!p)
+	len = strlen(head);
+	if (strncmp(buf, head, len))
 		return NULL;
 
-	return p + strlen(common);
+	return buf + len;
 }
 
+/*
+ * The whole format file: the head as ue_format_want() makes it, then want,
+ * the field lines (with offsets for an 8-byte record header, shifted to
+ * the real one) and print fmt.
+ */
 #define ASSERT_FORMAT(name, want) do {					\
-	const char *__got = format_tail(name);				\
-	ASSERT_NE(NULL, __got) {					\
-		TH_LOG("no format (or no common fields) for %s", name);	\
+	static char __want[65536], __got[65536];			\
+	char __path[512];						\
+	long __id = ue_event_id(name);					\
+									\
+	ASSERT_LT(0, __id) {						\
+		TH_LOG("no event %s", name);				\
 	}								\
-	ASSERT_STREQ(want, __got);					\
+	ASSERT_EQ(0, ue_format_want(__want, sizeof(__want), name,	\
+				    __id, want));			\
+	ASSERT_LT(0, ue_read_file(ue_event_path(__path, sizeof(__path),	\
+						name, "format"),	\
+				  __got, sizeof(__got)));		\
+	ASSERT_STREQ(__want, __got);					\
 } while (0)
+
+/* Field line LINE, written for an 8-byte header, as the format shows it */
+static const char *field_line(const char *line)
+{
+	static char buf[UE_LINE_MAX];
+
+	if (ue_shift_offsets(buf, sizeof(buf), line, ue_hdr_size() - UE_HDR_BASE))
+		return "(too long)";
+
+	return buf;
+}
 
 /* A record being built: write index, then the packed payload */
 struct rec {
@@ -240,6 +271,7 @@ TEST_F(grammar, mixed_fields_format)
 /* The string fields of the mixed event, written and read back */
 TEST_F(grammar, mixed_fields_strings_in_trace)
 {
+	const int hdr = ue_hdr_size();
 	const char *name = PREFIX "mixw";
 	struct rec r;
 	int w;
@@ -251,7 +283,7 @@ TEST_F(grammar, mixed_fields_strings_in_trace)
 	/* payload: a 0..4, s 4..8, r 8..12, m 12..14, "dyn" 14, "rel" 18 */
 	rec_init(&r, w);
 	rec_u32(&r, 7);
-	rec_u32(&r, DYN_LOC(8 + 14, 4));	/* record offset of "dyn" */
+	rec_u32(&r, DYN_LOC(hdr + 14, 4));	/* record offset of "dyn" */
 	rec_u32(&r, DYN_LOC(18 - 12, 4));	/* from the end of r */
 	rec_u16(&r, 65535);
 	rec_put(&r, "dyn", 4);
@@ -270,6 +302,7 @@ TEST_F(grammar, mixed_fields_strings_in_trace)
  */
 TEST_F(grammar, hex_fields_trace_text_matches_print_fmt)
 {
+	const int hdr = ue_hdr_size();
 	const char *name = PREFIX "hex";
 	static const unsigned char arr[4] = { 0xde, 0xad, 0xbe, 0xef };
 	static const unsigned char st[4] = { 1, 2, 3, 4 };
@@ -285,7 +318,7 @@ TEST_F(grammar, hex_fields_trace_text_matches_print_fmt)
 	rec_put(&r, arr, 4);
 	rec_put(&r, st, 4);
 	rec_u32(&r, DYN_LOC(16 - 12, 2));
-	rec_u32(&r, DYN_LOC(8 + 18, 1));
+	rec_u32(&r, DYN_LOC(hdr + 18, 1));
 	rec_put(&r, "\x0a\x0b", 2);
 	rec_put(&r, "\x0c", 1);
 	ASSERT_EQ(4 + 19, rec_write(self->fd, &r));
@@ -451,13 +484,13 @@ TEST_F(grammar, field_count_limit)
 	ASSERT_GT(UE_DESC_MAX, (int)strlen(desc));
 	ASSERT_EQ(0, ue_reg(self->fd, desc, NULL, NULL));
 
-	/* 64 field lines after the common fields, the last at 8 + 63 */
+	/* 64 field lines after the common fields, the last at header + 63 */
 	got = format_tail(PREFIX "f64");
 	ASSERT_NE(NULL, got);
 	for (const char *p = got; (p = strstr(p, "\tfield:")); p++)
 		n++;
 	ASSERT_EQ(64, n);
-	ASSERT_NE(NULL, strstr(got, "\tfield:u8 f63;\toffset:71;\tsize:1;\tsigned:0;\n"));
+	ASSERT_NE(NULL, strstr(got, field_line("\tfield:u8 f63;\toffset:71;\tsize:1;\tsigned:0;\n")));
 
 	desc_fields(desc, PREFIX "f65", 65);
 	ASSERT_GT(UE_DESC_MAX, (int)strlen(desc));
@@ -494,16 +527,20 @@ TEST_F(grammar, array_size_limits)
 	ASSERT_EQ(0, ue_reg(self->fd, PREFIX "ok1 char[1024] s", NULL, NULL));
 	got = format_tail(PREFIX "ok1");
 	ASSERT_NE(NULL, got);
-	ASSERT_NE(NULL, strstr(got, "\tfield:char s[1024];\toffset:8;\tsize:1024;\t"));
+	ASSERT_NE(NULL, strstr(got, field_line("\tfield:char s[1024];\toffset:8;\tsize:1024;\t")));
 	ASSERT_EQ(0, ue_reg(self->fd, PREFIX "ok2 u8[1024] s", NULL, NULL));
 	ASSERT_EQ(0, ue_reg(self->fd, PREFIX "ok3 char[1] s", NULL, NULL));
 }
 
 /* --- payload validation of __data_loc / __rel_loc ------------------------ */
 
-/* __data_loc: offset from the start of the record (8-byte common header) */
+/*
+ * __data_loc: offset from the start of the record, which begins with the
+ * common header (ue_hdr_size(): 8 bytes, 12 on 6.1 PREEMPT_RT)
+ */
 TEST_F(grammar, data_loc_offset_from_record_start)
 {
+	const int hdr = ue_hdr_size();
 	const char *name = PREFIX "pdl";
 	struct rec r;
 	int w;
@@ -512,7 +549,7 @@ TEST_F(grammar, data_loc_offset_from_record_start)
 	ASSERT_LE(0, w);
 
 	rec_init(&r, w);
-	rec_u32(&r, DYN_LOC(12, 6));
+	rec_u32(&r, DYN_LOC(hdr + 4, 6));
 	rec_put(&r, "hello", 6);
 	ASSERT_EQ(14, rec_write(self->fd, &r));
 
@@ -522,6 +559,7 @@ TEST_F(grammar, data_loc_offset_from_record_start)
 
 TEST_F(grammar, data_loc_between_fields)
 {
+	const int hdr = ue_hdr_size();
 	const char *name = PREFIX "pdl2";
 	struct rec r;
 	int w;
@@ -530,10 +568,10 @@ TEST_F(grammar, data_loc_between_fields)
 			name);
 	ASSERT_LE(0, w);
 
-	/* n 0..4, s 4..8, m 8..10, "hi" at payload 10 = record 18 */
+	/* n 0..4, s 4..8, m 8..10, "hi" at payload 10 = record hdr + 10 */
 	rec_init(&r, w);
 	rec_u32(&r, 1);
-	rec_u32(&r, DYN_LOC(18, 3));
+	rec_u32(&r, DYN_LOC(hdr + 10, 3));
 	rec_u16(&r, 2);
 	rec_put(&r, "hi", 3);
 	ASSERT_EQ(4 + 13, rec_write(self->fd, &r));
@@ -597,28 +635,32 @@ static int write_loc(int fd, int w, __u32 loc, const void *data, size_t len)
 
 TEST_F(grammar, data_loc_bad_locations_efault)
 {
+	const int hdr = ue_hdr_size();
 	const char *name = PREFIX "pdlb";
 	int w;
 
 	w = reg_enabled(self->fd, PREFIX "pdlb __data_loc char[] s", name);
 	ASSERT_LE(0, w);
 
-	/* The record is 8 + 4 + 6 = 18 bytes: "hello\0" at 12..18 */
-	EXPECT_EQ(-EFAULT, write_loc(self->fd, w, DYN_LOC(12, 7), "hello", 6));
-	EXPECT_EQ(-EFAULT, write_loc(self->fd, w, DYN_LOC(13, 6), "hello", 6));
-	EXPECT_EQ(-EFAULT, write_loc(self->fd, w, DYN_LOC(18, 1), "hello", 6));
+	/*
+	 * The record is hdr + 4 + 6 bytes: "hello\0" at hdr + 4..hdr + 10
+	 * (12..18 with an 8-byte header)
+	 */
+	EXPECT_EQ(-EFAULT, write_loc(self->fd, w, DYN_LOC(hdr + 4, 7), "hello", 6));
+	EXPECT_EQ(-EFAULT, write_loc(self->fd, w, DYN_LOC(hdr + 5, 6), "hello", 6));
+	EXPECT_EQ(-EFAULT, write_loc(self->fd, w, DYN_LOC(hdr + 10, 1), "hello", 6));
 	EXPECT_EQ(-EFAULT, write_loc(self->fd, w, DYN_LOC(0xffff, 6), "hello", 6));
-	EXPECT_EQ(-EFAULT, write_loc(self->fd, w, DYN_LOC(12, 0xffff), "hello", 6));
+	EXPECT_EQ(-EFAULT, write_loc(self->fd, w, DYN_LOC(hdr + 4, 0xffff), "hello", 6));
 
 	/* Not NUL terminated within its 5 bytes (the NUL after it is outside) */
-	EXPECT_EQ(-EFAULT, write_loc(self->fd, w, DYN_LOC(12, 5), "hello", 6));
+	EXPECT_EQ(-EFAULT, write_loc(self->fd, w, DYN_LOC(hdr + 4, 5), "hello", 6));
 	/* Zero-size string */
-	EXPECT_EQ(-EFAULT, write_loc(self->fd, w, DYN_LOC(12, 0), "hello", 6));
+	EXPECT_EQ(-EFAULT, write_loc(self->fd, w, DYN_LOC(hdr + 4, 0), "hello", 6));
 
 	/* A NUL inside the bounds and one at the end: fine, text stops at the first */
-	EXPECT_EQ(4 + 4 + 7, write_loc(self->fd, w, DYN_LOC(12, 7), "hel\0lo", 7));
+	EXPECT_EQ(4 + 4 + 7, write_loc(self->fd, w, DYN_LOC(hdr + 4, 7), "hel\0lo", 7));
 	/* The good one */
-	EXPECT_EQ(14, write_loc(self->fd, w, DYN_LOC(12, 6), "hello", 6));
+	EXPECT_EQ(14, write_loc(self->fd, w, DYN_LOC(hdr + 4, 6), "hello", 6));
 
 	ASSERT_EQ(2, ue_trace_lines(name, self->lines, MAX_LINES));
 	EXPECT_STREQ("s=hel", self->lines[0]);
@@ -627,6 +669,7 @@ TEST_F(grammar, data_loc_bad_locations_efault)
 
 TEST_F(grammar, rel_loc_bad_locations_efault)
 {
+	const int hdr = ue_hdr_size();
 	const char *name = PREFIX "prlb";
 	int w;
 
@@ -638,8 +681,8 @@ TEST_F(grammar, rel_loc_bad_locations_efault)
 	EXPECT_EQ(-EFAULT, write_loc(self->fd, w, DYN_LOC(1, 6), "hello", 6));
 	EXPECT_EQ(-EFAULT, write_loc(self->fd, w, DYN_LOC(6, 1), "hello", 6));
 	EXPECT_EQ(-EFAULT, write_loc(self->fd, w, DYN_LOC(0xffff, 1), "hello", 6));
-	/* A __data_loc style offset (12) is 12 bytes after the field */
-	EXPECT_EQ(-EFAULT, write_loc(self->fd, w, DYN_LOC(12, 6), "hello", 6));
+	/* A __data_loc style offset (hdr + 4) is that many bytes after the field */
+	EXPECT_EQ(-EFAULT, write_loc(self->fd, w, DYN_LOC(hdr + 4, 6), "hello", 6));
 	/* Not NUL terminated within bounds, zero size */
 	EXPECT_EQ(-EFAULT, write_loc(self->fd, w, DYN_LOC(0, 5), "hello", 6));
 	EXPECT_EQ(-EFAULT, write_loc(self->fd, w, DYN_LOC(0, 0), "hello", 6));
@@ -674,6 +717,7 @@ TEST_F(grammar, u8_dynamic_array_bounds)
 /* One bad location rejects the whole record */
 TEST_F(grammar, two_dynamic_fields_one_bad)
 {
+	const int hdr = ue_hdr_size();
 	const char *name = PREFIX "p2";
 	struct rec r;
 	int w;
@@ -682,9 +726,9 @@ TEST_F(grammar, two_dynamic_fields_one_bad)
 			name);
 	ASSERT_LE(0, w);
 
-	/* a 0..4, b 4..8, "x" at payload 8 (record 16), "yz" at payload 10 */
+	/* a 0..4, b 4..8, "x" at payload 8 (record hdr + 8), "yz" at payload 10 */
 	rec_init(&r, w);
-	rec_u32(&r, DYN_LOC(16, 2));
+	rec_u32(&r, DYN_LOC(hdr + 8, 2));
 	rec_u32(&r, DYN_LOC(2, 3));
 	rec_put(&r, "x", 2);
 	rec_put(&r, "yz", 3);
@@ -692,7 +736,7 @@ TEST_F(grammar, two_dynamic_fields_one_bad)
 
 	/* b one byte too long */
 	rec_init(&r, w);
-	rec_u32(&r, DYN_LOC(16, 2));
+	rec_u32(&r, DYN_LOC(hdr + 8, 2));
 	rec_u32(&r, DYN_LOC(2, 4));
 	rec_put(&r, "x", 2);
 	rec_put(&r, "yz", 3);
@@ -700,7 +744,7 @@ TEST_F(grammar, two_dynamic_fields_one_bad)
 
 	/* a not terminated */
 	rec_init(&r, w);
-	rec_u32(&r, DYN_LOC(16, 1));
+	rec_u32(&r, DYN_LOC(hdr + 8, 1));
 	rec_u32(&r, DYN_LOC(2, 3));
 	rec_put(&r, "x", 2);
 	rec_put(&r, "yz", 3);

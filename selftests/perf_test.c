@@ -187,51 +187,6 @@ static const char *self_exe(void)
 	return path;
 }
 
-/*
- * Offset and size of field NAME in events/user_events/EVENT/format.
- * Returns 0 or -ENOENT.
- */
-static int format_field(const char *event, const char *name, int *off, int *size)
-{
-	static char buf[65536];
-	char path[512];
-	char *line, *next;
-
-	if (ue_read_file(ue_event_path(path, sizeof(path), event, "format"),
-			 buf, sizeof(buf)) < 0)
-		return -ENOENT;
-
-	for (line = buf; *line; line = next) {
-		char *decl, *end, *fname, *br;
-
-		next = strchr(line, '\n');
-		if (next)
-			*next++ = '\0';
-		else
-			next = line + strlen(line);
-
-		decl = strstr(line, "field:");
-		end = decl ? strstr(decl, ";\toffset:") : NULL;
-		if (!end)
-			continue;
-		*end = '\0';
-		fname = strrchr(decl, ' ');
-		if (!fname)
-			continue;
-		fname++;
-		br = strchr(fname, '[');
-		if (br)
-			*br = '\0';
-		if (strcmp(fname, name))
-			continue;
-		if (sscanf(end + 1, "\toffset:%d;\tsize:%d;", off, size) != 2)
-			return -ENOENT;
-		return 0;
-	}
-
-	return -ENOENT;
-}
-
 /* --- perf ring buffer ------------------------------------------------- */
 
 static int perf_open(long id, __u64 sample_type, pid_t pid, int cpu)
@@ -319,7 +274,7 @@ static int ring_read(void *ring, __u64 sample_type, struct sample *out, int max)
 static __u32 raw_size_for(size_t len)
 {
 	/* trace_entry + payload, padded so that size + u32 is 8-aligned */
-	return ((8 + len + 4 + 7) & ~7UL) - 4;
+	return ((ue_hdr_size() + len + 4 + 7) & ~7UL) - 4;
 }
 
 static int pin_cpu(int cpu)
@@ -361,6 +316,10 @@ FIXTURE_SETUP(perf)
 	ASSERT_LE(0, self->fd) {
 		TH_LOG("open %s: %s (is user_events.ko loaded?)",
 		       UE_DATA_FILE, strerror(errno));
+	}
+	ASSERT_LT(0, ue_hdr_size()) {
+		TH_LOG("record header size from %s: %s", UE_COMMON_EVENT,
+		       strerror(errno));
 	}
 }
 
@@ -406,10 +365,25 @@ static int open_and_map(struct _test_data_perf *self, const char *name,
 
 #define RAW_DESC PREFIX "raw u32 count; char[8] tag; __rel_loc char[] msg; u64 big; s16 neg"
 
+/* Is byte off of the record header inside one of its common fields? */
+static bool in_common_field(int off)
+{
+	const char *line = ue_common_fields();
+	int o, s;
+
+	for (; line && *line; line = strchr(line, '\n') + 1)
+		if (!ue_field_line(line, &o, &s) && off >= o && off < o + s)
+			return true;
+
+	return false;
+}
+
 /*
- * One write, one PERF_RECORD_SAMPLE: the raw data is the 8-byte common
- * header (type = event id, pid = writer) and the payload at the offsets
- * of the format file, the __rel_loc value unchanged.
+ * One write, one PERF_RECORD_SAMPLE: the raw data is the common header
+ * (type = event id, pid = writer, padding zeroed; 8 bytes, 12 on 6.1
+ * PREEMPT_RT) and the payload at the offsets of the format file, the
+ * __rel_loc value unchanged. (The kernel fills in common_flags and the
+ * preempt counts itself: perf_tp_event() -> perf_trace_buf_update().)
  */
 TEST_F(perf, task_sample_raw_matches_format)
 {
@@ -421,7 +395,9 @@ TEST_F(perf, task_sample_raw_matches_format)
 	__s16 neg = -2;
 	unsigned char rec[4 + sizeof(payload)];
 	struct sample *smp = &self->samples[0];
+	const int hdr = ue_hdr_size();
 	long id;
+	int i;
 
 	ASSERT_EQ(0, ue_reg(self->fd, RAW_DESC, &s, &w));
 	id = ue_event_id(name);
@@ -450,33 +426,41 @@ TEST_F(perf, task_sample_raw_matches_format)
 	/* Common header */
 	EXPECT_EQ(id, *(__u16 *)smp->raw);
 	EXPECT_EQ(gettid(), *(__s32 *)(smp->raw + 4));
+	/* The header's padding (after an RT-only field) is zeroed */
+	for (i = 0; i < hdr; i++) {
+		if (!in_common_field(i)) {
+			EXPECT_EQ(0, smp->raw[i]) {
+				TH_LOG("header padding byte %d", i);
+			}
+		}
+	}
 
 	/* Every field where the format file says */
-	ASSERT_EQ(0, format_field(name, "count", &off, &size));
-	ASSERT_EQ(8, off);
+	ASSERT_EQ(0, ue_format_field(name, "count", &off, &size));
+	ASSERT_EQ(hdr + 0, off);
 	ASSERT_EQ(4, size);
 	EXPECT_EQ(0, memcmp(smp->raw + off, &count, 4));
-	ASSERT_EQ(0, format_field(name, "tag", &off, &size));
-	ASSERT_EQ(12, off);
+	ASSERT_EQ(0, ue_format_field(name, "tag", &off, &size));
+	ASSERT_EQ(hdr + 4, off);
 	ASSERT_EQ(8, size);
 	EXPECT_EQ(0, memcmp(smp->raw + off, "tagtag\0\0", 8));
-	ASSERT_EQ(0, format_field(name, "msg", &off, &size));
-	ASSERT_EQ(20, off);
+	ASSERT_EQ(0, ue_format_field(name, "msg", &off, &size));
+	ASSERT_EQ(hdr + 12, off);
 	ASSERT_EQ(4, size);
 	EXPECT_EQ(loc, *(__u32 *)(smp->raw + off));
 	/* __rel_loc: from the end of the field */
 	EXPECT_STREQ("hello", (char *)smp->raw + off + 4 + (loc & 0xffff));
-	ASSERT_EQ(0, format_field(name, "big", &off, &size));
-	ASSERT_EQ(24, off);
+	ASSERT_EQ(0, ue_format_field(name, "big", &off, &size));
+	ASSERT_EQ(hdr + 16, off);
 	ASSERT_EQ(8, size);
 	EXPECT_EQ(big, *(__u64 *)(smp->raw + off));
-	ASSERT_EQ(0, format_field(name, "neg", &off, &size));
-	ASSERT_EQ(32, off);
+	ASSERT_EQ(0, ue_format_field(name, "neg", &off, &size));
+	ASSERT_EQ(hdr + 24, off);
 	ASSERT_EQ(2, size);
 	EXPECT_EQ(neg, *(__s16 *)(smp->raw + off));
 
 	/* The whole payload, byte for byte, after the header */
-	EXPECT_EQ(0, memcmp(smp->raw + 8, payload, sizeof(payload)));
+	EXPECT_EQ(0, memcmp(smp->raw + hdr, payload, sizeof(payload)));
 
 	/* Closed: the bit clears, writes are refused again */
 	munmap(self->ring, (RING_PAGES + 1) * UE_PAGE_SIZE);
@@ -491,6 +475,7 @@ TEST_F(perf, task_sample_raw_matches_format)
 TEST_F(perf, task_samples_in_order)
 {
 	const char *name = PREFIX "order";
+	const int hdr = ue_hdr_size();
 	int i, w = -1;
 	__u32 rec[2];
 
@@ -511,7 +496,7 @@ TEST_F(perf, task_samples_in_order)
 		EXPECT_EQ(getpid(), (pid_t)self->samples[i].pid);
 		EXPECT_EQ(gettid(), (pid_t)self->samples[i].tid);
 		EXPECT_EQ(raw_size_for(4), self->samples[i].raw_size);
-		EXPECT_EQ((__u32)(i + 1) * 11, *(__u32 *)(self->samples[i].raw + 8));
+		EXPECT_EQ((__u32)(i + 1) * 11, *(__u32 *)(self->samples[i].raw + hdr));
 	}
 }
 
@@ -521,6 +506,7 @@ TEST_F(perf, cpu_wide_sample)
 	const char *name = PREFIX "cpu";
 	const __u64 st = PERF_SAMPLE_RAW | PERF_SAMPLE_TID | PERF_SAMPLE_CPU;
 	bool two_cpus = cpu_online(1);
+	const int hdr = ue_hdr_size();
 	int s = -1, w = -1, n;
 	__u32 rec[2];
 
@@ -551,9 +537,9 @@ TEST_F(perf, cpu_wide_sample)
 	EXPECT_EQ(0U, self->samples[0].cpu);
 	EXPECT_EQ(getpid(), (pid_t)self->samples[0].pid);
 	EXPECT_EQ(gettid(), (pid_t)self->samples[0].tid);
-	EXPECT_EQ(100U, *(__u32 *)(self->samples[0].raw + 8));
+	EXPECT_EQ(100U, *(__u32 *)(self->samples[0].raw + hdr));
 	EXPECT_EQ(0U, self->samples[1].cpu);
-	EXPECT_EQ(300U, *(__u32 *)(self->samples[1].raw + 8));
+	EXPECT_EQ(300U, *(__u32 *)(self->samples[1].raw + hdr));
 
 	munmap(self->ring, (RING_PAGES + 1) * UE_PAGE_SIZE);
 	self->ring = NULL;
@@ -598,7 +584,7 @@ static size_t rec_payload(unsigned char *p, __u32 count, const char *name,
 	/* count 0..4 name 4..20 msg 20..24 neg 24..32 dmsg 32..36, then data */
 	size_t ml = strlen(msg) + 1, dl = strlen(dmsg) + 1;
 	__u32 mloc = DYN_LOC(36 - 24, ml);		/* from the end of msg */
-	__u32 dloc = DYN_LOC(8 + 36 + ml, dl);		/* from the record start */
+	__u32 dloc = DYN_LOC(ue_hdr_size() + 36 + ml, dl); /* from the record start */
 
 	memset(p, 0, 36);
 	memcpy(p, &count, 4);
@@ -728,8 +714,8 @@ TEST_F_TIMEOUT(perf, perf_script_byte_arrays, 280)
 	const char *desc = PREFIX "hex u8[2] a; __data_loc u8[] d; struct foo st 2";
 	static char hex[256];
 	unsigned char p[16];
-	/* a 0..2, d 2..6, st 6..8, d data at 8 (record 16) */
-	__u32 d = DYN_LOC(16, 3);
+	/* a 0..2, d 2..6, st 6..8, d data at 8 (record header + 8) */
+	__u32 d = DYN_LOC(ue_hdr_size() + 8, 3);
 	int n;
 
 	ASSERT_EQ(0, ue_reg(self->fd, desc, NULL, NULL));

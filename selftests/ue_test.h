@@ -412,4 +412,241 @@ static inline int ue_trace_lines(const char *name, char lines[][UE_LINE_MAX],
 	return n;
 }
 
+/* --- the record's common header ------------------------------------------
+ *
+ * Every trace record starts with the kernel's struct trace_entry, which the
+ * format files list as the "common_" fields before an empty line. It is 8
+ * bytes on most kernels but not on all: Debian's 6.1 PREEMPT_RT kernel adds
+ * common_preempt_lazy_count, making it 12. The user fields start right after
+ * it, and __data_loc locations count from the start of the record, so both
+ * depend on its size. The tests learn it at run time from the format of one
+ * of the kernel's own events (the tracing core prints the same common fields
+ * for every event: f_show() in kernel/trace/trace_events.c).
+ *
+ * Expected format lines and record offsets in the tests are written for the
+ * 8-byte header (UE_HDR_BASE) and shifted by ue_hdr_size() - UE_HDR_BASE.
+ */
+#define UE_COMMON_EVENT	UE_TRACEFS "/events/ftrace/print/format"
+#define UE_HDR_BASE	8
+
+/* Offset and size of a "\tfield:...;\toffset:N;\tsize:N;..." line */
+static inline int ue_field_line(const char *line, int *off, int *size)
+{
+	const char *p = strstr(line, ";\toffset:");
+
+	if (strncmp(line, "\tfield:", 7) || !p ||
+	    sscanf(p, ";\toffset:%d;\tsize:%d;", off, size) != 2)
+		return -EINVAL;
+
+	return 0;
+}
+
+/*
+ * The common field lines of every format file ("\tfield:...\n" each, up
+ * to but not including the empty line after them), as the kernel shows
+ * them for UE_COMMON_EVENT; NULL with errno set on failure. Each line must
+ * declare a "common_" field.
+ */
+static inline const char *ue_common_fields(void)
+{
+	static char common[4096];
+	static char buf[16384];
+	char *start, *end, *line;
+	ssize_t len;
+
+	if (common[0])
+		return common;
+
+	len = ue_read_file(UE_COMMON_EVENT, buf, sizeof(buf));
+	if (len < 0) {
+		errno = -len;
+		return NULL;
+	}
+
+	start = strstr(buf, "\nformat:\n");
+	if (!start)
+		goto bad;
+	start += strlen("\nformat:\n");
+	end = strstr(start, "\n\n");
+	if (!end || end == start || (size_t)(end + 1 - start) >= sizeof(common))
+		goto bad;
+	end[1] = '\0';
+
+	for (line = start; *line; line = strchr(line, '\n') + 1) {
+		const char *semi = strchr(line, ';');
+		const char *name;
+		int off, size;
+
+		if (ue_field_line(line, &off, &size) || !semi)
+			goto bad;
+		/* "\tfield:TYPE common_NAME;" (or "common_NAME[N];") */
+		for (name = semi; name > line && name[-1] != ' '; name--)
+			;
+		if (strncmp(name, "common_", 7))
+			goto bad;
+	}
+
+	memcpy(common, start, end + 2 - start);
+	return common;
+bad:
+	errno = EPROTO;
+	return NULL;
+}
+
+/*
+ * Size of the record's common header (sizeof(struct trace_entry)): the
+ * end of its last common field, rounded up to the alignment of the
+ * struct (its largest scalar member). Returns it, or -errno.
+ */
+static inline int ue_hdr_size(void)
+{
+	static int hdr;
+	const char *common, *line;
+	int end = 0, align = 1;
+
+	if (hdr > 0)
+		return hdr;
+
+	common = ue_common_fields();
+	if (!common)
+		return -errno;
+
+	for (line = common; *line; line = strchr(line, '\n') + 1) {
+		int off, size;
+
+		if (ue_field_line(line, &off, &size) || off < 0 || size <= 0)
+			return -EPROTO;
+		if (off + size > end)
+			end = off + size;
+		/* A scalar is aligned to its size (x86-64, arm64...) */
+		if ((size == 2 || size == 4 || size == 8) && size > align)
+			align = size;
+	}
+	if (end < UE_HDR_BASE)
+		return -EPROTO;
+
+	hdr = (end + align - 1) / align * align;
+	return hdr;
+}
+
+/*
+ * Copy text to out, adding delta to N in every "\toffset:N;". Returns 0,
+ * or -E2BIG when out is too small.
+ */
+static inline int ue_shift_offsets(char *out, size_t size, const char *text,
+				   int delta)
+{
+	static const char key[] = "\toffset:";
+	size_t pos = 0;
+
+	while (*text) {
+		const char *p = strstr(text, key);
+		size_t n = p ? (size_t)(p - text) + strlen(key) : strlen(text);
+		char *num_end;
+		long v;
+
+		if (pos + n >= size)
+			return -E2BIG;
+		memcpy(out + pos, text, n);
+		pos += n;
+		text += n;
+		if (!p)
+			break;
+
+		v = strtol(text, &num_end, 10);
+		if (num_end == text)
+			continue;
+		n = snprintf(out + pos, size - pos, "%ld", v + delta);
+		if (n >= size - pos)
+			return -E2BIG;
+		pos += n;
+		text = num_end;
+	}
+	out[pos] = '\0';
+
+	return 0;
+}
+
+/*
+ * The whole events/user_events/NAME/format text the kernel should show:
+ * "name:", "ID:", "format:", the common fields of ue_common_fields(), an
+ * empty line, then tail (the event's field lines, an empty line and the
+ * print fmt line) whose offsets are written for an 8-byte header and get
+ * shifted to the real one. Returns 0 or -errno.
+ */
+static inline int ue_format_want(char *out, size_t size, const char *name,
+				 long id, const char *tail)
+{
+	const char *common = ue_common_fields();
+	int hdr = ue_hdr_size();
+	int n;
+
+	if (!common)
+		return -errno;
+	if (hdr < 0)
+		return hdr;
+
+	n = snprintf(out, size, "name: %s\nID: %ld\nformat:\n%s\n",
+		     name, id, common);
+	if (n < 0 || (size_t)n >= size)
+		return -E2BIG;
+
+	return ue_shift_offsets(out + n, size - n, tail, hdr - UE_HDR_BASE);
+}
+
+/*
+ * Offset and size of field FIELD (its name, without any "[N]") in the
+ * format file at PATH. Returns 0 or -ENOENT.
+ */
+static inline int ue_format_file_field(const char *path, const char *field,
+				       int *off, int *size)
+{
+	static char buf[65536];
+	char *line, *next;
+
+	if (ue_read_file(path, buf, sizeof(buf)) < 0)
+		return -ENOENT;
+
+	for (line = buf; *line; line = next) {
+		char *end, *fname, *br;
+		int o, s;
+
+		next = strchr(line, '\n');
+		if (next)
+			*next++ = '\0';
+		else
+			next = line + strlen(line);
+
+		if (ue_field_line(line, &o, &s))
+			continue;
+		end = strstr(line, ";\toffset:");
+		*end = '\0';
+		fname = strrchr(line, ' ');
+		if (!fname)
+			continue;
+		fname++;
+		br = strchr(fname, '[');
+		if (br)
+			*br = '\0';
+		if (strcmp(fname, field))
+			continue;
+		*off = o;
+		*size = s;
+		return 0;
+	}
+
+	return -ENOENT;
+}
+
+/* The same in events/user_events/EVENT/format */
+static inline int ue_format_field(const char *event, const char *field,
+				  int *off, int *size)
+{
+	char path[512];
+
+	return ue_format_file_field(ue_event_path(path, sizeof(path), event,
+						  "format"),
+				    field, off, size);
+}
+
 #endif /* UE_TEST_H */

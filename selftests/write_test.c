@@ -585,20 +585,6 @@ TEST_F(write, perf_only_is_enabled)
 	ASSERT_EQ(EBADF, errno);
 }
 
-/* Header and common fields of every format file, as on 6.1 and 6.12 */
-static void format_head(char *buf, size_t size, const char *name, long id)
-{
-	snprintf(buf, size,
-		 "name: %s\n"
-		 "ID: %ld\n"
-		 "format:\n"
-		 "\tfield:unsigned short common_type;\toffset:0;\tsize:2;\tsigned:0;\n"
-		 "\tfield:unsigned char common_flags;\toffset:2;\tsize:1;\tsigned:0;\n"
-		 "\tfield:unsigned char common_preempt_count;\toffset:3;\tsize:1;\tsigned:0;\n"
-		 "\tfield:int common_pid;\toffset:4;\tsize:4;\tsigned:1;\n"
-		 "\n", name, id);
-}
-
 static char *read_format(const char *name)
 {
 	static char buf[16384];
@@ -609,6 +595,61 @@ static char *read_format(const char *name)
 		return NULL;
 
 	return buf;
+}
+
+/*
+ * The common fields the format tests expect come from one of the kernel's
+ * own events (ue_common_fields()): on every kernel they begin with the
+ * four of struct trace_entry; a PREEMPT_RT kernel may add more after
+ * common_pid. Another kernel event shows the same ones, and puts its first
+ * field (sched_switch's prev_comm, a char array, so unaligned) right after
+ * the header, at ue_hdr_size(): so does a user event.
+ */
+TEST_F(write, common_fields_and_header_size)
+{
+	static const char base[] =
+		"\tfield:unsigned short common_type;\toffset:0;\tsize:2;\tsigned:0;\n"
+		"\tfield:unsigned char common_flags;\toffset:2;\tsize:1;\tsigned:0;\n"
+		"\tfield:unsigned char common_preempt_count;\toffset:3;\tsize:1;\tsigned:0;\n"
+		"\tfield:int common_pid;\toffset:4;\tsize:4;\tsigned:1;\n";
+	const char *sched = UE_TRACEFS "/events/sched/sched_switch/format";
+	const char *common = ue_common_fields();
+	static char buf[16384], want[4096];
+	const char *line;
+	int hdr, off = -1, size = -1;
+
+	ASSERT_NE(NULL, common) {
+		TH_LOG("common fields of %s: %s", UE_COMMON_EVENT, strerror(errno));
+	}
+	ASSERT_EQ(0, strncmp(base, common, strlen(base))) {
+		TH_LOG("common fields:\n%s", common);
+	}
+	for (line = common + strlen(base); *line; line = strchr(line, '\n') + 1) {
+		ASSERT_EQ(0, ue_field_line(line, &off, &size));
+		EXPECT_LE(UE_HDR_BASE, off) {
+			TH_LOG("extra common field inside the 8 bytes: %s", line);
+		}
+	}
+	hdr = ue_hdr_size();
+	ASSERT_LE(UE_HDR_BASE, hdr);
+	TH_LOG("record header: %d bytes", hdr);
+
+	ASSERT_LT(0, ue_read_file(sched, buf, sizeof(buf)));
+	snprintf(want, sizeof(want), "\nformat:\n%s\n\tfield:char prev_comm[16];", common);
+	ASSERT_NE(NULL, strstr(buf, want)) {
+		TH_LOG("%s:\n%s", sched, buf);
+	}
+	ASSERT_EQ(0, ue_format_file_field(sched, "prev_comm", &off, &size));
+	ASSERT_EQ(hdr, off);
+	ASSERT_EQ(16, size);
+
+	ASSERT_EQ(0, ue_reg(self->fd, PREFIX "hdr u8 a; u32 b", NULL, NULL));
+	ASSERT_EQ(0, ue_format_field(PREFIX "hdr", "a", &off, &size));
+	ASSERT_EQ(hdr, off);
+	ASSERT_EQ(1, size);
+	ASSERT_EQ(0, ue_format_field(PREFIX "hdr", "b", &off, &size));
+	ASSERT_EQ(hdr + 1, off);
+	ASSERT_EQ(4, size);
 }
 
 TEST_F(write, format_example)
@@ -622,12 +663,11 @@ TEST_F(write, format_example)
 	id = ue_event_id(name);
 	ASSERT_LT(0, id);
 
-	format_head(want, sizeof(want), name, id);
-	strcat(want,
-	       "\tfield:u32 count;\toffset:8;\tsize:4;\tsigned:0;\n"
-	       "\tfield:char msg[20];\toffset:12;\tsize:20;\tsigned:1;\n"
-	       "\n"
-	       "print fmt: \"count=%u msg=%s\", REC->count, REC->msg\n");
+	ASSERT_EQ(0, ue_format_want(want, sizeof(want), name, id,
+		"\tfield:u32 count;\toffset:8;\tsize:4;\tsigned:0;\n"
+		"\tfield:char msg[20];\toffset:12;\tsize:20;\tsigned:1;\n"
+		"\n"
+		"print fmt: \"count=%u msg=%s\", REC->count, REC->msg\n"));
 
 	got = read_format(name);
 	ASSERT_NE(NULL, got);
@@ -645,29 +685,28 @@ TEST_F(write, format_all_types)
 	id = ue_event_id(name);
 	ASSERT_LT(0, id);
 
-	format_head(want, sizeof(want), name, id);
-	strcat(want,
-	       "\tfield:u8 a;\toffset:8;\tsize:1;\tsigned:0;\n"
-	       "\tfield:u16 b;\toffset:9;\tsize:2;\tsigned:0;\n"
-	       "\tfield:u32 c;\toffset:11;\tsize:4;\tsigned:0;\n"
-	       "\tfield:u64 d;\toffset:15;\tsize:8;\tsigned:0;\n"
-	       "\tfield:s8 e;\toffset:23;\tsize:1;\tsigned:1;\n"
-	       "\tfield:s16 f;\toffset:24;\tsize:2;\tsigned:1;\n"
-	       "\tfield:s32 g;\toffset:26;\tsize:4;\tsigned:1;\n"
-	       "\tfield:s64 h;\toffset:30;\tsize:8;\tsigned:1;\n"
-	       "\tfield:int i;\toffset:38;\tsize:4;\tsigned:1;\n"
-	       "\tfield:unsigned int j;\toffset:42;\tsize:4;\tsigned:0;\n"
-	       "\tfield:short k;\toffset:46;\tsize:2;\tsigned:1;\n"
-	       "\tfield:unsigned short l;\toffset:48;\tsize:2;\tsigned:0;\n"
-	       "\tfield:char m;\toffset:50;\tsize:1;\tsigned:1;\n"
-	       "\tfield:unsigned char n;\toffset:51;\tsize:1;\tsigned:0;\n"
-	       "\tfield:char o[4];\toffset:52;\tsize:4;\tsigned:1;\n"
-	       "\tfield:unsigned char p[4];\toffset:56;\tsize:4;\tsigned:0;\n"
-	       "\n"
-	       "print fmt: \"a=%u b=%u c=%u d=%llu e=%hhd f=%hd g=%d h=%lld "
-	       "i=%d j=%u k=%hd l=%u m=%hhd n=%u o=%s p=%s\", REC->a, REC->b, "
-	       "REC->c, REC->d, REC->e, REC->f, REC->g, REC->h, REC->i, "
-	       "REC->j, REC->k, REC->l, REC->m, REC->n, REC->o, REC->p\n");
+	ASSERT_EQ(0, ue_format_want(want, sizeof(want), name, id,
+		"\tfield:u8 a;\toffset:8;\tsize:1;\tsigned:0;\n"
+		"\tfield:u16 b;\toffset:9;\tsize:2;\tsigned:0;\n"
+		"\tfield:u32 c;\toffset:11;\tsize:4;\tsigned:0;\n"
+		"\tfield:u64 d;\toffset:15;\tsize:8;\tsigned:0;\n"
+		"\tfield:s8 e;\toffset:23;\tsize:1;\tsigned:1;\n"
+		"\tfield:s16 f;\toffset:24;\tsize:2;\tsigned:1;\n"
+		"\tfield:s32 g;\toffset:26;\tsize:4;\tsigned:1;\n"
+		"\tfield:s64 h;\toffset:30;\tsize:8;\tsigned:1;\n"
+		"\tfield:int i;\toffset:38;\tsize:4;\tsigned:1;\n"
+		"\tfield:unsigned int j;\toffset:42;\tsize:4;\tsigned:0;\n"
+		"\tfield:short k;\toffset:46;\tsize:2;\tsigned:1;\n"
+		"\tfield:unsigned short l;\toffset:48;\tsize:2;\tsigned:0;\n"
+		"\tfield:char m;\toffset:50;\tsize:1;\tsigned:1;\n"
+		"\tfield:unsigned char n;\toffset:51;\tsize:1;\tsigned:0;\n"
+		"\tfield:char o[4];\toffset:52;\tsize:4;\tsigned:1;\n"
+		"\tfield:unsigned char p[4];\toffset:56;\tsize:4;\tsigned:0;\n"
+		"\n"
+		"print fmt: \"a=%u b=%u c=%u d=%llu e=%hhd f=%hd g=%d h=%lld "
+		"i=%d j=%u k=%hd l=%u m=%hhd n=%u o=%s p=%s\", REC->a, REC->b, "
+		"REC->c, REC->d, REC->e, REC->f, REC->g, REC->h, REC->i, "
+		"REC->j, REC->k, REC->l, REC->m, REC->n, REC->o, REC->p\n"));
 
 	got = read_format(name);
 	ASSERT_NE(NULL, got);
@@ -686,13 +725,12 @@ TEST_F(write, format_spaces_after_semicolon)
 	id = ue_event_id(name);
 	ASSERT_LT(0, id);
 
-	format_head(want, sizeof(want), name, id);
-	strcat(want,
-	       "\tfield:s64 x;\toffset:8;\tsize:8;\tsigned:1;\n"
-	       "\tfield:unsigned char y[3];\toffset:16;\tsize:3;\tsigned:0;\n"
-	       "\tfield:short z;\toffset:19;\tsize:2;\tsigned:1;\n"
-	       "\n"
-	       "print fmt: \"x=%lld y=%s z=%hd\", REC->x, REC->y, REC->z\n");
+	ASSERT_EQ(0, ue_format_want(want, sizeof(want), name, id,
+		"\tfield:s64 x;\toffset:8;\tsize:8;\tsigned:1;\n"
+		"\tfield:unsigned char y[3];\toffset:16;\tsize:3;\tsigned:0;\n"
+		"\tfield:short z;\toffset:19;\tsize:2;\tsigned:1;\n"
+		"\n"
+		"print fmt: \"x=%lld y=%s z=%hd\", REC->x, REC->y, REC->z\n"));
 
 	got = read_format(name);
 	ASSERT_NE(NULL, got);

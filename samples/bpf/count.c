@@ -10,8 +10,9 @@
  * The program runs on every write of user_events:<event>, on any CPU, and
  * adds to an array map: the number of writes, the sum of <field> and its
  * last value. Its context is the record as events/user_events/<event>/format
- * lays it out (8 bytes of common fields, then the fields packed in order),
- * so the field's offset and size are taken from that file. Fields are
+ * lays it out (the common fields, 8 bytes or 12 on Debian's 6.1 PREEMPT_RT
+ * kernel, then the fields packed in order), so the field's offset and size
+ * are taken from that file. Fields are
  * packed, hence maybe unaligned: the program copies the field with
  * bpf_probe_read_kernel() instead of loading it from the context.
  *

@@ -7,6 +7,8 @@
  * Every event created here is named "ue_w_*" and is deleted again by
  * the fixture teardown.
  */
+#define _GNU_SOURCE
+#include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/uio.h>
 
@@ -155,6 +157,61 @@ TEST_F(write, writev_split_fields)
 
 	ASSERT_EQ(1, ue_trace_lines(name, self->lines, MAX_LINES));
 	ASSERT_STREQ("a=123456 b=4321 c=split", self->lines[0]);
+}
+
+/*
+ * A payload in pages that are not present yet (fresh anonymous memory,
+ * never touched): the copy with page faults disabled fails, the module
+ * faults them in and copies again. Both write() and writev().
+ */
+TEST_F(write, payload_pages_not_present)
+{
+	const char *name = PREFIX "lazy";
+	long page = sysconf(_SC_PAGESIZE);
+	struct iovec io[2];
+	unsigned char *map;
+	int w = -1;
+
+	w = reg_enabled(self->fd, PREFIX "lazy u32 a;u32 b", name);
+	ASSERT_LE(0, w);
+
+	map = mmap(NULL, 3 * page, PROT_READ | PROT_WRITE,
+		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, map);
+
+	/* Index in a touched page, payload in one never touched (zeros) */
+	memcpy(map + page - 4, &w, 4);
+	ASSERT_EQ(12, write(self->fd, map + page - 4, 12));
+
+	io[0] = (struct iovec){ &w, sizeof(w) };
+	io[1] = (struct iovec){ map + 2 * page, 8 };
+	ASSERT_EQ(12, writev(self->fd, io, 2));
+	munmap(map, 3 * page);
+
+	ASSERT_EQ(2, ue_trace_lines(name, self->lines, MAX_LINES));
+	ASSERT_STREQ("a=0 b=0", self->lines[0]);
+	ASSERT_STREQ("a=0 b=0", self->lines[1]);
+}
+
+/* splice() into the data file is not supported (no splice_write) */
+TEST_F(write, splice_refused)
+{
+	int pipefd[2], w = -1;
+	struct rec r;
+
+	w = reg_enabled(self->fd, PREFIX "splice u32 a", PREFIX "splice");
+	ASSERT_LE(0, w);
+
+	rec_init(&r, w);
+	REC_PUT(&r, __u32, 31337);
+	ASSERT_EQ(0, pipe(pipefd));
+	ASSERT_EQ(r.len, write(pipefd[1], r.d, r.len));
+	errno = 0;
+	EXPECT_EQ(-1, splice(pipefd[0], NULL, self->fd, NULL, r.len, 0));
+	EXPECT_EQ(EINVAL, errno);
+	close(pipefd[0]);
+	close(pipefd[1]);
+	EXPECT_EQ(0, ue_trace_lines(PREFIX "splice", self->lines, MAX_LINES));
 }
 
 TEST_F(write, lines_in_order_per_event)

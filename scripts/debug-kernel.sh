@@ -28,6 +28,8 @@
 # scripts/kernels.sh never picks the debug kernel for `make check`.
 #
 # Environment: STRESS_S (default 120), FUZZ_S (unused here: regressions only),
+# UE_TIMEOUT_FACTOR (selftest timeouts multiplied, default 10),
+# UE_TEST_TIMEOUT (seconds per selftest program, default 2400),
 # UE_DEBUG_JOBS (make -j, default nproc), UE_DEBUG_SKIP="selftests stress
 # regress kmemleak" to skip parts. The last line is "N passed, N failed".
 set -euo pipefail
@@ -134,12 +136,17 @@ CONFIG_X86_SGX=y
 CONFIG_X86_KERNEL_IBT=y
 # --- the debug options
 CONFIG_DEBUG_KERNEL=y
-CONFIG_DEBUG_INFO_NONE=y
+# BTF (from DWARF, by pahole) for bpftrace; no BTF for modules
+CONFIG_DEBUG_INFO_DWARF_TOOLCHAIN_DEFAULT=y
+# CONFIG_DEBUG_INFO_REDUCED is not set
+CONFIG_DEBUG_INFO_BTF=y
+# CONFIG_DEBUG_INFO_BTF_MODULES is not set
 CONFIG_PREEMPT=y
 CONFIG_DEBUG_PREEMPT=y
 CONFIG_KASAN=y
 CONFIG_KASAN_GENERIC=y
-CONFIG_KASAN_INLINE=y
+# Outline checks: the same reports, a much shorter build
+CONFIG_KASAN_OUTLINE=y
 CONFIG_KASAN_VMALLOC=y
 CONFIG_PROVE_LOCKING=y
 CONFIG_DEBUG_ATOMIC_SLEEP=y
@@ -227,7 +234,7 @@ required_options=(
 	PERF_EVENTS BPF_SYSCALL BPF_EVENTS TRACEPOINTS MMU_NOTIFIER PVH
 	VIRTIO_PCI NET_9P_VIRTIO 9P_FS DEVTMPFS TMPFS DEBUG_FS
 	KASAN PROVE_LOCKING DEBUG_ATOMIC_SLEEP DEBUG_KMEMLEAK DEBUG_OBJECTS UBSAN
-	DEBUG_LIST
+	DEBUG_LIST DEBUG_INFO_BTF
 )
 
 tarball() {
@@ -246,6 +253,23 @@ src=$cache/src
 
 kernel_release() { cat "$src/include/config/kernel.release"; }
 
+# What building a kernel needs beyond scripts/setup.sh's packages
+BUILD_PACKAGES=(flex bison bc libelf-dev libssl-dev pahole cpio)
+
+build_deps() {
+	local missing=() p
+	for p in "${BUILD_PACKAGES[@]}"; do
+		dpkg-query -W -f='${db:Status-Status}' "$p" 2>/dev/null |
+			grep -qx installed || missing+=("$p")
+	done
+	((${#missing[@]} == 0)) && return 0
+	ue_note "installing: ${missing[*]}"
+	apt-get update -qq >&2 || ue_die "apt-get update failed"
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq -o Dpkg::Use-Pty=0 \
+		--no-install-recommends "${missing[@]}" >&2 ||
+		ue_die "apt-get install ${missing[*]} failed"
+}
+
 build() {
 	mkdir -p "$cache"
 	exec {blk}>"$base/.build-lock"
@@ -254,6 +278,8 @@ build() {
 		return 0
 	fi
 	local t0=$SECONDS jobs=${UE_DEBUG_JOBS:-$(nproc)}
+	"$UE_REPO/scripts/setup.sh"
+	build_deps
 	ue_note "building the debug kernel in $cache (log: $cache/build.log)"
 	if [[ ! -f $src/Makefile ]]; then
 		local tmp
@@ -426,7 +452,10 @@ if [[ $skip != *" selftests "* ]]; then
 	rm -rf "$tests"
 	mkdir -p "$tests"
 	if make -C "$UE_REPO/selftests" "HARNESS_DIR=$harness" "OUT=$tests" >"$UE_BUILD/selftests-build.log" 2>&1; then
-		guest selftests 5400 env "UE_TEST_TIMEOUT=${UE_TEST_TIMEOUT:-1200}" \
+		# Every harness timeout x UE_TIMEOUT_FACTOR: KASAN, lockdep and
+		# kmemleak under TCG run the same tests several times slower
+		guest selftests 7200 env "UE_TEST_TIMEOUT=${UE_TEST_TIMEOUT:-2400}" \
+			"UE_TIMEOUT_FACTOR=${UE_TIMEOUT_FACTOR:-10}" \
 			"$UE_REPO/scripts/guest/run-tests.sh" "$ko" "$tests"
 	else
 		tail -n 20 "$UE_BUILD/selftests-build.log"

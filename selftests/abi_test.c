@@ -1655,6 +1655,7 @@ int main(int argc, char **argv)
 {
 	/* After the last test, which may have failed without a teardown */
 	atexit(final_cleanup);
+	ue_scale_timeouts();
 
 	return test_harness_run(argc, argv);
 }

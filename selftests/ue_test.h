@@ -42,6 +42,36 @@
 #include "kselftest_harness.h"
 #pragma GCC diagnostic pop
 
+/*
+ * Slow kernels (KASAN, lockdep and kmemleak under TCG) get the same tests
+ * with every timeout multiplied by UE_TIMEOUT_FACTOR (an integer, 1 to 100;
+ * default 1).
+ */
+static inline void ue_scale_timeouts(void)
+{
+	const char *env = getenv("UE_TIMEOUT_FACTOR");
+	struct __fixture_metadata *f;
+	struct __test_metadata *t;
+	long factor;
+
+	if (!env)
+		return;
+	factor = strtol(env, NULL, 10);
+	if (factor < 2 || factor > 100)
+		return;
+	for (f = __fixture_list; f; f = f->next)
+		for (t = f->tests; t; t = t->next)
+			t->timeout *= factor;
+}
+
+#undef TEST_HARNESS_MAIN
+#define TEST_HARNESS_MAIN \
+	int main(int argc, char **argv) \
+	{ \
+		ue_scale_timeouts(); \
+		return test_harness_run(argc, argv); \
+	}
+
 #define UE_TRACEFS	"/sys/kernel/tracing"
 #define UE_DATA_FILE	UE_TRACEFS "/user_events_data"
 #define UE_STATUS_FILE	UE_TRACEFS "/user_events_status"

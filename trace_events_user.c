@@ -282,10 +282,22 @@ static bool user_space_char(char c)
 	       c == '\v' || c == '\f';
 }
 
-static char *user_skip_spaces(char *s)
+static char *user_skip_spaces(const char *s)
 {
 	while (user_space_char(*s))
 		s++;
+	return (char *)s;
+}
+
+/* Drops the white space around @s (ASCII only, as everywhere here) */
+static char *user_strim(char *s)
+{
+	size_t len;
+
+	s = user_skip_spaces(s);
+	len = strlen(s);
+	while (len && user_space_char(s[len - 1]))
+		s[--len] = '\0';
 	return s;
 }
 
@@ -672,7 +684,7 @@ static int user_event_parse(char *desc, struct user_event **out)
 			goto fail;
 	}
 
-	args = strim(args);
+	args = user_strim(args);
 	/* A trailing ';' ends the list without adding an empty field */
 	while (args && *args) {
 		field = strsep(&args, ";");
@@ -1678,13 +1690,13 @@ static bool user_event_dyn_match(const char *system, const char *event,
 		const char *arg = argv[i];
 
 		while (*arg) {
-			want = skip_spaces(want);
+			want = user_skip_spaces(want);
 			if (*want++ != *arg++)
 				return false;
 		}
 	}
 
-	return !argc || !*skip_spaces(want);
+	return !argc || !*user_skip_spaces(want);
 }
 
 static struct dyn_event_operations user_event_dyn_ops = {

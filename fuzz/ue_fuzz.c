@@ -310,10 +310,13 @@ static bool parse_line(const char *line, struct input *in)
 
 /* ------------------------------------------------- reference model */
 
-/* The kernel's ctype: Latin-1 letters are alpha, 0xa0 is a space */
+/*
+ * The module's white space: ASCII only (not the kernel's isspace(), which
+ * counts Latin-1 NBSP, 0xa0)
+ */
 static bool k_isspace(unsigned char c)
 {
-	return c == ' ' || (c >= '\t' && c <= '\r') || c == 0xa0;
+	return c == ' ' || (c >= '\t' && c <= '\r');
 }
 
 /* Names per the spec: [A-Za-z0-9_], 1..max */

@@ -403,6 +403,39 @@ TEST_F(grammar, separators)
 	}
 }
 
+/*
+ * Only ASCII white space separates: Latin-1 NBSP (0xa0), which the kernel's
+ * isspace() counts, is part of the word it touches, and no name may hold it.
+ */
+TEST_F(grammar, nbsp_is_not_white_space)
+{
+	static const char *const descs[] = {
+		"\xa0" PREFIX "nb1 u32 a",
+		PREFIX "nb2\xa0u32 a",
+		PREFIX "nb3\xa0 u32 a",
+		PREFIX "nb4 u32 a\xa0",
+		PREFIX "nb5 u32\xa0" "a",
+		PREFIX "nb6 u32 a;\xa0u32 b",
+		PREFIX "nb7 u32 a\xa0;u32 b",
+	};
+	unsigned int i;
+
+	for (i = 0; i < sizeof(descs) / sizeof(descs[0]); i++) {
+		ASSERT_EQ(-EINVAL, ue_reg(self->fd, descs[i], NULL, NULL)) {
+			TH_LOG("descriptor %u", i + 1);
+		}
+	}
+	ASSERT_FALSE(ue_event_exists(PREFIX "nb1"));
+	ASSERT_FALSE(ue_event_exists(PREFIX "nb4"));
+	/* The same with ASCII spaces is fine */
+	ASSERT_EQ(0, ue_reg(self->fd, " " PREFIX "nb8 u32 a; u32 b ", NULL, NULL));
+	ASSERT_FORMAT(PREFIX "nb8",
+		"\tfield:u32 a;\toffset:8;\tsize:4;\tsigned:0;\n"
+		"\tfield:u32 b;\toffset:12;\tsize:4;\tsigned:0;\n"
+		"\n"
+		"print fmt: \"a=%u b=%u\", REC->a, REC->b\n");
+}
+
 TEST_F(grammar, descriptor_length_limit)
 {
 	char *desc;

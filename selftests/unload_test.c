@@ -548,15 +548,14 @@ TEST_F_TIMEOUT(unload, load_use_unload_100_cycles, 600)
 		ASSERT_LE(0, perf_fd);
 
 		/* Busy: the open file */
-		ASSERT_EQ(-EWOULDBLOCK, do_rmmod(self->out, sizeof(self->out)));
-		ASSERT_TRUE(mod_loaded());
+		ASSERT_RMMOD_REFUSED();
 		close(fd);
 		ASSERT_EQ(0, ue_del(PREFIX "cy_del"));
 
 		/* Busy: ftrace has cy_s, perf has cy_d */
-		ASSERT_EQ(-EWOULDBLOCK, do_rmmod(self->out, sizeof(self->out)));
+		ASSERT_RMMOD_REFUSED();
 		ASSERT_EQ(0, ue_enable(PREFIX "cy_s", false));
-		ASSERT_EQ(-EWOULDBLOCK, do_rmmod(self->out, sizeof(self->out)));
+		ASSERT_RMMOD_REFUSED();
 		close(perf_fd);
 
 		/*

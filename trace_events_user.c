@@ -68,6 +68,21 @@ MODULE_PARM_DESC(max_events,
 		 "Maximum number of user events that may exist at once (default 32768)");
 
 /*
+ * Bounds per user (real uid of the registering process), so that one
+ * member of a granted group cannot take every event slot or pin unbounded
+ * kernel memory. 0: no bound (for setups where only root registers).
+ */
+static unsigned int max_events_per_uid = 4096;
+module_param(max_events_per_uid, uint, 0444);
+MODULE_PARM_DESC(max_events_per_uid,
+		 "Maximum number of user events one user may have created that exist at once, 0 for no limit (default 4096)");
+
+static unsigned int max_enablers_per_uid = 262144;
+module_param(max_enablers_per_uid, uint, 0444);
+MODULE_PARM_DESC(max_enablers_per_uid,
+		 "Maximum number of enable bits one user may have registered, in all processes, 0 for no limit (default 262144)");
+
+/*
  * Who may open the files: root only by default. An administrator can grant
  * a group, e.g. data_gid=<gid> data_mode=0660 status_gid=<gid>
  * status_mode=0640 (the tracefs mount must let that group in, too).
@@ -115,10 +130,13 @@ struct user_event_field {
 
 /*
  * Probes currently attached, read under sched RCU by writers: the ftrace
- * event files (one per tracing instance that enabled the event).
+ * event files (one per tracing instance that enabled the event). An array
+ * is never changed while published: attaching or detaching publishes
+ * another one. @capacity is the number of slots allocated.
  */
 struct user_event_probes {
 	struct rcu_head rcu;
+	unsigned int capacity;
 	unsigned int nr_files;
 	struct trace_event_file *files[];
 };
@@ -132,7 +150,7 @@ struct user_event {
 	struct list_head fields;
 	char *name;
 	char *args;		/* normalized field list */
-	refcount_t refcnt;	/* one for the event table, one per user */
+	refcount_t refcnt;	/* users: see "Lifetime of an event" */
 	unsigned int min_size;	/* payload bytes the fields need */
 	unsigned int flags;	/* FLAG_BPF_ITER */
 	int status_index;	/* 0: no byte in the status page */
@@ -140,10 +158,14 @@ struct user_event {
 	bool has_dyn;		/* has __data_loc/__rel_loc fields */
 	bool persist;		/* stays when unused, until deleted */
 	bool persist_cap;	/* made persistent with the capability */
+	kuid_t owner;		/* charged for it: see user_event_charge() */
 	bool multi;		/* in user_events_multi, as name.id */
 	char *call_name;	/* name in tracefs */
 	struct user_event_probes __rcu *probes;
-	struct work_struct reap_work;
+	/* Unpublished array kept for the next detach, under event_mutex */
+	struct user_event_probes *spare_probes;
+	struct hlist_node multi_node;	/* user_event_multi_table */
+	struct list_head reap_link;	/* user_event_reap_list */
 	struct rcu_head rcu;
 };
 
@@ -163,16 +185,54 @@ struct user_event_file {
 };
 
 /*
- * Locking: the event table, the status page bookkeeping and the event
+ * Locking: the event tables, the status page bookkeeping and the event
  * calls are changed under the tracing core's event_mutex, which the
  * dynamic_events file also holds when it deletes our events.
  * user_event_mutex is taken outside it to serialize registrations (and
  * the per-file index arrays) without holding event_mutex while user
  * memory is touched.
+ *
+ * Lifetime of an event (struct user_event, with its trace_event_call):
+ *
+ *  - It is created by a registration or a "u:" command, under event_mutex,
+ *    and from then on is in user_event_table (by name) and, if it is a
+ *    multi-format event, in user_event_multi_table (by name and fields).
+ *  - @refcnt counts its users: each open user_events_data file that has
+ *    it in its index array, each remote write enabler, and a caller that
+ *    is registering it. A reference is taken from a lookup only under
+ *    event_mutex (user_event_get_locked()); user_event_get() only while
+ *    the caller holds one already. The count may be 0 while the event
+ *    exists: persistent events, and events the tracing core still uses.
+ *  - The last put (refcount_dec_and_mutex_lock(), so always under
+ *    event_mutex) deletes a non-persistent event at once, unless the
+ *    tracing core uses it (a probe is attached, or call->refcnt is held,
+ *    e.g. by an eprobe). Then it goes on user_event_reap_list, and the
+ *    reap work deletes it once it is free; a registration, deletion or
+ *    status read that meets it finishes the deletion first. So a name
+ *    whose last user is gone can be registered again at once.
+ *  - Deletion (user_event_destroy(), event_mutex held) happens only with
+ *    no users, no probe and no call->refcnt: nobody outside event_mutex
+ *    can reach the event then. It leaves both tables, then the memory is
+ *    freed after an RCU grace period (the fork probe and writers look at
+ *    events under RCU).
+ *  - Every event holds a reference on the module, taken when it is
+ *    created (try_module_get(): refused once rmmod started) and dropped
+ *    when it is deleted. So rmmod is refused while any event exists,
+ *    whoever holds it: delete the events first. Nothing the tracing core
+ *    holds (enabled files, perf events, eprobes, hist variables,
+ *    synthetic events) can outlive the module's text. The RCU callback
+ *    that frees a deleted event's memory may still be pending when the
+ *    module goes: module_exit() waits for it with rcu_barrier().
  */
 static DEFINE_MUTEX(user_event_mutex);
 static DEFINE_HASHTABLE(user_event_table, EVENT_HASH_BITS);
+static DEFINE_HASHTABLE(user_event_multi_table, EVENT_HASH_BITS);
 static unsigned int user_event_count;
+
+/* Unused events the tracing core kept busy; deleted when it lets go */
+static LIST_HEAD(user_event_reap_list);
+static void user_event_reap_fn(struct work_struct *work);
+static DECLARE_WORK(user_event_reap_work, user_event_reap_fn);
 
 static u64 user_event_multi_id;
 static struct workqueue_struct *user_event_wq;
@@ -189,9 +249,107 @@ static struct dyn_event_operations user_event_dyn_ops;
 static struct dentry *data_dentry;
 static struct dentry *status_dentry;
 
+/*
+ * Per-user accounting. A record exists while its user has anything
+ * charged; records are looked up, created and freed under
+ * user_event_quota_lock (a spinlock: enablers are charged and uncharged
+ * from any process context, some holding event_mutex).
+ */
+struct user_event_quota {
+	struct hlist_node node;
+	kuid_t uid;
+	unsigned int count[UE_QUOTA_KINDS];
+};
+
+static DEFINE_HASHTABLE(user_event_quotas, 6);
+static DEFINE_SPINLOCK(user_event_quota_lock);
+
+static unsigned int user_event_quota_limit(enum user_event_quota_kind kind)
+{
+	return kind == UE_QUOTA_EVENTS ? READ_ONCE(max_events_per_uid) :
+					 READ_ONCE(max_enablers_per_uid);
+}
+
+static struct user_event_quota *user_event_quota_find(kuid_t uid)
+{
+	struct user_event_quota *q;
+
+	lockdep_assert_held(&user_event_quota_lock);
+
+	hash_for_each_possible(user_event_quotas, q, node, __kuid_val(uid))
+		if (uid_eq(q->uid, uid))
+			return q;
+
+	return NULL;
+}
+
+/*
+ * Charges one object of @kind to @uid. Fails with -EMFILE at the bound,
+ * unless @force (copies made at fork are charged, never refused: the
+ * process had them already, and fork is bounded by RLIMIT_NPROC).
+ */
+int user_event_charge(kuid_t uid, enum user_event_quota_kind kind, bool force)
+{
+	unsigned int limit = user_event_quota_limit(kind);
+	struct user_event_quota *q, *new;
+	int ret = 0;
+
+	new = kzalloc(sizeof(*new), GFP_KERNEL_ACCOUNT);
+	if (!new)
+		return -ENOMEM;
+
+	spin_lock(&user_event_quota_lock);
+	q = user_event_quota_find(uid);
+	if (!q) {
+		q = new;
+		new = NULL;
+		q->uid = uid;
+		hash_add(user_event_quotas, &q->node, __kuid_val(uid));
+	}
+	if (!force && limit && q->count[kind] >= limit)
+		ret = -EMFILE;
+	else
+		q->count[kind]++;
+	spin_unlock(&user_event_quota_lock);
+
+	kfree(new);
+	return ret;
+}
+
+void user_event_uncharge(kuid_t uid, enum user_event_quota_kind kind)
+{
+	struct user_event_quota *q;
+	int i;
+
+	spin_lock(&user_event_quota_lock);
+	q = user_event_quota_find(uid);
+	if (WARN_ON_ONCE(!q || !q->count[kind])) {
+		spin_unlock(&user_event_quota_lock);
+		return;
+	}
+	q->count[kind]--;
+	for (i = 0; i < UE_QUOTA_KINDS; i++)
+		if (q->count[i])
+			break;
+	if (i == UE_QUOTA_KINDS)
+		hash_del(&q->node);
+	else
+		q = NULL;
+	spin_unlock(&user_event_quota_lock);
+
+	kfree(q);
+}
+
 static u32 user_event_key(const char *name)
 {
 	return jhash(name, strlen(name), 0);
+}
+
+/* Multi-format events are told apart by their fields and flags too */
+static u32 user_event_multi_key(const char *name, const char *args,
+				unsigned int flags)
+{
+	return jhash(args, strlen(args), user_event_key(name) ^ flags);
 }
 
 /* Finds the single-format event @name (multi-format ones are not named) */
@@ -209,19 +367,22 @@ static struct user_event *user_event_find(const char *name)
 	return NULL;
 }
 
-/* Finds the multi-format event @name with exactly these fields */
+/*
+ * Finds the multi-format event @name with exactly these fields, in O(1)
+ * however many formats the name has.
+ */
 static struct user_event *user_event_find_multi(const char *name,
 						const char *args,
 						unsigned int flags)
 {
 	struct user_event *user;
-	u32 key = user_event_key(name);
+	u32 key = user_event_multi_key(name, args, flags);
 
 	lockdep_assert_held(ue_ksyms.event_mutex);
 
-	hash_for_each_possible(user_event_table, user, node, key)
-		if (user->multi && !strcmp(user->name, name) &&
-		    !strcmp(user->args, args) && user->flags == flags)
+	hash_for_each_possible(user_event_multi_table, user, multi_node, key)
+		if (!strcmp(user->name, name) && !strcmp(user->args, args) &&
+		    user->flags == flags)
 			return user;
 
 	return NULL;
@@ -836,38 +997,82 @@ u8 user_event_status(struct user_event *user)
 	return READ_ONCE(user->status);
 }
 
+/* Another reference, for a caller that holds one already */
 void user_event_get(struct user_event *user)
 {
 	refcount_inc(&user->refcnt);
 }
 
-/* Deletes an unused event that is not persistent, from a work item */
-static void user_event_reap(struct user_event *user)
+/*
+ * A reference from a lookup: event_mutex is held, and only a put under it
+ * takes the count to 0, so a count of 0 cannot change under us.
+ */
+static void user_event_get_locked(struct user_event *user)
 {
-	refcount_inc(&user->refcnt);
-	if (!queue_work(user_event_wq, &user->reap_work))
-		refcount_dec(&user->refcnt);
-}
+	lockdep_assert_held(ue_ksyms.event_mutex);
 
-void user_event_put(struct user_event *user)
-{
-	/* The event table holds one reference until the event is deleted */
-	refcount_dec(&user->refcnt);
-	if (!user->persist && refcount_read(&user->refcnt) == 1)
-		user_event_reap(user);
+	if (!refcount_inc_not_zero(&user->refcnt))
+		refcount_set(&user->refcnt, 1);
+	list_del_init(&user->reap_link);
 }
 
 static int user_event_destroy(struct user_event *user);
 
-static void user_event_reap_work(struct work_struct *work)
+/* The last user went away; event_mutex held */
+static void user_event_unused(struct user_event *user)
 {
-	struct user_event *user = container_of(work, struct user_event,
-					       reap_work);
+	lockdep_assert_held(ue_ksyms.event_mutex);
 
+	if (user->persist)
+		return;
+
+	/* The tracing core still uses it: delete it when it lets go */
+	if (user_event_destroy(user) == -EBUSY &&
+	    list_empty(&user->reap_link))
+		list_add_tail(&user->reap_link, &user_event_reap_list);
+}
+
+/* Drops a reference; event_mutex held */
+static void user_event_put_locked(struct user_event *user)
+{
+	lockdep_assert_held(ue_ksyms.event_mutex);
+
+	if (refcount_dec_and_test(&user->refcnt))
+		user_event_unused(user);
+}
+
+/*
+ * Drops a reference. The last one is dropped under event_mutex, so that no
+ * lookup can take a new one while the event is being deleted. May sleep;
+ * the caller must not hold event_mutex.
+ */
+void user_event_put(struct user_event *user)
+{
+	if (!refcount_dec_and_mutex_lock(&user->refcnt, ue_ksyms.event_mutex))
+		return;
+
+	user_event_unused(user);
+	mutex_unlock(ue_ksyms.event_mutex);
+}
+
+/* Deletes the unused events that the tracing core no longer holds */
+static void user_event_reap_all(void)
+{
+	struct user_event *user, *next;
+
+	lockdep_assert_held(ue_ksyms.event_mutex);
+
+	list_for_each_entry_safe(user, next, &user_event_reap_list, reap_link)
+		if (!refcount_read(&user->refcnt) && !user->persist)
+			user_event_destroy(user);
+		else
+			list_del_init(&user->reap_link);
+}
+
+static void user_event_reap_fn(struct work_struct *work)
+{
 	mutex_lock(ue_ksyms.event_mutex);
-	refcount_dec(&user->refcnt);
-	if (!user->persist && refcount_read(&user->refcnt) == 1)
-		user_event_destroy(user);
+	user_event_reap_all();
 	mutex_unlock(ue_ksyms.event_mutex);
 }
 
@@ -889,12 +1094,6 @@ static void user_event_update_status(struct user_event *user, bool perf)
 	if (perf)
 		status |= EVENT_STATUS_PERF;
 
-	/* Attached probes keep the module loaded */
-	if (status && !user->status)
-		__module_get(THIS_MODULE);
-	else if (!status && user->status)
-		module_put(THIS_MODULE);
-
 	if (status == user->status)
 		return;
 
@@ -904,38 +1103,81 @@ static void user_event_update_status(struct user_event *user, bool perf)
 
 	user_event_enablers_update(user);
 
-	/* The last probe went away from an event nobody registers anymore */
-	if (!status && !user->persist && refcount_read(&user->refcnt) == 1)
-		user_event_reap(user);
+	/*
+	 * The last probe went away from an event nobody uses: the tracing
+	 * core is in the middle of detaching it, so delete it from a work
+	 * item.
+	 */
+	if (!status && !user->persist && !refcount_read(&user->refcnt)) {
+		if (list_empty(&user->reap_link))
+			list_add_tail(&user->reap_link, &user_event_reap_list);
+		queue_work(user_event_wq, &user_event_reap_work);
+	}
 }
 
+/*
+ * Attaches or detaches an ftrace event file. Detaching allocates nothing,
+ * so it cannot fail: the array unpublished by the previous change is kept
+ * as a spare, and it has room for one file less than the current one.
+ * Invariant: with n >= 2 files attached, spare_probes has room for n - 1.
+ */
 static int user_event_probe_file(struct user_event *user,
 				 struct trace_event_file *file, bool add)
 {
-	struct user_event_probes *old, *new;
-	unsigned int i, n = 0;
+	struct user_event_probes *old, *new, *spare;
+	unsigned int i, n, want;
 
 	old = rcu_dereference_protected(user->probes,
 					lockdep_is_held(ue_ksyms.event_mutex));
+	spare = user->spare_probes;
 	n = old ? old->nr_files : 0;
 
-	new = kzalloc(struct_size(new, files, n + 1), GFP_KERNEL);
-	if (!new)
-		return -ENOMEM;
+	if (!add) {
+		for (i = 0; i < n && old->files[i] != file; i++)
+			;
+		if (i == n)
+			return 0;
+	}
 
-	for (i = 0; i < n; i++)
-		if (add || old->files[i] != file)
-			new->files[new->nr_files++] = old->files[i];
-	if (add)
-		new->files[new->nr_files++] = file;
+	want = add ? n + 1 : n - 1;
+	if (!want) {
+		new = NULL;
+	} else if (spare && spare->capacity >= want) {
+		new = spare;
+		user->spare_probes = NULL;
+	} else if (add) {
+		new = kzalloc(struct_size(new, files, want), GFP_KERNEL);
+		if (!new)
+			return -ENOMEM;
+		new->capacity = want;
+	} else {
+		/* Not reachable while the invariant above holds */
+		return -ENOMEM;
+	}
+
+	if (new) {
+		new->nr_files = 0;
+		for (i = 0; i < n; i++)
+			if (add || old->files[i] != file)
+				new->files[new->nr_files++] = old->files[i];
+		if (add)
+			new->files[new->nr_files++] = file;
+	}
 
 	rcu_assign_pointer(user->probes, new);
 	user_event_update_status(user, user->status & EVENT_STATUS_PERF);
 
 	if (old) {
-		/* Writers may still use the file being removed */
+		/* Writers may still use the array being replaced */
 		synchronize_rcu();
-		kfree(old);
+		/* Keep the larger of the two as the spare */
+		spare = user->spare_probes;
+		if (spare && spare->capacity >= old->capacity) {
+			kfree(old);
+		} else {
+			kfree(spare);
+			user->spare_probes = old;
+		}
 	}
 
 	return 0;
@@ -950,8 +1192,7 @@ static int user_event_reg(struct trace_event_call *call,
 	case TRACE_REG_REGISTER:
 		return user_event_probe_file(user, data, true);
 	case TRACE_REG_UNREGISTER:
-		user_event_probe_file(user, data, false);
-		return 0;
+		return user_event_probe_file(user, data, false);
 #ifdef CONFIG_PERF_EVENTS
 	case TRACE_REG_PERF_REGISTER:
 		user_event_update_status(user, true);
@@ -1432,6 +1673,17 @@ static int user_event_register(struct user_event *user)
 		goto free;
 	}
 
+	user->owner = current_uid();
+	ret = user_event_charge(user->owner, UE_QUOTA_EVENTS, false);
+	if (ret)
+		goto free;
+
+	/* The event pins the module until it is freed; none once rmmod began */
+	if (!try_module_get(THIS_MODULE)) {
+		ret = -ENODEV;
+		goto uncharge;
+	}
+
 	ret = user_event_build_print_fmt(user);
 	if (ret)
 		goto free;
@@ -1451,9 +1703,9 @@ static int user_event_register(struct user_event *user)
 		user->call_name = kstrdup(user->name, GFP_KERNEL_ACCOUNT);
 	if (!user->call_name) {
 		ret = -ENOMEM;
-		goto free;
+		goto put_module;
 	}
-	INIT_WORK(&user->reap_work, user_event_reap_work);
+	INIT_LIST_HEAD(&user->reap_link);
 	user->class.reg = user_event_reg;
 
 	user->tracepoint.name = user->call_name;
@@ -1465,24 +1717,32 @@ static int user_event_register(struct user_event *user)
 
 	if (!register_trace_event(&user->call.event)) {
 		ret = -ENODEV;
-		goto free;
+		goto put_module;
 	}
 
 	ret = user_event_set_call_visible(user, true);
 	if (ret) {
 		unregister_trace_event(&user->call.event);
-		goto free;
+		goto put_module;
 	}
 
 	user->devent.ops = &user_event_dyn_ops;
 	list_add_tail(&user->devent.list, ue_ksyms.dyn_event_list);
 
-	/* The table's reference and the caller's */
-	refcount_set(&user->refcnt, 2);
+	/* The caller's reference */
+	refcount_set(&user->refcnt, 1);
 	hash_add(user_event_table, &user->node, user_event_key(user->name));
+	if (user->multi)
+		hash_add(user_event_multi_table, &user->multi_node,
+			 user_event_multi_key(user->name, user->args,
+					      user->flags));
 	user_event_count++;
 	return 0;
 
+put_module:
+	module_put(THIS_MODULE);
+uncharge:
+	user_event_uncharge(user->owner, UE_QUOTA_EVENTS);
 free:
 	user_event_free(user);
 	return ret;
@@ -1493,28 +1753,31 @@ static void user_event_free_rcu(struct rcu_head *rcu)
 	user_event_free(container_of(rcu, struct user_event, rcu));
 }
 
+/*
+ * Deletes an event nobody uses. Fails with -EBUSY while it has users, a
+ * probe is attached or the tracing core holds call->refcnt.
+ */
 static int user_event_destroy(struct user_event *user)
 {
 	int ret;
 
 	lockdep_assert_held(ue_ksyms.event_mutex);
 
-	if (READ_ONCE(user->status) || atomic_read(&user->call.refcnt))
-		return -EBUSY;
-
-	/* Only the table's reference is left: nobody can take a new one */
-	if (!refcount_dec_if_one(&user->refcnt))
+	if (refcount_read(&user->refcnt) || READ_ONCE(user->status) ||
+	    atomic_read(&user->call.refcnt))
 		return -EBUSY;
 
 	ret = user_event_set_call_visible(user, false);
-	if (ret) {
-		refcount_set(&user->refcnt, 1);
+	if (ret)
 		return ret;
-	}
 
 	list_del_init(&user->devent.list);
+	list_del_init(&user->reap_link);
 	hash_del(&user->node);
+	if (user->multi)
+		hash_del(&user->multi_node);
 	user_event_count--;
+	user_event_uncharge(user->owner, UE_QUOTA_EVENTS);
 
 	if (user->status_index) {
 		WRITE_ONCE(status_page[user->status_index], 0);
@@ -1524,9 +1787,15 @@ static int user_event_destroy(struct user_event *user)
 
 	/* trace_remove_event_call() freed the class fields */
 	kfree(rcu_dereference_protected(user->probes, true));
+	kfree(user->spare_probes);
 
-	/* The fork probe may still look at it under RCU */
+	/*
+	 * The fork probe may still look at it under RCU. The module may go
+	 * as soon as the reference below is dropped: module_exit() waits for
+	 * this callback with rcu_barrier().
+	 */
 	call_rcu(&user->rcu, user_event_free_rcu);
+	module_put(THIS_MODULE);
 	return 0;
 }
 
@@ -1571,11 +1840,19 @@ static int user_event_find_or_create(char *desc, u16 reg_flags, bool persist,
 	if (ret)
 		return ret;
 
+	/* Finish deleting what the tracing core let go of since */
+	user_event_reap_all();
+
 	if (multi)
 		found = user_event_find_multi(user->name, user->args,
 					      user->flags);
 	else
 		found = user_event_find(user->name);
+
+	/* An unused event that is not persistent was deleted just now */
+	if (found && !found->persist && !refcount_read(&found->refcnt) &&
+	    !user_event_destroy(found))
+		found = NULL;
 
 	if (found) {
 		ret = strcmp(found->args, user->args) ||
@@ -1584,7 +1861,7 @@ static int user_event_find_or_create(char *desc, u16 reg_flags, bool persist,
 		if (ret)
 			return ret;
 		user = found;
-		user_event_get(user);
+		user_event_get_locked(user);
 	} else {
 		user->multi = multi;
 		ret = user_event_register(user);
@@ -1633,7 +1910,7 @@ static int user_event_dyn_create(const char *raw_command)
 	if (!ret) {
 		/* A status byte if one is free; only the status ABI needs it */
 		user_event_assign_status(user);
-		refcount_dec(&user->refcnt);
+		user_event_put_locked(user);
 	}
 	mutex_unlock(ue_ksyms.event_mutex);
 	mutex_unlock(&user_event_mutex);
@@ -1661,7 +1938,7 @@ static bool user_event_dyn_is_busy(struct dyn_event *ev)
 	struct user_event *user = user_event_from_dyn(ev);
 
 	return READ_ONCE(user->status) || atomic_read(&user->call.refcnt) ||
-	       refcount_read(&user->refcnt) > 1;
+	       refcount_read(&user->refcnt);
 }
 
 /* Called with event_mutex held */
@@ -1791,8 +2068,8 @@ static long user_events_reg_status(struct user_event_file *info,
 		ret = user_event_assign_status(user);
 		/* A full status page creates nothing */
 		if (ret && created) {
-			refcount_dec(&user->refcnt);
-			user_event_destroy(user);
+			if (refcount_dec_and_test(&user->refcnt))
+				user_event_destroy(user);
 			user = NULL;
 		}
 	}
@@ -1959,9 +2236,36 @@ static long user_events_ioctl_unreg(unsigned long uarg)
 	return user_event_enabler_remove(&reg);
 }
 
-static long user_events_ioctl_del(unsigned long uarg)
+/*
+ * Deletes every event called @name, multi-format ones included (as
+ * upstream). Stops at the first that cannot be deleted, with its error;
+ * those before it are gone.
+ */
+static int user_event_delete_name(const char *name)
 {
 	struct user_event *user;
+	struct hlist_node *tmp;
+	int ret = -ENOENT;
+
+	lockdep_assert_held(ue_ksyms.event_mutex);
+
+	hash_for_each_possible_safe(user_event_table, user, tmp, node,
+				    user_event_key(name)) {
+		if (strcmp(user->name, name))
+			continue;
+		/* Made to stay by someone privileged: only such may delete */
+		if (user->persist_cap && !perfmon_capable())
+			return -EPERM;
+		ret = user_event_destroy(user);
+		if (ret)
+			return ret;
+	}
+
+	return ret;
+}
+
+static long user_events_ioctl_del(unsigned long uarg)
+{
 	char *name;
 	long ret;
 
@@ -1970,14 +2274,8 @@ static long user_events_ioctl_del(unsigned long uarg)
 		return PTR_ERR(name);
 
 	mutex_lock(ue_ksyms.event_mutex);
-	user = user_event_find(name);
-	if (!user)
-		ret = -ENOENT;
-	else if (user->persist_cap && !perfmon_capable())
-		/* Made to stay by someone privileged: only such may delete */
-		ret = -EPERM;
-	else
-		ret = user_event_destroy(user);
+	user_event_reap_all();
+	ret = user_event_delete_name(name);
 	mutex_unlock(ue_ksyms.event_mutex);
 
 	kfree(name);
@@ -2086,6 +2384,7 @@ static int user_status_show(struct seq_file *m, void *unused)
 	u8 status;
 
 	mutex_lock(ue_ksyms.event_mutex);
+	user_event_reap_all();
 
 	i = 1;
 	for_each_set_bit_from(i, status_map, MAX_STATUS_EVENTS) {
@@ -2127,21 +2426,6 @@ static const struct file_operations user_status_fops = {
 };
 
 /* Module load and unload */
-
-static void user_events_remove_all(void)
-{
-	struct hlist_node *tmp;
-	struct user_event *user;
-	int bkt;
-
-	mutex_lock(ue_ksyms.event_mutex);
-	hash_for_each_safe(user_event_table, bkt, tmp, user, node) {
-		if (user_event_destroy(user))
-			pr_err("event %s is still in use, leaking it\n",
-			       user->name);
-	}
-	mutex_unlock(ue_ksyms.event_mutex);
-}
 
 /*
  * Creates one of the module's tracefs files with the mode and group the
@@ -2224,8 +2508,6 @@ static int __init user_events_init(void)
 		goto free_page;
 	}
 
-	user_event_dyn_register();
-
 	user_event_wq = alloc_workqueue("user_events", WQ_UNBOUND, 0);
 	if (!user_event_wq) {
 		ret = -ENOMEM;
@@ -2251,6 +2533,11 @@ static int __init user_events_init(void)
 		goto remove_data;
 	}
 
+	/*
+	 * Last: from here on "u:" commands can create events, which pin the
+	 * module, so nothing after this may fail.
+	 */
+	user_event_dyn_register();
 	return 0;
 
 remove_data:
@@ -2260,7 +2547,6 @@ mm_exit:
 free_wq:
 	destroy_workqueue(user_event_wq);
 free_buffer:
-	user_event_dyn_unregister();
 	free_percpu(write_buffer);
 free_page:
 	ClearPageReserved(virt_to_page(status_page));
@@ -2268,17 +2554,32 @@ free_page:
 	return ret;
 }
 
+/*
+ * Runs only once the module's reference count is 0: no event exists (each
+ * pins the module), no file is open, no address space has enablers. The
+ * RCU callbacks that freed the last events may still be running: they
+ * drop the module reference as their last step, and rcu_barrier() waits
+ * for them to return.
+ */
 static void __exit user_events_exit(void)
 {
+	/* No "u:" command can reach us after this */
+	user_event_dyn_unregister();
+	/*
+	 * A "!u:" command that deleted the last event dropped the last module
+	 * reference in user_event_destroy(), under event_mutex, which the
+	 * tracing core releases only after our callback returned to it.
+	 */
+	mutex_lock(ue_ksyms.event_mutex);
+	mutex_unlock(ue_ksyms.event_mutex);
 	ue_tracefs_remove(status_dentry);
 	ue_tracefs_remove(data_dentry);
-	user_event_dyn_unregister();
 
-	/* Enablers hold events: drop them first, then pending deletions */
 	user_events_mm_exit();
-	flush_workqueue(user_event_wq);
-	user_events_remove_all();
+	/* A reap queued before the last event was deleted finds nothing */
+	cancel_work_sync(&user_event_reap_work);
 	destroy_workqueue(user_event_wq);
+	WARN_ON(user_event_count);
 
 	/* Wait for RCU callbacks freeing arrays and events */
 	rcu_barrier();

@@ -8,12 +8,22 @@
 #define _USER_EVENTS_INTERNAL_H
 
 #include <linux/types.h>
+#include <linux/uidgid.h>
 
 struct user_event;
 struct user_write_reg;
 struct user_write_unreg;
 
+/* What is bounded per user; see user_event_charge() */
+enum user_event_quota_kind {
+	UE_QUOTA_EVENTS,
+	UE_QUOTA_ENABLERS,
+	UE_QUOTA_KINDS,
+};
+
 /* Provided by trace_events_user.c */
+int user_event_charge(kuid_t uid, enum user_event_quota_kind kind, bool force);
+void user_event_uncharge(kuid_t uid, enum user_event_quota_kind kind);
 u8 user_event_status(struct user_event *user);
 void user_event_get(struct user_event *user);
 void user_event_put(struct user_event *user);

@@ -70,6 +70,8 @@ load() {
 	insmod "$ko" || { echo "insmod $ko failed" >&2; dmesg | tail -n 20 >&2; exit 1; }
 }
 unload() {
+	# Events pin the module: delete them first
+	"$(dirname "$0")/../scripts/user-events-clear" || rc=1
 	rmmod user_events || { echo "rmmod failed" >&2; rc=1; }
 }
 

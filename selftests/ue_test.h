@@ -340,6 +340,11 @@ static inline int ue_delete_prefix(const char *prefix)
 		ue_enable(ents[i].name, false);
 		/* ENOENT: it went away by itself meanwhile (auto delete) */
 		ret = ue_del(ents[i].name);
+		/* Multi-format events are listed as name.id, deleted by name */
+		if (ret == -ENOENT && strrchr(ents[i].name, '.')) {
+			*strrchr(ents[i].name, '.') = '\0';
+			ret = ue_del(ents[i].name);
+		}
 		if (ret && ret != -ENOENT)
 			failed++;
 	}

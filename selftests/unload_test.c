@@ -125,6 +125,8 @@ FIXTURE_SETUP(unload)
 		}
 	ASSERT_TRUE(mod_loaded());
 	ASSERT_EQ(0, access(UE_DATA_FILE, F_OK));
+	/* Every event pins the module: start from none (other tests ran) */
+	ASSERT_EQ(0, ue_delete_prefix(""));
 }
 
 FIXTURE_TEARDOWN(unload)
@@ -220,15 +222,17 @@ TEST_F(unload, busy_while_perf_open)
 	ASSERT_TRUE(ue_event_exists(PREFIX "perf"));
 }
 
-TEST_F(unload, rmmod_removes_everything)
+TEST_F(unload, rmmod_refused_while_events_exist)
 {
 	int n;
 
-	/* Events that persist after close: rmmod removes them */
+	/* Events that persist after close pin the module */
 	self->fd = ue_open_data();
 	ASSERT_LE(0, self->fd);
 	ASSERT_EQ(0, ue_reg(self->fd, PREFIX "gone1 u32 a", NULL, NULL));
 	ASSERT_EQ(0, ue_reg(self->fd, PREFIX "gone2", NULL, NULL));
+	ASSERT_EQ(0, ue_write_file(UE_TRACEFS "/dynamic_events",
+				   "u:" PREFIX "gone3 u32 d", false));
 	close(self->fd);
 	self->fd = -1;
 	ASSERT_TRUE(ue_event_exists(PREFIX "gone1"));
@@ -236,6 +240,14 @@ TEST_F(unload, rmmod_removes_everything)
 	/* Was enabled once, is not any more */
 	ASSERT_EQ(0, ue_enable(PREFIX "gone1", true));
 	ASSERT_EQ(0, ue_enable(PREFIX "gone1", false));
+
+	/* Refused until the last of them is deleted */
+	ASSERT_RMMOD_REFUSED();
+	ASSERT_EQ(0, ue_del(PREFIX "gone1"));
+	ASSERT_EQ(0, ue_del(PREFIX "gone2"));
+	ASSERT_RMMOD_REFUSED();
+	ASSERT_EQ(0, ue_write_file(UE_TRACEFS "/dynamic_events",
+				   "!u:" PREFIX "gone3", false));
 
 	ASSERT_EQ(0, do_rmmod(self->out, sizeof(self->out))) {
 		TH_LOG("rmmod: %s", self->out);
@@ -388,6 +400,123 @@ static int try_as_user(const char *path, int flags, gid_t group)
 		res = -EIO;
 
 	return res;
+}
+
+/*
+ * In a child running as @uid (group UE_TEST_GID): registers the events
+ * PREFIX "<tag><i> u32 a", i = 0 .. n-1, with the status page ABI (they
+ * persist). Returns how many succeeded before the first failure, whose
+ * -errno goes to *err (0 if none failed).
+ */
+static int reg_n_as_uid(uid_t uid, const char *tag, int n, int *err)
+{
+	int pipefd[2], res[2] = { -1, -EIO }, status;
+	pid_t pid;
+
+	if (pipe(pipefd))
+		return -1;
+
+	pid = fork();
+	if (pid < 0)
+		return -1;
+	if (pid == 0) {
+		gid_t groups[1] = { UE_TEST_GID };
+		char desc[128];
+		int fd, i;
+
+		close(pipefd[0]);
+		if (setgroups(1, groups) ||
+		    setresgid(UE_TEST_GID, UE_TEST_GID, UE_TEST_GID) ||
+		    setresuid(uid, uid, uid)) {
+			res[1] = -1000 - errno;
+		} else {
+			fd = open(UE_DATA_FILE, O_RDWR | O_CLOEXEC);
+			res[0] = 0;
+			res[1] = fd < 0 ? -errno : 0;
+			for (i = 0; i < n && fd >= 0 && !res[1]; i++) {
+				snprintf(desc, sizeof(desc), PREFIX "%s%d u32 a",
+					 tag, i);
+				res[1] = ue_reg(fd, desc, NULL, NULL);
+				if (!res[1])
+					res[0]++;
+			}
+		}
+		if (write(pipefd[1], res, sizeof(res)) != sizeof(res))
+			_exit(2);
+		_exit(0);
+	}
+	close(pipefd[1]);
+	if (read(pipefd[0], res, sizeof(res)) != sizeof(res))
+		res[1] = -EIO;
+	close(pipefd[0]);
+	if (waitpid(pid, &status, 0) != pid || status)
+		res[1] = -EIO;
+
+	*err = res[1];
+	return res[0];
+}
+
+/*
+ * max_events_per_uid: one user at its bound gets EMFILE, another user
+ * still registers, re-registering an existing event costs nothing, and
+ * deleting one of the user's events makes room again.
+ */
+TEST_F(unload, max_events_per_uid_param)
+{
+	struct stat root_st;
+	int err;
+
+	ASSERT_EQ(0, stat(UE_TRACEFS, &root_st));
+	ASSERT_EQ(0, chmod(UE_TRACEFS, (root_st.st_mode & 07777) | 0011));
+	ASSERT_EQ(0, do_rmmod(self->out, sizeof(self->out))) {
+		TH_LOG("rmmod: %s", self->out);
+	}
+	ASSERT_EQ(0, do_insmod_params(self->out, sizeof(self->out),
+				      "data_gid=4242 data_mode=0660 max_events_per_uid=3")) {
+		TH_LOG("insmod: %s", self->out);
+	}
+
+	/* The first user fills its share */
+	EXPECT_EQ(3, reg_n_as_uid(UE_TEST_UID, "qa", 5, &err));
+	EXPECT_EQ(-EMFILE, err);
+	EXPECT_TRUE(ue_event_exists(PREFIX "qa2"));
+	EXPECT_FALSE(ue_event_exists(PREFIX "qa3"));
+
+	/* Another user is not affected */
+	EXPECT_EQ(3, reg_n_as_uid(UE_TEST_UID + 1, "qb", 3, &err));
+	EXPECT_EQ(0, err);
+
+	/* Existing events cost nothing more: qa0..qa2 again */
+	EXPECT_EQ(3, reg_n_as_uid(UE_TEST_UID, "qa", 3, &err));
+	EXPECT_EQ(0, err);
+	/* Events the other user created do not count for this one */
+	EXPECT_EQ(3, reg_n_as_uid(UE_TEST_UID, "qb", 3, &err));
+	EXPECT_EQ(0, err);
+
+	/* Deleting one makes room for exactly one */
+	EXPECT_EQ(0, ue_del(PREFIX "qa1"));
+	EXPECT_EQ(1, reg_n_as_uid(UE_TEST_UID, "qc", 2, &err));
+	EXPECT_EQ(-EMFILE, err);
+
+	/* Root is bounded too, with its own count */
+	self->fd = ue_open_data();
+	ASSERT_LE(0, self->fd);
+	EXPECT_EQ(0, ue_reg(self->fd, PREFIX "qr0 u32 a", NULL, NULL));
+	EXPECT_EQ(0, ue_reg(self->fd, PREFIX "qr1 u32 a", NULL, NULL));
+	EXPECT_EQ(0, ue_reg(self->fd, PREFIX "qr2 u32 a", NULL, NULL));
+	EXPECT_EQ(-EMFILE, ue_reg(self->fd, PREFIX "qr3 u32 a", NULL, NULL));
+	close(self->fd);
+	self->fd = -1;
+
+	/* Back to the defaults */
+	EXPECT_EQ(0, ue_delete_prefix(PREFIX));
+	ASSERT_EQ(0, do_rmmod(self->out, sizeof(self->out))) {
+		TH_LOG("rmmod: %s", self->out);
+	}
+	ASSERT_EQ(0, do_insmod(self->out, sizeof(self->out))) {
+		TH_LOG("insmod: %s", self->out);
+	}
+	ASSERT_EQ(0, chmod(UE_TRACEFS, root_st.st_mode & 07777));
 }
 
 static void file_owner(const char *path, int *mode, int *gid)
@@ -557,6 +686,10 @@ TEST_F_TIMEOUT(unload, load_use_unload_100_cycles, 600)
 		ASSERT_EQ(0, ue_enable(PREFIX "cy_s", false));
 		ASSERT_RMMOD_REFUSED();
 		close(perf_fd);
+
+		/* Persistent events (cy_s, cy_p, cy_d) pin the module */
+		ASSERT_RMMOD_REFUSED();
+		ASSERT_EQ(0, ue_delete_prefix(PREFIX));
 
 		/*
 		 * The child's address space let go of the module from a

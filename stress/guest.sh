@@ -76,6 +76,8 @@ fi
 # Module references of released address spaces drop from a work item.
 unloaded=0
 for _ in $(seq 1 40); do
+	# Every event pins the module: delete them all first
+	"$(dirname "$0")/../scripts/user-events-clear" "$tracing" 2>/dev/null
 	if rmmod "$modname" 2>/dev/null; then
 		unloaded=1
 		break

@@ -79,5 +79,7 @@ n=$(grep -c -E ' test: ' "$t/trace")
 echo "($n test event(s) in the trace)"
 
 step "rmmod user_events"
+# Events pin the module: delete them first (scripts/user-events-clear)
+"$(dirname "$0")/../user-events-clear" "$t" || rc=1
 rmmod user_events && echo unloaded || rc=1
 exit "$rc"

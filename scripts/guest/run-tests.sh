@@ -148,6 +148,11 @@ done
 
 echo "# ue-run: runner"
 if loaded; then
+	# Every event pins the module: delete what the tests left (persistent
+	# events of the status page ABI and dynamic_events), as an admin would.
+	left=$(grep -c '^u:' "$tracing/dynamic_events")
+	echo "# $left event(s) left by the tests, deleted with user-events-clear"
+	check "user-events-clear before rmmod" "$(dirname "$0")/../user-events-clear"
 	rmout=$(rmmod "$modname" 2>&1)
 	st=$?
 	[[ -n $rmout ]] && echo "# $rmout"

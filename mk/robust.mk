@@ -11,11 +11,13 @@
 #   make check-debug     selftests, stress and fuzz regressions on a
 #                        KASAN/lockdep/kmemleak 6.12 kernel built once
 #                        (scripts/debug-kernel.sh)
+#   make check-kcsan     the same on a KCSAN/lockdep 6.12 kernel; data race
+#                        reports through the module fail the run
 #   make debug-kernel    only build that kernel (cached)
 # All end with "N passed, N failed". They build into build/robust/ (own
 # lock), so they can run while `make check` uses build/.
 
-.PHONY: stress fuzz fuzz-regress check-debug debug-kernel
+.PHONY: stress fuzz fuzz-regress check-debug check-kcsan debug-kernel
 
 stress:
 	@stress/run.sh
@@ -28,6 +30,9 @@ fuzz-regress:
 
 check-debug:
 	@scripts/debug-kernel.sh all
+
+check-kcsan:
+	@UE_DEBUG_FLAVOR=kcsan scripts/debug-kernel.sh all
 
 debug-kernel:
 	@scripts/debug-kernel.sh build

@@ -5,7 +5,12 @@
 # debug objects/lists, atomic-sleep checks) built once from the installed
 # linux-source-6.12 tarball and cached outside the repo, then the module's
 # selftests, the stress run and the fuzz regressions under it in a QEMU
-# guest, and a kmemleak scan after the module is unloaded.
+# guest, and a kmemleak scan after the module is unloaded. The kernel also
+# has fault injection (failslab, fail_page_alloc, usercopy; per task).
+# UE_DEBUG_FLAVOR=kcsan (`make check-kcsan`) builds and uses a KCSAN/lockdep
+# kernel instead (release suffix -uekcsan, no kmemleak): a data race report
+# whose stacks run through the module fails the run, the core kernel's own
+# are listed in the results directory's kcsan-other.log.
 #
 #   scripts/debug-kernel.sh [all]     build if needed, then test (default)
 #   scripts/debug-kernel.sh build     only build (and install into the cache)
@@ -40,13 +45,17 @@ if [[ ${1:-} == guest ]]; then
 	shift
 	kml=/sys/kernel/debug/kmemleak
 	modname=user_events
-	if [[ ! -w $kml ]]; then
+	if [[ $(uname -r) == *-uekcsan ]]; then
+		kml=	# the KCSAN kernel has no kmemleak
+	elif [[ ! -w $kml ]]; then
 		echo "not ok - debug: $kml is missing (kernel without kmemleak?)"
 		exit 1
 	fi
 	# Whatever boot leaked is not ours: scan, then forget it
-	echo scan >"$kml"
-	echo clear >"$kml"
+	if [[ -n $kml ]]; then
+		echo scan >"$kml"
+		echo clear >"$kml"
+	fi
 	"$@"
 	st=$?
 	# The command unloads the module; make sure it is gone
@@ -59,6 +68,7 @@ if [[ ${1:-} == guest ]]; then
 		echo "not ok - debug: module unloaded before the kmemleak scan"
 		st=1
 	fi
+	[[ -n $kml ]] || exit "$st"
 	# Objects must be unreferenced for a while before they count: scan twice
 	sleep 6
 	echo scan >"$kml"
@@ -84,10 +94,20 @@ export UE_BUILD_DIR=${UE_ROBUST_BUILD_DIR:-$repo/build/robust}
 
 mode=${1:-all}
 
+# The sanitizer flavour: kasan (KASAN, lockdep, kmemleak, fault injection;
+# the default) or kcsan (KCSAN and lockdep: KCSAN cannot be combined with
+# KASAN). Each has its own cache and release name.
+flavor=${UE_DEBUG_FLAVOR:-kasan}
+case $flavor in
+kasan) localversion=-uedebug ;;
+kcsan) localversion=-uekcsan ;;
+*) echo "UE_DEBUG_FLAVOR must be kasan or kcsan" >&2; exit 2 ;;
+esac
+
 config_fragment() {
+	echo "# --- identity"
+	echo "CONFIG_LOCALVERSION=\"$localversion\""
 	cat <<'EOF'
-# --- identity
-CONFIG_LOCALVERSION="-uedebug"
 # CONFIG_LOCALVERSION_AUTO is not set
 CONFIG_IKCONFIG=y
 CONFIG_IKCONFIG_PROC=y
@@ -145,13 +165,32 @@ CONFIG_DEBUG_INFO_BTF=y
 # CONFIG_DEBUG_INFO_BTF_MODULES is not set
 CONFIG_PREEMPT=y
 CONFIG_DEBUG_PREEMPT=y
+CONFIG_PROVE_LOCKING=y
+CONFIG_DEBUG_ATOMIC_SLEEP=y
+CONFIG_DEBUG_LIST=y
+CONFIG_DETECT_HUNG_TASK=y
+CONFIG_SOFTLOCKUP_DETECTOR=y
+CONFIG_HARDENED_USERCOPY=y
+EOF
+	if [[ $flavor == kcsan ]]; then
+		cat <<'EOF'
+# --- KCSAN: data races, reported when a watched value changes
+CONFIG_KCSAN=y
+CONFIG_KCSAN_REPORT_ONCE_IN_MS=3000
+CONFIG_KCSAN_REPORT_VALUE_CHANGE_ONLY=y
+CONFIG_KCSAN_ASSUME_PLAIN_WRITES_ATOMIC=y
+# CONFIG_KCSAN_STRICT is not set
+# CONFIG_KCSAN_INTERRUPT_WATCHER is not set
+# CONFIG_KASAN is not set
+EOF
+	else
+		cat <<'EOF'
+# --- KASAN, kmemleak, debug objects, UBSAN
 CONFIG_KASAN=y
 CONFIG_KASAN_GENERIC=y
 # Outline checks: the same reports, a much shorter build
 CONFIG_KASAN_OUTLINE=y
 CONFIG_KASAN_VMALLOC=y
-CONFIG_PROVE_LOCKING=y
-CONFIG_DEBUG_ATOMIC_SLEEP=y
 CONFIG_DEBUG_KMEMLEAK=y
 CONFIG_DEBUG_KMEMLEAK_MEM_POOL_SIZE=64000
 # CONFIG_DEBUG_KMEMLEAK_AUTO_SCAN is not set
@@ -167,12 +206,18 @@ CONFIG_UBSAN=y
 CONFIG_UBSAN_BOUNDS=y
 CONFIG_UBSAN_SHIFT=y
 # CONFIG_UBSAN_TRAP is not set
-CONFIG_DEBUG_LIST=y
 CONFIG_DEBUG_VM=y
-CONFIG_DETECT_HUNG_TASK=y
-CONFIG_SOFTLOCKUP_DETECTOR=y
 CONFIG_FORTIFY_SOURCE=y
-CONFIG_HARDENED_USERCOPY=y
+# --- fault injection: per-task failures (make-it-fail, fail-nth)
+CONFIG_FAULT_INJECTION=y
+CONFIG_FAULT_INJECTION_DEBUG_FS=y
+CONFIG_FAILSLAB=y
+CONFIG_FAIL_PAGE_ALLOC=y
+CONFIG_FAULT_INJECTION_USERCOPY=y
+CONFIG_FAULT_INJECTION_STACKTRACE_FILTER=y
+EOF
+	fi
+	cat <<'EOF'
 # --- trimmed: nothing the guest uses
 # CONFIG_DRM is not set
 # CONFIG_SOUND is not set
@@ -233,11 +278,16 @@ EOF
 # Options whose final value must be exactly what the fragment says.
 required_options=(
 	MODULES KALLSYMS_ALL KPROBES FTRACE DYNAMIC_FTRACE KPROBE_EVENTS UPROBES
-	PERF_EVENTS BPF_SYSCALL BPF_EVENTS TRACEPOINTS MMU_NOTIFIER PVH
+	PERF_EVENTS BPF_SYSCALL BPF_EVENTS TRACEPOINTS PVH
 	VIRTIO_PCI NET_9P_VIRTIO 9P_FS DEVTMPFS TMPFS DEBUG_FS
-	KASAN PROVE_LOCKING DEBUG_ATOMIC_SLEEP DEBUG_KMEMLEAK DEBUG_OBJECTS UBSAN
-	DEBUG_LIST DEBUG_INFO_BTF
+	PROVE_LOCKING DEBUG_ATOMIC_SLEEP DEBUG_LIST DEBUG_INFO_BTF
 )
+if [[ $flavor == kcsan ]]; then
+	required_options+=(KCSAN)
+else
+	required_options+=(KASAN DEBUG_KMEMLEAK DEBUG_OBJECTS UBSAN FAULT_INJECTION
+		FAILSLAB FAIL_PAGE_ALLOC FAULT_INJECTION_USERCOPY FAULT_INJECTION_DEBUG_FS)
+fi
 
 tarball() {
 	local t
@@ -250,6 +300,7 @@ tarball() {
 tar=$(tarball)
 key=$( (ue_files_key "$tar"; config_fragment) | sha256sum | cut -c1-16)
 base=$(ue_cache_dir)/debug-kernel
+[[ $flavor == kasan ]] || base=$base-$flavor
 cache=$base/$key
 src=$cache/src
 
@@ -382,6 +433,9 @@ link "$src/arch/x86/boot/bzImage" "/boot/vmlinuz-$rel"
 link "$mods" "/lib/modules/$rel"
 
 pass=0 fail=0 failed=()
+# KCSAN: only data races through the module count (scripts/guest/run.sh)
+kcsan_module=
+[[ $flavor == kcsan ]] && kcsan_module=user_events
 count() { # count <output.log> <label>: ok / not ok lines (SKIP fails)
 	local p f
 	p=$(grep -E '^ok( |$)' "$1" | grep -v -i -c -E '#[[:space:]]*skip' || true)
@@ -398,7 +452,7 @@ guest() { # guest <label> <timeout> <command...>
 	echo "===== $rel: $label"
 	opts=(-o "$res" -t "$tmo" --smp 2 -m 2G)
 	[[ ${V:-0} == 1 ]] || opts+=(-q)
-	"$UE_REPO/scripts/guest/run.sh" "${opts[@]}" "$rel" -- \
+	UE_KCSAN_MODULE=$kcsan_module "$UE_REPO/scripts/guest/run.sh" "${opts[@]}" "$rel" -- \
 		"$UE_REPO/scripts/debug-kernel.sh" guest "$@" || gstatus=$?
 	[[ ${V:-0} == 1 || ! -f $res/output.log ]] || cat "$res/output.log"
 	[[ -f $res/output.log ]] && count "$res/output.log" "$label"

@@ -97,7 +97,7 @@ outdir=${outdir:-$UE_BUILD/$rel/guest}
 mkdir -p "$outdir"
 outdir=$(cd "$outdir" && pwd)
 [[ $outdir != *[[:space:],]* ]] || ue_die "results dir must not contain spaces or commas: $outdir"
-rm -f "$outdir"/{console.log,output.log,cmd,result,problems}
+rm -f "$outdir"/{console.log,console.scanned,kcsan-other.log,output.log,cmd,result,problems}
 
 token=$(tr -dc 'a-f0-9' </proc/sys/kernel/random/uuid | head -c 16)
 
@@ -197,7 +197,28 @@ kpat+='blocked for more than|general protection fault|'
 kpat+='KASAN:|UBSAN:|unable to handle (kernel|page fault)|soft lockup|hard LOCKUP|'
 kpat+='detected stalls on CPU|stack-protector|refcount_t:|list_(add|del) corruption|'
 kpat+='double fault|kernel stack overflow)'
-mapfile -t klines < <(grep -a -E "\[ *[0-9]+\.[0-9]+\] .*$kpat" "$log" |
+# KCSAN kernels (UE_KCSAN_MODULE=<module>): a data race report counts only
+# when one of its stacks runs through the module; the core kernel's own
+# races are listed in DIR/kcsan-other.log and otherwise ignored.
+scan=$log
+if [[ -n ${UE_KCSAN_MODULE:-} ]]; then
+	scan=$outdir/console.scanned
+	awk -v mod="[$UE_KCSAN_MODULE]" -v other="$outdir/kcsan-other.log" '
+		/BUG: KCSAN:/ { inrep = 1; block = $0 "\n"; ours = 0; next }
+		inrep {
+			block = block $0 "\n"
+			if (index($0, mod)) ours = 1
+			if ($0 ~ /==========/) {
+				if (ours) printf "%s", block
+				else printf "%s", block >> other
+				inrep = 0
+			}
+			next
+		}
+		{ print }
+		END { if (inrep) printf "%s", block }' "$log" >"$scan"
+fi
+mapfile -t klines < <(grep -a -E "\[ *[0-9]+\.[0-9]+\] .*$kpat" "$scan" |
 	grep -a -v -E "\] (Kernel )?[Cc]ommand line: " | head -n 20 || true)
 if ((${#klines[@]})); then
 	problems+=("kernel reported a problem on the console:")

@@ -2080,6 +2080,16 @@ static long user_events_reg_status(struct user_event_file *info,
 	index = user_events_ref_add(info, user, created);
 	if (index < 0) {
 		ret = index;
+		/*
+		 * A failed registration creates nothing. No other one can have
+		 * found the event meanwhile: they are serialised by
+		 * user_event_mutex, which we hold.
+		 */
+		if (created) {
+			mutex_lock(ue_ksyms.event_mutex);
+			user->persist = false;
+			mutex_unlock(ue_ksyms.event_mutex);
+		}
 		goto put;
 	}
 

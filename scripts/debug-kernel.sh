@@ -37,7 +37,8 @@
 # UE_TEST_TIMEOUT (seconds per selftest program, default 2400),
 # UE_DEBUG_RACES (ue_races arguments, default "dup 2000 fork 50"),
 # UE_DEBUG_JOBS (make -j, default nproc), UE_DEBUG_SKIP="selftests stress
-# regress kmemleak" to skip parts. The last line is "N passed, N failed".
+# failnth regress kmemleak" to skip parts, UE_FAILNTH_MAX (fault points per
+# operation, default 200). The last line is "N passed, N failed".
 set -euo pipefail
 
 # --- inside the guest: kmemleak baseline, the command, unload, kmemleak scan
@@ -527,6 +528,10 @@ if [[ $skip != *" stress "* ]]; then
 	# 50 fork iterations instead of 300 (UE_DEBUG_RACES to change)
 	guest stress $((secs * 3 + 2400)) env "UE_RACES_ARGS=${UE_DEBUG_RACES:-dup 2000 fork 50}" \
 		"$UE_REPO/stress/guest.sh" "$ko" "$bindir/ue_stress" "$secs" "$seed"
+fi
+if [[ $flavor == kasan && $skip != *" failnth "* ]]; then
+	gcc -O2 -g -Wall -Wextra -Werror -I"$UE_REPO/include" -o "$bindir/ue_failnth" "$UE_REPO/faultinj/ue_failnth.c"
+	guest failnth 3600 "$UE_REPO/faultinj/guest.sh" "$ko" "$bindir/ue_failnth" "${UE_FAILNTH_MAX:-200}"
 fi
 if [[ $skip != *" regress "* ]]; then
 	shopt -s nullglob

@@ -1,0 +1,529 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Fault injection through every path of user_events.ko (run by
+ * `make check-debug` in the KASAN kernel, which has failslab,
+ * fail_page_alloc and fail_usercopy).
+ *
+ * For each operation, and for n = 1, 2, ...: make the n-th allocation or
+ * user copy of this thread fail (/proc/thread-self/fail-nth), but only in
+ * calls made from the module's code (the stack trace filter is set to the
+ * module's address range), run the operation, and check that it either
+ * succeeded or failed with a clean errno that the operation allows. Then
+ * check that it left nothing behind (events, enable bits, status), undo
+ * it, and go on with n + 1, until the operation completes without
+ * reaching the n-th fault point. The kernel log must stay clean (the
+ * guest runner checks it) and kmemleak must find nothing after the module
+ * is unloaded (debug-kernel.sh checks that).
+ *
+ *   ue_failnth [max faults per operation, default 200]
+ *
+ * Output: TAP, one line per operation, then "N passed, N failed".
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <linux/perf_event.h>
+
+#define USER_EVENTS_REMOTE_WRITE_ABI
+#include "uapi/linux/user_events.h"
+
+#define TRACEFS "/sys/kernel/tracing"
+#define DATA TRACEFS "/user_events_data"
+#define STATUS TRACEFS "/user_events_status"
+#define DYN TRACEFS "/dynamic_events"
+#define DEBUGFS "/sys/kernel/debug"
+
+static int passed, failed, max_n = 200;
+static __u64 word;
+
+static int write_str(const char *path, const char *s)
+{
+	int fd = open(path, O_WRONLY | O_CLOEXEC), ret = 0;
+
+	if (fd < 0)
+		return -errno;
+	if (write(fd, s, strlen(s)) < 0)
+		ret = -errno;
+	close(fd);
+	return ret;
+}
+
+static int read_str(const char *path, char *buf, size_t size)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t n;
+
+	if (fd < 0)
+		return -errno;
+	n = read(fd, buf, size - 1);
+	close(fd);
+	if (n < 0)
+		return -errno;
+	buf[n] = '\0';
+	return 0;
+}
+
+/* "Active: N" of user_events_status, or -errno */
+static long active_events(void)
+{
+	static char buf[1 << 20];
+	char *p;
+
+	if (read_str(STATUS, buf, sizeof(buf)))
+		return -errno;
+	p = strstr(buf, "Active: ");
+	return p ? strtol(p + 8, NULL, 10) : -EINVAL;
+}
+
+/* Arms the n-th fault point of this thread; 0 disarms */
+static void fail_nth(int n)
+{
+	char s[16];
+
+	snprintf(s, sizeof(s), "%d", n);
+	if (write_str("/proc/thread-self/fail-nth", s)) {
+		printf("Bail out! cannot write /proc/thread-self/fail-nth\n");
+		exit(2);
+	}
+}
+
+/* True when the armed fault was injected (fail-nth reads 0) */
+static bool fault_fired(void)
+{
+	char s[16] = "";
+
+	read_str("/proc/thread-self/fail-nth", s, sizeof(s));
+	return atoi(s) == 0;
+}
+
+/*
+ * Faults only in calls from the module: its text range as the stack
+ * trace filter of every fault type, and no rate limit, no messages.
+ */
+static int setup(void)
+{
+	static const char *const kinds[] = { "failslab", "fail_page_alloc",
+					     "fail_usercopy" };
+	char path[256], buf[256], val[64];
+	unsigned long base = 0, size = 0;
+	unsigned int i;
+	FILE *f;
+
+	f = fopen("/proc/modules", "r");
+	if (!f)
+		return -errno;
+	while (fgets(buf, sizeof(buf), f)) {
+		char name[64], addr[32];
+
+		if (sscanf(buf, "%63s %lu %*s %*s %*s %31s", name, &size,
+			   addr) == 3 && !strcmp(name, "user_events")) {
+			base = strtoul(addr, NULL, 16);
+			break;
+		}
+	}
+	fclose(f);
+	if (!base)
+		return -ENOENT;
+
+	for (i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++) {
+		const char *const set[][2] = {
+			{ "verbose", "0" },
+			{ "probability", "0" },
+			{ "times", "-1" },
+			{ "stacktrace-depth", "32" },
+			{ "ignore-gfp-wait", "N" },
+			{ "ignore-gfp-highmem", "N" },
+			{ "min-order", "0" },
+		};
+		unsigned int j;
+
+		for (j = 0; j < sizeof(set) / sizeof(set[0]); j++) {
+			snprintf(path, sizeof(path), "%s/%s/%s", DEBUGFS,
+				 kinds[i], set[j][0]);
+			/* Not every kind has every file */
+			write_str(path, set[j][1]);
+		}
+		snprintf(path, sizeof(path), "%s/%s/require-start", DEBUGFS,
+			 kinds[i]);
+		snprintf(val, sizeof(val), "%lu", base);
+		if (write_str(path, val))
+			return -errno;
+		snprintf(path, sizeof(path), "%s/%s/require-end", DEBUGFS,
+			 kinds[i]);
+		snprintf(val, sizeof(val), "%lu", base + size);
+		if (write_str(path, val))
+			return -errno;
+	}
+	return 0;
+}
+
+static void tap(bool ok, const char *fmt, ...)
+{
+	va_list ap;
+
+	printf("%s %d - ", ok ? "ok" : "not ok", passed + failed + 1);
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	printf("\n");
+	fflush(stdout);
+	if (ok)
+		passed++;
+	else
+		failed++;
+}
+
+static int reg(int fd, const char *desc, __u16 flags, __u8 bit, int *idx)
+{
+	struct user_reg r = {
+		.size = sizeof(r),
+		.enable_size = sizeof(word),
+		.enable_bit = bit,
+		.flags = flags,
+		.enable_addr = (__u64)(uintptr_t)&word,
+		.name_args = (__u64)(uintptr_t)desc,
+	};
+
+	if (ioctl(fd, DIAG_IOCSREG, &r) < 0)
+		return -errno;
+	if (idx)
+		*idx = r.write_index;
+	return 0;
+}
+
+static int reg_status_abi(int fd, const char *desc)
+{
+	struct user_status_reg r = {
+		.size = sizeof(r),
+		.name_args = (__u64)(uintptr_t)desc,
+	};
+
+	return ioctl(fd, DIAG_IOCSREG, &r) < 0 ? -errno : 0;
+}
+
+static int unreg(int fd, __u8 bit)
+{
+	struct user_unreg u = {
+		.size = sizeof(u),
+		.disable_bit = bit,
+		.disable_addr = (__u64)(uintptr_t)&word,
+	};
+
+	return ioctl(fd, DIAG_IOCSUNREG, &u) < 0 ? -errno : 0;
+}
+
+static int del(int fd, const char *name)
+{
+	return ioctl(fd, DIAG_IOCSDEL, name) < 0 ? -errno : 0;
+}
+
+static int enable(const char *name, bool on)
+{
+	char path[256];
+
+	snprintf(path, sizeof(path), TRACEFS "/events/user_events/%s/enable",
+		 name);
+	return write_str(path, on ? "1" : "0");
+}
+
+static int perf_open(const char *name)
+{
+	struct perf_event_attr pe = { 0 };
+	char path[256], buf[32];
+	int fd;
+
+	snprintf(path, sizeof(path), TRACEFS "/events/user_events/%s/id",
+		 name);
+	if (read_str(path, buf, sizeof(buf)))
+		return -errno;
+	pe.type = PERF_TYPE_TRACEPOINT;
+	pe.size = sizeof(pe);
+	pe.config = strtoull(buf, NULL, 10);
+	pe.sample_period = 1;
+	pe.sample_type = PERF_SAMPLE_RAW;
+	fd = syscall(__NR_perf_event_open, &pe, -1, 0, -1, PERF_FLAG_FD_CLOEXEC);
+	return fd < 0 ? -errno : fd;
+}
+
+static bool allowed(int ret, const int *ok)
+{
+	for (; *ok != -1; ok++)
+		if (ret == -*ok)
+			return true;
+	return ret == 0;
+}
+
+static const int alloc_errnos[] = { ENOMEM, EFAULT, -1 };
+
+/*
+ * One operation under fault injection. @op returns 0 or -errno; @undo
+ * (may be NULL) reverts a success; afterwards the number of events must
+ * be @want_active. Returns with the TAP line printed.
+ */
+static void run(const char *what, int (*op)(void), void (*undo)(void),
+		const int *ok, long want_active)
+{
+	int n, ret, bad = 0, fired = 0;
+	long active;
+
+	for (n = 1; n <= max_n; n++) {
+		fail_nth(n);
+		ret = op();
+		if (!fault_fired()) {
+			fail_nth(0);
+			/* Past the last fault point: it must have worked */
+			if (ret) {
+				printf("# %s: %d without a fault\n", what, ret);
+				bad++;
+			}
+			if (!ret && undo)
+				undo();
+			break;
+		}
+		fired++;
+		if (!allowed(ret, ok)) {
+			printf("# %s: fault %d gave %d (%s)\n", what, n, ret,
+			       strerror(-ret));
+			bad++;
+		}
+		if (!ret && undo)
+			undo();
+		active = active_events();
+		if (active != want_active) {
+			printf("# %s: fault %d left %ld events (want %ld)\n",
+			       what, n, active, want_active);
+			bad++;
+			break;
+		}
+	}
+	if (n > max_n) {
+		printf("# %s: still reaching fault points after %d\n", what,
+		       max_n);
+		bad++;
+	}
+	tap(!bad, "%s: %d fault points, each a clean errno", what, fired);
+}
+
+static int data_fd = -1;
+
+static int op_open(void)
+{
+	int fd = open(DATA, O_RDWR | O_CLOEXEC);
+
+	if (fd < 0)
+		return -errno;
+	close(fd);
+	return 0;
+}
+
+static int op_reg_status(void)
+{
+	return reg_status_abi(data_fd, "fi_status u32 a; char[8] s");
+}
+
+static void undo_reg_status(void)
+{
+	/* The index stays with data_fd: reopen it to drop it */
+	close(data_fd);
+	data_fd = open(DATA, O_RDWR | O_CLOEXEC);
+	del(data_fd, "fi_status");
+}
+
+/* Each remote write registration in a fresh file, closed afterwards */
+static int op_reg_write(void)
+{
+	int fd = open(DATA, O_RDWR | O_CLOEXEC), ret;
+
+	if (fd < 0)
+		return -errno;
+	ret = reg(fd, "fi_write u32 a; __data_loc char[] s", 0, 1, NULL);
+	if (!ret)
+		ret = unreg(fd, 1);
+	close(fd);
+	return ret;
+}
+
+static int op_reg_multi(void)
+{
+	int fd = open(DATA, O_RDWR | O_CLOEXEC), ret;
+
+	if (fd < 0)
+		return -errno;
+	ret = reg(fd, "fi_multi u64 a", USER_EVENT_REG_MULTI_FORMAT, 2, NULL);
+	if (!ret)
+		ret = unreg(fd, 2);
+	close(fd);
+	return ret;
+}
+
+static int op_dyn(void)
+{
+	int ret = write_str(DYN, "u:fi_dyn u32 a; u64 b");
+
+	if (!ret)
+		ret = write_str(DYN, "!u:fi_dyn");
+	return ret;
+}
+
+static int enabled_idx;
+
+static int op_write(void)
+{
+	struct {
+		__u32 idx;
+		__u32 a;
+		__u32 loc;
+		char s[8];
+	} rec = { enabled_idx, 7, DYN_LOC(8, 3), "hi" };
+	struct iovec iov[2] = {
+		{ &rec, 4 },
+		{ &rec.a, sizeof(rec) - 4 },
+	};
+
+	if (writev(data_fd, iov, 2) < 0)
+		return -errno;
+	return 0;
+}
+
+static int op_enable(void)
+{
+	int ret = enable("fi_live", true);
+
+	if (!ret)
+		ret = enable("fi_live", false);
+	return ret;
+}
+
+static int op_perf(void)
+{
+	int fd = perf_open("fi_live");
+
+	if (fd < 0)
+		return fd;
+	close(fd);
+	return 0;
+}
+
+static int op_status_read(void)
+{
+	return active_events() < 0 ? -EIO : 0;
+}
+
+int main(int argc, char **argv)
+{
+	int ret, fd;
+	long base;
+
+	if (argc > 1)
+		max_n = atoi(argv[1]);
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	ret = setup();
+	if (ret) {
+		printf("Bail out! fault injection setup: %s\n", strerror(-ret));
+		printf("0 passed, 1 failed\n");
+		return 1;
+	}
+	data_fd = open(DATA, O_RDWR | O_CLOEXEC);
+	if (data_fd < 0) {
+		printf("Bail out! open %s: %s\n", DATA, strerror(errno));
+		printf("0 passed, 1 failed\n");
+		return 1;
+	}
+	base = active_events();
+	printf("# %ld events exist before the run\n", base);
+
+	run("open user_events_data", op_open, NULL, alloc_errnos, base);
+	run("DIAG_IOCSREG, status page ABI, new event", op_reg_status,
+	    undo_reg_status, alloc_errnos, base);
+	run("DIAG_IOCSREG + DIAG_IOCSUNREG, remote write, new event",
+	    op_reg_write, NULL, alloc_errnos, base);
+	run("DIAG_IOCSREG + DIAG_IOCSUNREG, multi-format", op_reg_multi,
+	    NULL, alloc_errnos, base);
+	run("u: and !u: in dynamic_events", op_dyn, NULL, alloc_errnos, base);
+	run("read user_events_status", op_status_read, NULL, alloc_errnos,
+	    base);
+
+	/* DIAG_IOCSUNREG alone: the enabler set up outside injection */
+	fd = open(DATA, O_RDWR | O_CLOEXEC);
+	ret = reg(fd, "fi_unreg u32 a", 0, 3, NULL);
+	{
+		int n, bad = ret != 0, fired = 0;
+
+		for (n = 1; !bad && n <= max_n; n++) {
+			fail_nth(n);
+			ret = unreg(fd, 3);
+			if (!fault_fired()) {
+				fail_nth(0);
+				bad = ret != 0;
+				break;
+			}
+			fired++;
+			if (!ret)
+				ret = reg(fd, "fi_unreg u32 a", 0, 3, NULL);
+			else if (ret != -ENOMEM && ret != -EFAULT)
+				bad = 1;
+		}
+		tap(!bad, "DIAG_IOCSUNREG: %d fault points, each a clean errno",
+		    fired);
+	}
+	close(fd);
+
+	/* DIAG_IOCSDEL alone */
+	{
+		int n, bad = 0, fired = 0;
+
+		for (n = 1; !bad && n <= max_n; n++) {
+			if (write_str(DYN, "u:fi_del u32 a") && n == 1)
+				bad = 1;
+			fail_nth(n);
+			ret = del(data_fd, "fi_del");
+			if (!fault_fired()) {
+				fail_nth(0);
+				bad = ret != 0;
+				break;
+			}
+			fired++;
+			if (ret && ret != -ENOMEM && ret != -EFAULT)
+				bad = 1;
+		}
+		write_str(DYN, "!u:fi_del");
+		tap(!bad && active_events() == base,
+		    "DIAG_IOCSDEL: %d fault points, each a clean errno", fired);
+	}
+
+	/* Writes, enabling and perf on a live event */
+	ret = reg(data_fd, "fi_live u32 a; __data_loc char[] s", 0, 4,
+		  &enabled_idx);
+	if (ret) {
+		tap(false, "register fi_live: %s", strerror(-ret));
+	} else {
+		run("enable and disable in ftrace", op_enable, NULL,
+		    alloc_errnos, base + 1);
+		run("perf_event_open and close", op_perf, NULL,
+		    (const int[]){ ENOMEM, EFAULT, ENOENT, EINVAL, -1 },
+		    base + 1);
+		enable("fi_live", true);
+		run("writev of a record, ftrace on", op_write, NULL,
+		    alloc_errnos, base + 1);
+		enable("fi_live", false);
+		unreg(data_fd, 4);
+	}
+
+	close(data_fd);
+	tap(active_events() == base, "nothing left: %ld events (want %ld)",
+	    active_events(), base);
+	printf("%d passed, %d failed\n", passed, failed);
+	return failed ? 1 : 0;
+}

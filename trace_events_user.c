@@ -69,18 +69,20 @@ MODULE_PARM_DESC(max_events,
 
 /*
  * Bounds per user (real uid of the registering process), so that one
- * member of a granted group cannot take every event slot or pin unbounded
- * kernel memory. 0: no bound (for setups where only root registers).
+ * member of a granted group cannot take every event slot (nor, with the
+ * default, more than half of the status bytes) or pin unbounded kernel
+ * memory. Root is bounded only by max_events and max_enablers. 0: no
+ * bound.
  */
-static unsigned int max_events_per_uid = 4096;
+static unsigned int max_events_per_uid = 2048;
 module_param(max_events_per_uid, uint, 0444);
 MODULE_PARM_DESC(max_events_per_uid,
-		 "Maximum number of user events one user may have created that exist at once, 0 for no limit (default 4096)");
+		 "Maximum number of user events one user other than root may have created that exist at once, 0 for no limit (default 2048)");
 
 static unsigned int max_enablers_per_uid = 262144;
 module_param(max_enablers_per_uid, uint, 0444);
 MODULE_PARM_DESC(max_enablers_per_uid,
-		 "Maximum number of enable bits one user may have registered, in all processes, 0 for no limit (default 262144)");
+		 "Maximum number of enable bits one user other than root may have registered, in all processes, 0 for no limit (default 262144)");
 
 /*
  * Who may open the files: root only by default. An administrator can grant
@@ -232,7 +234,7 @@ static unsigned int user_event_count;
 /* Unused events the tracing core kept busy; deleted when it lets go */
 static LIST_HEAD(user_event_reap_list);
 static void user_event_reap_fn(struct work_struct *work);
-static DECLARE_WORK(user_event_reap_work, user_event_reap_fn);
+static DECLARE_DELAYED_WORK(user_event_reap_work, user_event_reap_fn);
 
 static u64 user_event_multi_id;
 static struct workqueue_struct *user_event_wq;
@@ -306,7 +308,9 @@ int user_event_charge(kuid_t uid, enum user_event_quota_kind kind, bool force)
 		q->uid = uid;
 		hash_add(user_event_quotas, &q->node, __kuid_val(uid));
 	}
-	if (!force && limit && q->count[kind] >= limit)
+	/* Root is bounded by the global limits only */
+	if (!force && limit && q->count[kind] >= limit &&
+	    !uid_eq(uid, GLOBAL_ROOT_UID))
 		ret = -EMFILE;
 	else
 		q->count[kind]++;
@@ -1018,6 +1022,22 @@ static void user_event_get_locked(struct user_event *user)
 
 static int user_event_destroy(struct user_event *user);
 
+/*
+ * An unused event could not be deleted yet (the tracing core holds it):
+ * retried by the reap work, and by every registration, deletion and read
+ * of user_events_status. Nothing tells us when an eprobe or a hist
+ * variable lets go of an event, so the work retries every second while
+ * the list is not empty.
+ */
+static void user_event_reap_later(struct user_event *user)
+{
+	lockdep_assert_held(ue_ksyms.event_mutex);
+
+	if (list_empty(&user->reap_link))
+		list_add_tail(&user->reap_link, &user_event_reap_list);
+	queue_delayed_work(user_event_wq, &user_event_reap_work, HZ);
+}
+
 /* The last user went away; event_mutex held */
 static void user_event_unused(struct user_event *user)
 {
@@ -1027,9 +1047,8 @@ static void user_event_unused(struct user_event *user)
 		return;
 
 	/* The tracing core still uses it: delete it when it lets go */
-	if (user_event_destroy(user) == -EBUSY &&
-	    list_empty(&user->reap_link))
-		list_add_tail(&user->reap_link, &user_event_reap_list);
+	if (user_event_destroy(user))
+		user_event_reap_later(user);
 }
 
 /* Drops a reference; event_mutex held */
@@ -1073,6 +1092,9 @@ static void user_event_reap_fn(struct work_struct *work)
 {
 	mutex_lock(ue_ksyms.event_mutex);
 	user_event_reap_all();
+	/* Those still held by the tracing core: try again in a second */
+	if (!list_empty(&user_event_reap_list))
+		queue_delayed_work(user_event_wq, &user_event_reap_work, HZ);
 	mutex_unlock(ue_ksyms.event_mutex);
 }
 
@@ -1111,7 +1133,7 @@ static void user_event_update_status(struct user_event *user, bool perf)
 	if (!status && !user->persist && !refcount_read(&user->refcnt)) {
 		if (list_empty(&user->reap_link))
 			list_add_tail(&user->reap_link, &user_event_reap_list);
-		queue_work(user_event_wq, &user_event_reap_work);
+		mod_delayed_work(user_event_wq, &user_event_reap_work, 0);
 	}
 }
 
@@ -1594,24 +1616,24 @@ static ssize_t user_events_write_iter(struct kiocb *kiocb,
 
 /* Event creation and removal */
 
+/*
+ * The credentials events are added and removed with: the loader's (root),
+ * made once at load time so that removing an event allocates nothing.
+ */
+static const struct cred *user_event_cred;
+
 static int user_event_set_call_visible(struct user_event *user, bool visible)
 {
 	const struct cred *old_cred;
-	struct cred *cred;
 	int ret;
 
 	lockdep_assert_held(ue_ksyms.event_mutex);
-
-	cred = prepare_creds();
-	if (!cred)
-		return -ENOMEM;
 
 	/*
 	 * The event's tracefs directory is created on behalf of whoever may
 	 * open user_events_data; create it as root like every other event.
 	 */
-	cred->fsuid = GLOBAL_ROOT_UID;
-	old_cred = override_creds(cred);
+	old_cred = override_creds(user_event_cred);
 
 	if (visible)
 		ret = trace_add_event_call(&user->call);
@@ -1619,7 +1641,6 @@ static int user_event_set_call_visible(struct user_event *user, bool visible)
 		ret = trace_remove_event_call(&user->call);
 
 	revert_creds(old_cred);
-	put_cred(cred);
 
 	return ret;
 }
@@ -1673,17 +1694,6 @@ static int user_event_register(struct user_event *user)
 		goto free;
 	}
 
-	user->owner = current_uid();
-	ret = user_event_charge(user->owner, UE_QUOTA_EVENTS, false);
-	if (ret)
-		goto free;
-
-	/* The event pins the module until it is freed; none once rmmod began */
-	if (!try_module_get(THIS_MODULE)) {
-		ret = -ENODEV;
-		goto uncharge;
-	}
-
 	ret = user_event_build_print_fmt(user);
 	if (ret)
 		goto free;
@@ -1703,7 +1713,7 @@ static int user_event_register(struct user_event *user)
 		user->call_name = kstrdup(user->name, GFP_KERNEL_ACCOUNT);
 	if (!user->call_name) {
 		ret = -ENOMEM;
-		goto put_module;
+		goto free;
 	}
 	INIT_LIST_HEAD(&user->reap_link);
 	user->class.reg = user_event_reg;
@@ -1714,6 +1724,18 @@ static int user_event_register(struct user_event *user)
 	user->call.data = user;
 	user->call.event.funcs = &user_event_funcs;
 	user->call.flags = TRACE_EVENT_FL_TRACEPOINT | TRACE_EVENT_FL_DYNAMIC;
+
+	/* Everything that can fail below is undone by the labels at the end */
+	user->owner = current_uid();
+	ret = user_event_charge(user->owner, UE_QUOTA_EVENTS, false);
+	if (ret)
+		goto free;
+
+	/* The event pins the module until it is deleted; none once rmmod began */
+	if (!try_module_get(THIS_MODULE)) {
+		ret = -ENODEV;
+		goto uncharge;
+	}
 
 	if (!register_trace_event(&user->call.event)) {
 		ret = -ENODEV;
@@ -2494,6 +2516,7 @@ static int __init user_events_check_params(void)
 
 static int __init user_events_init(void)
 {
+	struct cred *cred;
 	int ret;
 
 	ret = user_events_check_params();
@@ -2518,10 +2541,19 @@ static int __init user_events_init(void)
 		goto free_page;
 	}
 
+	cred = prepare_creds();
+	if (!cred) {
+		ret = -ENOMEM;
+		goto free_buffer;
+	}
+	cred->fsuid = GLOBAL_ROOT_UID;
+	cred->fsgid = GLOBAL_ROOT_GID;
+	user_event_cred = cred;
+
 	user_event_wq = alloc_workqueue("user_events", WQ_UNBOUND, 0);
 	if (!user_event_wq) {
 		ret = -ENOMEM;
-		goto free_buffer;
+		goto put_cred;
 	}
 
 	ret = user_events_mm_init();
@@ -2556,6 +2588,8 @@ mm_exit:
 	user_events_mm_exit();
 free_wq:
 	destroy_workqueue(user_event_wq);
+put_cred:
+	put_cred(user_event_cred);
 free_buffer:
 	free_percpu(write_buffer);
 free_page:
@@ -2587,12 +2621,13 @@ static void __exit user_events_exit(void)
 
 	user_events_mm_exit();
 	/* A reap queued before the last event was deleted finds nothing */
-	cancel_work_sync(&user_event_reap_work);
+	cancel_delayed_work_sync(&user_event_reap_work);
 	destroy_workqueue(user_event_wq);
 	WARN_ON(user_event_count);
 
 	/* Wait for RCU callbacks freeing arrays and events */
 	rcu_barrier();
+	put_cred(user_event_cred);
 
 	free_percpu(write_buffer);
 	ClearPageReserved(virt_to_page(status_page));

@@ -46,6 +46,8 @@
 #define DEBUGFS "/sys/kernel/debug"
 
 static int passed, failed, max_n = 200;
+static long base_active;
+static long base_refcnt;
 static __u64 word;
 
 static int write_str(const char *path, const char *s)
@@ -85,6 +87,16 @@ static long active_events(void)
 		return -errno;
 	p = strstr(buf, "Active: ");
 	return p ? strtol(p + 8, NULL, 10) : -EINVAL;
+}
+
+/* The module's reference count: each event, open file and mm record */
+static long module_refcnt(void)
+{
+	char buf[32];
+
+	if (read_str("/sys/module/user_events/refcnt", buf, sizeof(buf)))
+		return -errno;
+	return strtol(buf, NULL, 10);
 }
 
 /* Arms the n-th fault point of this thread; 0 disarms */
@@ -307,6 +319,17 @@ static void run(const char *what, int (*op)(void), void (*undo)(void),
 			bad++;
 			break;
 		}
+		/*
+		 * Each event pins the module: a leaked reference shows here
+		 * (the record of this address space may come and go)
+		 */
+		if (module_refcnt() > base_refcnt + (want_active - base_active)) {
+			printf("# %s: fault %d left module refcnt %ld (want %ld)\n",
+			       what, n, module_refcnt(),
+			       base_refcnt + (want_active - base_active));
+			bad++;
+			break;
+		}
 	}
 	if (n > max_n) {
 		printf("# %s: still reaching fault points after %d\n", what,
@@ -441,8 +464,19 @@ int main(int argc, char **argv)
 		printf("0 passed, 1 failed\n");
 		return 1;
 	}
+	/* This address space's record of enablers: made now, kept */
+	ret = reg(data_fd, "fi_setup u32 a", 0, 5, NULL);
+	if (!ret)
+		unreg(data_fd, 5);
+	close(data_fd);
+	data_fd = open(DATA, O_RDWR | O_CLOEXEC);
 	base = active_events();
-	printf("# %ld events exist before the run\n", base);
+	base_active = base;
+	/* Reaped mm records of earlier processes drop from a work item */
+	sleep(1);
+	base_refcnt = module_refcnt();
+	printf("# %ld events exist before the run, module refcnt %ld\n", base,
+	       base_refcnt);
 
 	run("open user_events_data", op_open, NULL, alloc_errnos, base);
 	run("DIAG_IOCSREG, status page ABI, new event", op_reg_status,

@@ -2,8 +2,10 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # `make check`: build user_events.ko for each target kernel (W=1, no warnings
-# allowed), build the selftests, boot each kernel in QEMU and run the
-# selftests there against the module, then count the TAP results.
+# allowed), build the selftests (ours, and upstream's four user_events
+# selftest programs from the linux-source-6.12 package, unmodified, as
+# upstream_*), boot each kernel in QEMU and run them all there against the
+# module, then count the TAP results.
 #
 # Environment:
 #   KVERS="rel ..."      kernels to test (default: scripts/kernels.sh)
@@ -43,10 +45,12 @@ ue_lock_build
 section "setup"
 "$UE_REPO/scripts/setup.sh"
 harness=$("$UE_REPO/scripts/setup.sh" --harness-dir)
+upstream=$("$UE_REPO/scripts/setup.sh" --upstream-dir)
 mapfile -t kernels < <("$UE_REPO/scripts/kernels.sh")
 ((${#kernels[@]})) || ue_die "no kernels to test"
 echo "kernels: ${kernels[*]}"
 echo "kselftest harness: $harness"
+echo "upstream selftests: $upstream"
 
 total_pass=0
 total_fail=0
@@ -63,7 +67,7 @@ srcs=("$testsrc"/*_test.c "$testsrc"/*_test.sh)
 shopt -u nullglob
 mk=()
 if [[ -f $testsrc/Makefile ]]; then
-	mk=(make -C "$testsrc" "HARNESS_DIR=$harness" "OUT=$testout")
+	mk=(make -C "$testsrc" "HARNESS_DIR=$harness" "UPSTREAM_DIR=$upstream" "OUT=$testout")
 elif ((${#srcs[@]})); then
 	echo "(no $testsrc/Makefile: using scripts/selftests-fallback.mk)"
 	mk=(make -C "$testsrc" -f "$UE_REPO/scripts/selftests-fallback.mk"

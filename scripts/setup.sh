@@ -116,14 +116,14 @@ UPSTREAM_MEMBERS=(
 	include/uapi/linux/user_events.h
 )
 upstream_dir() {
-	local tarball key dir tmp f missing=0
+	local tarball key dir tmp f stale=0
 	tarball=$(source_tarball)
 	key=$(ue_files_key "$tarball")
 	dir=$(ue_cache_dir)/upstream-selftests/$key
 	for f in "${UPSTREAM_MEMBERS[@]}"; do
-		[[ -f $dir/$f ]] || missing=1
+		[[ -f $dir/$f ]] || stale=1
 	done
-	if ((missing)); then
+	if ((stale)); then
 		mkdir -p "${dir%/*}"
 		tmp=$(mktemp -d "${dir}.tmp.XXXXXX")
 		# The members are spread over the archive: this reads most of it

@@ -52,6 +52,8 @@
 #define MAX_NAME_LEN 255
 #define MAX_FIELDS 64
 #define MAX_FIELD_ARRAY_SIZE 1024
+/* Characters of an array count between the brackets, as upstream allows */
+#define MAX_FIELD_ARRAY_DIGITS 6
 #define MAX_STRUCT_SIZE 1024
 
 /* Largest payload a write may carry: a record must fit a ring buffer page */
@@ -605,8 +607,18 @@ static int user_event_parse_field(struct user_event *user, char *text,
 		if (!end || end[1] || base->size != 1 ||
 		    !strcmp(base->name, "s8"))
 			goto inval;
+		/*
+		 * The count in base 0, as upstream reads it: "20", "0x14" and
+		 * "024" are all 20 (and "+20", as kstrtouint() allows); at most
+		 * MAX_FIELD_ARRAY_DIGITS characters (upstream copies them to
+		 * an 8-byte buffer with the ']'). The type keeps the text as
+		 * written: "char[0x14]" and "char[20]" are different types
+		 * when registrations of one name are compared, as upstream.
+		 */
+		if (end - bracket - 1 > MAX_FIELD_ARRAY_DIGITS)
+			goto inval;
 		*end = '\0';
-		if (kstrtouint(bracket + 1, 10, &count) || !count ||
+		if (kstrtouint(bracket + 1, 0, &count) || !count ||
 		    count > MAX_FIELD_ARRAY_SIZE)
 			goto inval;
 		*end = ']';

@@ -63,6 +63,7 @@
 #define MAX_NAME 255
 #define MAX_FIELDS 64
 #define MAX_ARRAY 1024
+#define MAX_ARRAY_DIGITS 6	/* characters of an array count */
 #define MAX_STRUCT 1024
 #define MAX_PAYLOAD 3968
 
@@ -375,6 +376,45 @@ static bool dec(const char *s, long long *v)
 	return !*end && !errno;
 }
 
+/*
+ * kstrtouint(s, 0, ...): an optional '+', then "0x"/"0X" and hex digits
+ * (when a hex digit follows the 'x'), "0" and octal digits, or decimal
+ * digits; nothing else
+ */
+static bool base0(const char *s, long long *v)
+{
+	unsigned long long x = 0;
+	int base = 10, d;
+
+	if (*s == '+')
+		s++;
+	if (s[0] == '0') {
+		if (tolower((unsigned char)s[1]) == 'x' && isxdigit((unsigned char)s[2])) {
+			base = 16;
+			s += 2;
+		} else {
+			base = 8;
+		}
+	}
+	if (!*s)
+		return false;
+	for (; *s; s++) {
+		if (isdigit((unsigned char)*s))
+			d = *s - '0';
+		else if (isalpha((unsigned char)*s))
+			d = tolower((unsigned char)*s) - 'a' + 10;
+		else
+			return false;
+		if (d >= base)
+			return false;
+		x = x * base + d;
+		if (x > 0xffffffffULL)
+			return false;
+	}
+	*v = (long long)x;
+	return true;
+}
+
 static bool model_field(struct model *m, char *text, char names_[][MAX_NAME + 2])
 {
 	char *w[6];
@@ -438,8 +478,9 @@ static bool model_field(struct model *m, char *text, char names_[][MAX_NAME + 2]
 			if (!end || end[1] || mtypes[t].size != 1 || !strcmp(mtypes[t].name, "s8"))
 				return m->why = "bad array type", false;
 			*end = 0;
-			/* kstrtouint(): decimal, an optional '+' */
-			if (!dec(br + 1, &v) || v < 1 || v > MAX_ARRAY)
+			/* at most 6 characters, kstrtouint(..., 0, ...) */
+			if (strlen(br + 1) > MAX_ARRAY_DIGITS || !base0(br + 1, &v) ||
+			    v < 1 || v > MAX_ARRAY)
 				return m->why = "bad array size", false;
 			size = v;
 		} else {
@@ -571,9 +612,14 @@ static int gen_field(struct rng *r, char *out, int max, int i)
 	snprintf(type, sizeof(type), "%s", gtypes[rn(r, one_in(r, 5) ? sizeof(gtypes) / sizeof(gtypes[0]) : 14)]);
 	switch (k) {
 	case 0: case 1: { /* array */
-		static const char *counts[] = { "1", "8", "1024", "1025", "0", "-1", "", "abc", "+4", "0x10", "4294967297", "16" };
+		static const char *const counts[] = {
+			"1", "8", "1024", "1025", "0", "-1", "", "abc", "+4", "0x10",
+			"4294967297", "16", "0x14", "024", "0x", "08", "0x401", "0x400",
+			"02000", "0x0014", "0x00014", "0X1f", "0xg", "00",
+		};
 
-		return snprintf(out, max, "%s[%s] %s", type, counts[rn(r, 12)], fname);
+		return snprintf(out, max, "%s[%s] %s", type,
+				counts[rn(r, sizeof(counts) / sizeof(counts[0]))], fname);
 	}
 	case 2: /* dynamic */
 		return snprintf(out, max, "%s %s[] %s", one_in(r, 2) ? "__data_loc" : "__rel_loc",

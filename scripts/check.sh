@@ -2,8 +2,10 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # `make check`: build user_events.ko for each target kernel (W=1, no warnings
-# allowed), build the selftests, boot each kernel in QEMU and run the
-# selftests there against the module, then count the TAP results.
+# allowed), build the selftests (ours, and upstream's four user_events
+# selftest programs from the linux-source-6.12 package, unmodified, as
+# upstream_*), boot each kernel in QEMU and run them all there against the
+# module, then count the TAP results.
 #
 # Environment:
 #   KVERS="rel ..."      kernels to test (default: scripts/kernels.sh)
@@ -43,13 +45,17 @@ ue_lock_build
 section "setup"
 "$UE_REPO/scripts/setup.sh"
 harness=$("$UE_REPO/scripts/setup.sh" --harness-dir)
+upstream=$("$UE_REPO/scripts/setup.sh" --upstream-dir)
 mapfile -t kernels < <("$UE_REPO/scripts/kernels.sh")
 ((${#kernels[@]})) || ue_die "no kernels to test"
 echo "kernels: ${kernels[*]}"
 echo "kselftest harness: $harness"
+echo "upstream selftests: $upstream"
 
 total_pass=0
 total_fail=0
+total_known=0
+known_list_seen=()
 summary=()
 failed_list=()
 
@@ -63,7 +69,7 @@ srcs=("$testsrc"/*_test.c "$testsrc"/*_test.sh)
 shopt -u nullglob
 mk=()
 if [[ -f $testsrc/Makefile ]]; then
-	mk=(make -C "$testsrc" "HARNESS_DIR=$harness" "OUT=$testout")
+	mk=(make -C "$testsrc" "HARNESS_DIR=$harness" "UPSTREAM_DIR=$upstream" "OUT=$testout")
 elif ((${#srcs[@]})); then
 	echo "(no $testsrc/Makefile: using scripts/selftests-fallback.mk)"
 	mk=(make -C "$testsrc" -f "$UE_REPO/scripts/selftests-fallback.mk"
@@ -80,24 +86,62 @@ fi
 mapfile -t progs < <(find "$testout" -maxdepth 1 -type f -perm -u+x -printf '%f\n' | LC_ALL=C sort)
 echo "test programs: ${progs[*]}"
 
-# Count the TAP lines of one guest's output: prints "P <name>" / "F <name>".
+# Upstream selftests expected to fail, each at a given check (see the file)
+known_list=$testsrc/upstream-known-differences
+
+# Count the TAP lines of one guest's output: prints "P <name>" / "F <name>",
+# and "K <name>: <reason>" for a known difference (a test listed in
+# $known_list that failed at the listed check).
 count_tap() {
-	awk '
+	awk -v known="$known_list" '
+		BEGIN {
+			while ((getline line < known) > 0) {
+				if (line ~ /^#/ || line ~ /^[ \t]*$/) continue
+				if (line ~ /^[ \t]/) {
+					sub(/^[ \t]+/, "", line)
+					why[key] = line
+					continue
+				}
+				split(line, f, /[ \t]+/)
+				key = f[1] SUBSEP f[2]
+				at[key] = f[3]
+			}
+		}
 		function name(s) {
 			sub(/^- /, "", s)
 			sub(/^runner: /, "", s)
 			if (index(s, prog ": ") == 1) s = substr(s, length(prog) + 3)
 			return s
 		}
-		/^# ue-run: / { prog = substr($0, 10); next }
+		# The test name of a harness result line: "6 user.print_fmt"
+		function tname(s) {
+			sub(/^[0-9]+[ \t]+/, "", s)
+			sub(/[ \t]+#.*/, "", s)
+			return s
+		}
+		/^# ue-run: / { prog = substr($0, 11); delete hit; next }
+		{
+			for (k in at) {
+				split(k, kp, SUBSEP)
+				if (kp[1] == prog && index($0, at[k])) hit[k] = 1
+			}
+		}
 		/^not ok([ \t]|$)/ {
 			sub(/^not ok[ \t]*/, "")
-			print "F " prog ": not ok " name($0)
+			k = prog SUBSEP tname($0)
+			if (k in at && (k in hit))
+				print "K " prog ": " tname($0) ": known difference: " why[k]
+			else if (k in at)
+				print "F " prog ": not ok " name($0) " (a known difference, but not failing at " at[k] ")"
+			else
+				print "F " prog ": not ok " name($0)
 			next
 		}
 		/^ok([ \t]|$)/ {
 			sub(/^ok[ \t]*/, "")
+			k = prog SUBSEP tname($0)
 			if (tolower($0) ~ /#[ \t]*skip/) print "F " prog ": SKIP (counted as a failure) " name($0)
+			else if (k in at) print "F " prog ": " name($0) " passes, but is listed as a known difference in " known
 			else print "P " prog ": " name($0)
 		}' "$1"
 }
@@ -105,7 +149,9 @@ count_tap() {
 for rel in "${kernels[@]}"; do
 	pass=0
 	fail=0
+	known=0
 	fails=()
+	declare -A up=()
 
 	section "$rel: module build"
 	bstatus=0
@@ -143,11 +189,19 @@ for rel in "${kernels[@]}"; do
 		fi
 		if [[ -f $resdir/output.log ]]; then
 			while read -r kind name; do
-				if [[ $kind == P ]]; then
-					pass=$((pass + 1))
-				else
+				case $kind in
+				P) pass=$((pass + 1)) ;;
+				K)
+					known=$((known + 1))
+					known_list_seen+=("$rel: $name")
+					;;
+				*)
 					fail=$((fail + 1))
 					fails+=("$name")
+					;;
+				esac
+				if [[ $name == upstream_* ]]; then
+					up[$kind]=$((${up[$kind]:-0} + 1))
 				fi
 			done < <(count_tap "$resdir/output.log")
 		fi
@@ -189,12 +243,15 @@ for rel in "${kernels[@]}"; do
 		echo "guest: $(tr '\n' ' ' <"$resdir/result" 2>/dev/null || true)"
 	fi
 
-	summary+=("$rel: $pass passed, $fail failed")
+	summary+=("$rel: $pass passed, $fail failed, $known known difference(s)")
+	summary+=("$rel: upstream's selftests: ${up[P]:-0} passed, ${up[F]:-0} failed, ${up[K]:-0} known difference(s), of $((${up[P]:-0} + ${up[F]:-0} + ${up[K]:-0}))")
 	for f in "${fails[@]}"; do
 		failed_list+=("$rel: $f")
 	done
 	total_pass=$((total_pass + pass))
 	total_fail=$((total_fail + fail))
+	total_known=$((total_known + known))
+	unset up
 done
 
 # -- host checks: style and static analysis, versions, docs (no guest) -----
@@ -255,6 +312,11 @@ if ((${#failed_list[@]})); then
 	echo "failed:"
 	printf '  %s\n' "${failed_list[@]}"
 fi
+if ((${#known_list_seen[@]})); then
+	echo "known differences (upstream's tests expected to fail, see $known_list):"
+	printf '  %s\n' "${known_list_seen[@]}"
+fi
 echo "check took $(elapsed)"
+echo "$total_known known difference(s), counted neither as passed nor as failed"
 echo "$total_pass passed, $total_fail failed"
 ((total_fail == 0))

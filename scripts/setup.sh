@@ -9,6 +9,12 @@
 #   scripts/setup.sh                install + extract, quietly
 #   scripts/setup.sh --harness-dir  the same, then print the directory holding
 #                                   kselftest_harness.h and kselftest.h
+#   scripts/setup.sh --upstream-dir the same, then extract upstream's user_events
+#                                   selftests (tools/testing/selftests/user_events,
+#                                   the kselftest headers and the uapi header
+#                                   include/uapi/linux/user_events.h) from that
+#                                   tarball, keeping their paths, and print the
+#                                   directory holding tools/ and include/
 #   scripts/setup.sh --packages     print the package list
 set -euo pipefail
 
@@ -95,6 +101,46 @@ harness_dir() {
 	printf '%s\n' "$dir"
 }
 
+# Upstream's user_events selftests, unmodified, with the headers they
+# include (by relative path "../kselftest_harness.h", so the tree layout is
+# kept), and upstream's own uapi header to build them against. Extracted once
+# per tarball version; never copied into the repository.
+UPSTREAM_MEMBERS=(
+	tools/testing/selftests/kselftest.h
+	tools/testing/selftests/kselftest_harness.h
+	tools/testing/selftests/user_events/abi_test.c
+	tools/testing/selftests/user_events/dyn_test.c
+	tools/testing/selftests/user_events/ftrace_test.c
+	tools/testing/selftests/user_events/perf_test.c
+	tools/testing/selftests/user_events/user_events_selftests.h
+	include/uapi/linux/user_events.h
+)
+upstream_dir() {
+	local tarball key dir tmp f stale=0
+	tarball=$(source_tarball)
+	key=$(ue_files_key "$tarball")
+	dir=$(ue_cache_dir)/upstream-selftests/$key
+	for f in "${UPSTREAM_MEMBERS[@]}"; do
+		[[ -f $dir/$f ]] || stale=1
+	done
+	if ((stale)); then
+		mkdir -p "${dir%/*}"
+		tmp=$(mktemp -d "${dir}.tmp.XXXXXX")
+		# The members are spread over the archive: this reads most of it
+		# (about 15 s), once per tarball version.
+		tar -xaf "$tarball" -C "$tmp" --wildcards --occurrence=1 \
+			--strip-components=1 "${UPSTREAM_MEMBERS[@]/#/*/}" ||
+			{ rm -rf "$tmp"; ue_die "cannot extract upstream's selftests from $tarball"; }
+		for f in "${UPSTREAM_MEMBERS[@]}"; do
+			[[ -f $tmp/$f ]] || { rm -rf "$tmp"; ue_die "$f not found in $tarball"; }
+		done
+		printf '%s\n' "$tarball" >"$tmp/SOURCE"
+		rm -rf "$dir"
+		mv "$tmp" "$dir"
+	fi
+	printf '%s\n' "$dir"
+}
+
 case ${1:-} in
 --packages)
 	printf '%s\n' "${PACKAGES[@]}"
@@ -103,11 +149,16 @@ case ${1:-} in
 	install_packages
 	harness_dir
 	;;
+--upstream-dir)
+	install_packages
+	harness_dir >/dev/null
+	upstream_dir
+	;;
 '')
 	install_packages
 	harness_dir >/dev/null
 	;;
 *)
-	ue_die "usage: $0 [--harness-dir|--packages]"
+	ue_die "usage: $0 [--harness-dir|--upstream-dir|--packages]"
 	;;
 esac

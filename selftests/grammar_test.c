@@ -565,6 +565,119 @@ TEST_F(grammar, array_size_limits)
 	ASSERT_EQ(0, ue_reg(self->fd, PREFIX "ok3 char[1] s", NULL, NULL));
 }
 
+/*
+ * Array counts are read in base 0, as upstream reads them: decimal, "0x"
+ * hexadecimal, "0" octal, at most six characters, 1..1024; in a
+ * registration and in dynamic_events alike. The type keeps the count as
+ * written. Upstream's dyn_test basic_types registers "char[0x14] a".
+ */
+static const struct {
+	const char *count;
+	int size;	/* bytes of the field; 0: refused with EINVAL */
+} array_counts[] = {
+	{ "20", 20 },
+	{ "0x14", 20 },
+	{ "0X14", 20 },
+	{ "024", 20 },
+	{ "+20", 20 },		/* kstrtouint() takes a '+' */
+	{ "0x0014", 20 },	/* six characters: the longest */
+	{ "0x400", 1024 },
+	{ "02000", 1024 },
+	{ "0x", 0 },		/* no hex digit: octal "0" then 'x' */
+	{ "08", 0 },		/* '8' is not octal */
+	{ "019", 0 },
+	{ "0xg", 0 },
+	{ "-1", 0 },
+	{ "0x401", 0 },		/* 1025 > 1024 */
+	{ "02001", 0 },
+	{ "0x0", 0 },
+	{ "00", 0 },
+	{ "0x00014", 0 },	/* seven characters */
+	{ "0000020", 0 },
+	{ "", 0 },
+};
+
+/*
+ * The format file of NAME has field "a" of SIZE bytes right after the
+ * record header. (6.12's tracing core prints it "char a[20]" from the
+ * field's length, 6.1's "char a[0x14]" from the type.)
+ */
+static bool array_field_is(const char *name, int size)
+{
+	int off, got;
+
+	return !ue_format_field(name, "a", &off, &got) &&
+	       off == ue_hdr_size() && got == size;
+}
+
+TEST_F(grammar, array_count_base0_register)
+{
+	char desc[128], name[64];
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(array_counts); i++) {
+		snprintf(name, sizeof(name), PREFIX "ab%u", i);
+		snprintf(desc, sizeof(desc), "%s char[%s] a", name,
+			 array_counts[i].count);
+		if (!array_counts[i].size) {
+			EXPECT_EQ(-EINVAL, ue_reg(self->fd, desc, NULL, NULL)) {
+				TH_LOG("descriptor \"%s\"", desc);
+			}
+			EXPECT_FALSE(ue_event_exists(name));
+			continue;
+		}
+		ASSERT_EQ(0, ue_reg(self->fd, desc, NULL, NULL)) {
+			TH_LOG("descriptor \"%s\"", desc);
+		}
+		EXPECT_TRUE(array_field_is(name, array_counts[i].size)) {
+			TH_LOG("%s: format has no char a[%s] of %d bytes",
+			       name, array_counts[i].count,
+			       array_counts[i].size);
+		}
+	}
+
+	/* "unsigned char[0x14]" and u8[024] too */
+	ASSERT_EQ(0, ue_reg(self->fd, PREFIX "abu unsigned char[0x14] a",
+			    NULL, NULL));
+	ASSERT_EQ(0, ue_reg(self->fd, PREFIX "ab8 u8[024] a", NULL, NULL));
+
+	/* The count as written is part of the type, as upstream compares */
+	ASSERT_EQ(0, ue_reg(self->fd, PREFIX "abm char[0x14] a", NULL, NULL));
+	ASSERT_EQ(0, ue_reg(self->fd, PREFIX "abm char[0x14] a", NULL, NULL));
+	ASSERT_EQ(-EADDRINUSE, ue_reg(self->fd, PREFIX "abm char[20] a",
+				      NULL, NULL));
+}
+
+TEST_F(grammar, array_count_base0_dynamic_events)
+{
+	char cmd[128], name[64];
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(array_counts); i++) {
+		snprintf(name, sizeof(name), PREFIX "ad%u", i);
+		snprintf(cmd, sizeof(cmd), "u:%s char[%s] a\n", name,
+			 array_counts[i].count);
+		if (!array_counts[i].size) {
+			EXPECT_EQ(-EINVAL, ue_write_file(UE_TRACEFS
+							 "/dynamic_events",
+							 cmd, false)) {
+				TH_LOG("%s", cmd);
+			}
+			EXPECT_FALSE(ue_event_exists(name));
+			continue;
+		}
+		ASSERT_EQ(0, ue_write_file(UE_TRACEFS "/dynamic_events", cmd,
+					   false)) {
+			TH_LOG("%s", cmd);
+		}
+		EXPECT_TRUE(array_field_is(name, array_counts[i].size)) {
+			TH_LOG("%s: format has no char a[%s] of %d bytes",
+			       name, array_counts[i].count,
+			       array_counts[i].size);
+		}
+	}
+}
+
 /* --- payload validation of __data_loc / __rel_loc ------------------------ */
 
 /*

@@ -1047,9 +1047,16 @@ static void user_event_perf(struct user_event *user, const void *data,
 		memset((void *)(entry + 1) + len, 0,
 		       alloc - sizeof(*entry) - len);
 
-	/* Runs the BPF programs first, when there are any */
-	perf_trace_run_bpf_submit(entry, size, context, &user->call, 1, regs,
-				  head, NULL);
+	/*
+	 * Programs attached after bpf was read do not run on this record:
+	 * alloc was sized for those that were there.
+	 */
+	if (bpf)
+		perf_trace_run_bpf_submit(entry, size, context, &user->call, 1,
+					  regs, head, NULL);
+	else
+		perf_tp_event(user->call.event.type, 1, entry, size, regs,
+			      head, context, NULL);
 }
 #else
 static void user_event_perf(struct user_event *user, const void *data,

@@ -83,7 +83,7 @@ static int map_read(int map_fd, void *value)
 	return sys_bpf(BPF_MAP_LOOKUP_ELEM, &attr);
 }
 
-static char verifier_log[65536];
+static char verifier_log[1 << 20];
 
 static int prog_load(const struct bpf_insn *insns, unsigned int cnt)
 {
@@ -639,9 +639,11 @@ static bool kernel_address(__u64 v)
 
 /*
  * A program that loads every u64 of its context up to the end of the
- * event's fields (the most the verifier lets it attach with) gets the
- * header and the payload, nothing else: with and without BPF_ITER, after
- * a larger record of another event filled the perf buffer on that CPU.
+ * event's fields (the most the verifier lets it attach with; here 3968
+ * bytes of fields, the largest payload) gets the header and the payload,
+ * nothing else: with and without BPF_ITER, after a record of another
+ * event filled the perf buffer on that CPU. The seed's 16-byte stack
+ * context gave kernel addresses from ctx + 8 and oopsed near the end.
  */
 TEST_F(bpf, reads_to_end_of_fields_get_the_payload)
 {
@@ -649,9 +651,9 @@ TEST_F(bpf, reads_to_end_of_fields_get_the_payload)
 	static unsigned char payload[4096], got[4096];
 	const int hdr = ue_hdr_size();
 	int f, i, w = -1, dirty = -1, perf2 = -1, prog2 = -1;
-	char desc[128], name[64];
-	/* The fields end 8-aligned, 1024 bytes into the record */
-	const int end = 1024, n = end - hdr;
+	char desc[160], name[64];
+	/* The fields end 8-aligned, with the largest payload there is */
+	const int end = 3976, n = end - hdr;
 
 	ASSERT_EQ(0, end % 8);
 	ASSERT_EQ(0, pin_cpu(0));
@@ -665,7 +667,9 @@ TEST_F(bpf, reads_to_end_of_fields_get_the_payload)
 
 	for (f = 0; f < 2; f++) {
 		snprintf(name, sizeof(name), PREFIX "end%d", f);
-		snprintf(desc, sizeof(desc), "%s%s u8[%d] a", name, flags[f], n);
+		snprintf(desc, sizeof(desc),
+			 "%s%s u8[1000] a; u8[1000] b; u8[1000] c; u8[%d] d",
+			 name, flags[f], n - 3000);
 		ASSERT_EQ(0, ue_reg(self->fd, desc, NULL, &w));
 		self->map_fd = map_create(end - 8);
 		ASSERT_LE(0, self->map_fd);

@@ -1268,44 +1268,47 @@ static void user_event_ftrace(struct user_event *user,
 
 #ifdef CONFIG_PERF_EVENTS
 /*
- * BPF_ITER events: BPF programs get the writer's iovecs, positioned at the
- * payload, instead of a copy of it. Returns the programs' verdict.
+ * Bytes of the perf buffer that BPF programs attached to @user may load
+ * from, for a record of @size bytes. A tracepoint program may load from its
+ * context at any offset below PERF_MAX_TRACE_SIZE that is below the end of
+ * the event's last field (trace_event_get_offsets(), checked when the
+ * program is attached). The fields are packed and a write carries at least
+ * min_size payload bytes, so the record covers every field. An event
+ * without fields has no last field: the core then computes the bound from
+ * the memory that follows the empty list, so the whole buffer is prepared.
  */
-static unsigned int user_event_bpf_iter(struct user_event *user,
-					struct user_bpf_iter *iter,
-					size_t len)
+static int user_event_bpf_ctx_size(struct user_event *user, int size)
 {
-	struct user_bpf_context ctx = {
-		.data_type = USER_BPF_DATA_ITER,
-		.data_len = len,
-		.iter = iter,
-	};
+	if (unlikely(list_empty(&user->class.fields)))
+		return PERF_MAX_TRACE_SIZE;
 
-	return ue_trace_call_bpf(&user->call, &ctx);
+	return size;
 }
 
+/*
+ * The record for perf and BPF, laid out like every tracepoint's: BPF
+ * programs of any event (BPF_ITER ones too) get it with a pointer to the
+ * caller's registers in its first 8 bytes (perf_trace_run_bpf_submit()),
+ * which bpf_get_stackid(), bpf_get_stack() and bpf_perf_event_output()
+ * read, and the payload after it. Nothing they may load is left over from
+ * an earlier record.
+ */
 static void user_event_perf(struct user_event *user, const void *data,
-			    size_t len, struct user_bpf_iter *iter)
+			    size_t len)
 {
 	struct hlist_head *head = this_cpu_ptr(user->call.perf_events);
 	bool bpf = bpf_prog_array_valid(&user->call);
 	struct trace_entry *entry;
 	struct pt_regs *regs;
-	int size, context;
+	int size, alloc, context;
 
 	if (!head || (hlist_empty(head) && !bpf))
 		return;
 
-	if (bpf && iter) {
-		/* A zero verdict drops the record, as for other events */
-		if (!user_event_bpf_iter(user, iter, len) || hlist_empty(head))
-			return;
-		bpf = false;
-	}
-
 	size = ALIGN(sizeof(*entry) + len + sizeof(u32), sizeof(u64)) -
 	       sizeof(u32);
-	entry = perf_trace_buf_alloc(size, &regs, &context);
+	alloc = bpf ? user_event_bpf_ctx_size(user, size) : size;
+	entry = perf_trace_buf_alloc(alloc, &regs, &context);
 	if (!entry)
 		return;
 
@@ -1314,7 +1317,15 @@ static void user_event_perf(struct user_event *user, const void *data,
 	memset(entry, 0, sizeof(*entry));
 	tracing_generic_entry_update(entry, user->call.event.type, 0);
 	memcpy(entry + 1, data, len);
+	/* perf_trace_buf_alloc() zeroed only the last 8 bytes of alloc */
+	if (alloc > size)
+		memset((void *)(entry + 1) + len, 0,
+		       alloc - sizeof(*entry) - len);
 
+	/*
+	 * Programs attached after bpf was read do not run on this record:
+	 * alloc was sized for those that were there.
+	 */
 	if (bpf)
 		perf_trace_run_bpf_submit(entry, size, context, &user->call, 1,
 					  regs, head, NULL);
@@ -1324,7 +1335,7 @@ static void user_event_perf(struct user_event *user, const void *data,
 }
 #else
 static void user_event_perf(struct user_event *user, const void *data,
-			    size_t len, struct user_bpf_iter *iter)
+			    size_t len)
 {
 }
 #endif
@@ -1412,11 +1423,10 @@ user_event_write_event(struct file *file, int idx, size_t len)
 
 /*
  * Hands the payload, staged in this CPU's write buffer with preemption
- * disabled, to every probe attached. @iter describes the payload in the
- * writer's memory for BPF_ITER programs.
+ * disabled, to every probe attached.
  */
 static int user_event_deliver(struct user_event *user, const void *buf,
-			      size_t len, struct user_bpf_iter *iter)
+			      size_t len)
 {
 	struct user_event_probes *probes;
 	unsigned int i;
@@ -1432,8 +1442,7 @@ static int user_event_deliver(struct user_event *user, const void *buf,
 			user_event_ftrace(user, probes->files[i], buf, len);
 
 	if (READ_ONCE(user->status) & EVENT_STATUS_PERF)
-		user_event_perf(user, buf, len,
-				user->flags & FLAG_BPF_ITER ? iter : NULL);
+		user_event_perf(user, buf, len);
 
 	return 0;
 }
@@ -1526,7 +1535,7 @@ static int user_event_write_iovec(struct user_event *user,
 		retried = true;
 	}
 
-	ret = user_event_deliver(user, buf, len, iter);
+	ret = user_event_deliver(user, buf, len);
 	preempt_enable();
 
 	return ret;
@@ -1571,7 +1580,45 @@ static ssize_t user_events_write(struct file *file, const char __user *ubuf,
 	return ret ? ret : count;
 }
 
-/* writev() and io_uring: the index and the payload in any iovecs */
+/*
+ * Writes from an iterator over anything but user iovecs: io_uring's
+ * registered buffers (IORING_OP_WRITE_FIXED) come as a bvec, and a kernel
+ * caller would pass a kvec. Such memory is resident: it is copied with the
+ * generic helper, with page faults disabled, in place of the iovec walk.
+ */
+static noinline ssize_t user_events_write_copy(struct kiocb *kiocb,
+					       struct iov_iter *from,
+					       size_t total)
+{
+	struct user_event *user;
+	size_t len, copied;
+	void *buf;
+	int idx, ret;
+
+	if (unlikely(copy_from_iter(&idx, sizeof(idx), from) != sizeof(idx)))
+		return -EFAULT;
+
+	len = total - sizeof(idx);
+	user = user_event_write_event(kiocb->ki_filp, idx, len);
+	if (IS_ERR(user))
+		return PTR_ERR(user);
+
+	preempt_disable();
+	buf = this_cpu_ptr(write_buffer);
+	/* len <= MAX_PAYLOAD_SIZE, the buffer's size */
+	pagefault_disable();
+	copied = copy_from_iter(buf, len, from);
+	pagefault_enable();
+	ret = copied == len ? user_event_deliver(user, buf, len) : -EFAULT;
+	preempt_enable();
+
+	return ret ? ret : total;
+}
+
+/*
+ * writev() and io_uring: the index and the payload in any iovecs, or in
+ * any other iterator through user_events_write_copy().
+ */
 static ssize_t user_events_write_iter(struct kiocb *kiocb,
 				      struct iov_iter *from)
 {
@@ -1593,11 +1640,7 @@ static ssize_t user_events_write_iter(struct kiocb *kiocb,
 		iter.iov = ue_iter_iov(from);
 		iter.nr_segs = from->nr_segs;
 	} else {
-		/*
-		 * Only user memory is written here: the file has no
-		 * splice_write, and nothing in the kernel writes to it.
-		 */
-		return -EINVAL;
+		return user_events_write_copy(kiocb, from, total);
 	}
 	iter.iov_offset = from->iov_offset;
 
@@ -1610,7 +1653,7 @@ static ssize_t user_events_write_iter(struct kiocb *kiocb,
 	if (IS_ERR(user))
 		return PTR_ERR(user);
 
-	/* BPF_ITER programs see the payload from its first iovec */
+	/* The payload starts after the index */
 	iter.iov_offset += sizeof(idx);
 	while (iter.nr_segs > 1 && iter.iov_offset >= iter.iov->iov_len) {
 		iter.iov_offset -= iter.iov->iov_len;
@@ -2383,7 +2426,6 @@ static const struct file_operations user_data_fops = {
 	.write = user_events_write,
 	.write_iter = user_events_write_iter,
 	.unlocked_ioctl = user_events_ioctl,
-	.compat_ioctl = user_events_ioctl,
 	.release = user_events_release,
 };
 

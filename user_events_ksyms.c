@@ -80,7 +80,6 @@ static const struct {
 	KSYM(tracefs_create_file),
 	KSYM(tracefs_remove),
 	KSYM(event_mutex),
-	KSYM(trace_call_bpf),
 	KSYM(dyn_event_ops_mutex),
 	KSYM(dyn_event_ops_list),
 	KSYM(dyn_event_list),

@@ -17,8 +17,6 @@ struct user_events_ksyms {
 					      const struct file_operations *fops);
 	void (*tracefs_remove)(struct dentry *dentry);
 	struct mutex *event_mutex;		/* the tracing core's */
-	unsigned int (*trace_call_bpf)(struct trace_event_call *call,
-				       void *ctx);
 	struct mutex *dyn_event_ops_mutex;	/* guards dyn_event_ops_list */
 	struct list_head *dyn_event_ops_list;
 	struct list_head *dyn_event_list;
@@ -48,13 +46,6 @@ static inline void ue_tracefs_remove(struct dentry *dentry)
 {
 	user_events_call(ue_ksyms.tracefs_remove, (unsigned long)dentry,
 			 0, 0, 0, 0);
-}
-
-static inline unsigned int ue_trace_call_bpf(struct trace_event_call *call,
-					     void *ctx)
-{
-	return user_events_call(ue_ksyms.trace_call_bpf, (unsigned long)call,
-				(unsigned long)ctx, 0, 0, 0);
 }
 
 #endif /* _USER_EVENTS_KSYMS_H */

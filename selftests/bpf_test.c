@@ -83,7 +83,7 @@ static int map_read(int map_fd, void *value)
 	return sys_bpf(BPF_MAP_LOOKUP_ELEM, &attr);
 }
 
-static char verifier_log[65536];
+static char verifier_log[1 << 20];
 
 static int prog_load(const struct bpf_insn *insns, unsigned int cnt)
 {
@@ -181,70 +181,86 @@ static int prog_count_copy(int map_fd, int a, int b)
 }
 
 /*
- * For BPF_ITER events: follows ctx (struct user_bpf_context) ->iter
- * (struct user_bpf_iter) ->iov[0] and reads the first 8 payload bytes
- * from the writer's memory at iov_base + iov_offset. A tracepoint program
- * may not load the first 8 bytes of its context directly, so every step
- * is a bpf_probe_read_kernel() to the stack. Stores in the map value:
- * [0] hits, [1] data_type, [2] data_len, [3] iov_offset, [4] nr_segs,
- * [5] iov[0].iov_len, [6] the payload's first 8 bytes.
+ * Loads the u64 at every 8-byte offset from 8 (the first a tracepoint
+ * program may load) up to end into the map value, value[0] getting ctx + 8.
+ * A program that reads to the end of the event's fields.
  */
-static int prog_iter(int map_fd)
+static int prog_dump(int map_fd, int end)
+{
+	static struct bpf_insn insns[1200];
+	int n = 0, off;
+
+	insns[n++] = MOV64_REG(BPF_REG_6, BPF_REG_1);
+	insns[n++] = ST(BPF_W, BPF_REG_10, -4, 0);
+	insns[n++] = INSN(BPF_LD | BPF_DW | BPF_IMM, BPF_REG_1,
+			  BPF_PSEUDO_MAP_FD, 0, map_fd);
+	insns[n++] = INSN(0, 0, 0, 0, 0);
+	insns[n++] = MOV64_REG(BPF_REG_2, BPF_REG_10);
+	insns[n++] = ADD64_IMM(BPF_REG_2, -4);
+	insns[n++] = CALL(BPF_FUNC_map_lookup_elem);
+	insns[n++] = JEQ_IMM(BPF_REG_0, 0, (end - 8) / 8 * 2);
+	for (off = 8; off < end; off += 8) {
+		insns[n++] = LDX(BPF_DW, BPF_REG_1, BPF_REG_6, off);
+		insns[n++] = STX(BPF_DW, BPF_REG_0, BPF_REG_1, off - 8);
+	}
+	insns[n++] = MOV64_IMM(BPF_REG_0, 0);
+	insns[n++] = EXIT();
+
+	return prog_load(insns, n);
+}
+
+/*
+ * bpf_get_stackid(ctx, stack_map, 0) and bpf_get_stack(ctx, fp - 64, 64,
+ * 0): both take the registers from the first 8 bytes of the context.
+ * Stores [0] hits, [1] the stack id, [2] what bpf_get_stack() returned,
+ * [3] the first address it stored.
+ */
+static int prog_stack(int map_fd, int stack_fd)
 {
 	struct bpf_insn insns[] = {
 		MOV64_REG(BPF_REG_6, BPF_REG_1),
-		/* fp-16: data_type, data_len, iter */
-		MOV64_REG(BPF_REG_1, BPF_REG_10),
-		ADD64_IMM(BPF_REG_1, -16),
-		MOV64_IMM(BPF_REG_2, 16),
-		MOV64_REG(BPF_REG_3, BPF_REG_6),
-		CALL(BPF_FUNC_probe_read_kernel),
-		/* fp-32: iov_offset, nr_segs, iov */
-		LDX(BPF_DW, BPF_REG_3, BPF_REG_10, -8),
-		MOV64_REG(BPF_REG_1, BPF_REG_10),
-		ADD64_IMM(BPF_REG_1, -32),
-		MOV64_IMM(BPF_REG_2, 16),
-		CALL(BPF_FUNC_probe_read_kernel),
-		/* fp-48: iov_base, iov_len */
-		LDX(BPF_DW, BPF_REG_3, BPF_REG_10, -24),
-		MOV64_REG(BPF_REG_1, BPF_REG_10),
-		ADD64_IMM(BPF_REG_1, -48),
-		MOV64_IMM(BPF_REG_2, 16),
-		CALL(BPF_FUNC_probe_read_kernel),
-		/* fp-56: 8 bytes at iov_base + iov_offset, user memory */
-		LDX(BPF_DW, BPF_REG_3, BPF_REG_10, -48),
-		LDX(BPF_W, BPF_REG_2, BPF_REG_10, -32),
-		ALU64_REG(BPF_ADD, BPF_REG_3, BPF_REG_2),
-		MOV64_REG(BPF_REG_1, BPF_REG_10),
-		ADD64_IMM(BPF_REG_1, -56),
-		MOV64_IMM(BPF_REG_2, 8),
-		CALL(BPF_FUNC_probe_read_user),
-		/* value = map[0] */
-		ST(BPF_W, BPF_REG_10, -64, 0),
-		LD_MAP_FD(BPF_REG_1, map_fd),
+		LD_MAP_FD(BPF_REG_2, stack_fd),
+		MOV64_IMM(BPF_REG_3, 0),
+		CALL(BPF_FUNC_get_stackid),
+		MOV64_REG(BPF_REG_7, BPF_REG_0),
+		MOV64_REG(BPF_REG_1, BPF_REG_6),
 		MOV64_REG(BPF_REG_2, BPF_REG_10),
 		ADD64_IMM(BPF_REG_2, -64),
+		MOV64_IMM(BPF_REG_3, 64),
+		MOV64_IMM(BPF_REG_4, 0),
+		CALL(BPF_FUNC_get_stack),
+		MOV64_REG(BPF_REG_8, BPF_REG_0),
+		ST(BPF_W, BPF_REG_10, -68, 0),
+		LD_MAP_FD(BPF_REG_1, map_fd),
+		MOV64_REG(BPF_REG_2, BPF_REG_10),
+		ADD64_IMM(BPF_REG_2, -68),
 		CALL(BPF_FUNC_map_lookup_elem),
-		JEQ_IMM(BPF_REG_0, 0, 14),
+		JEQ_IMM(BPF_REG_0, 0, 7),
 		MOV64_IMM(BPF_REG_1, 1),
 		XADD64(BPF_REG_0, BPF_REG_1, 0),
-		LDX(BPF_W, BPF_REG_1, BPF_REG_10, -16),
-		STX(BPF_DW, BPF_REG_0, BPF_REG_1, 8),
-		LDX(BPF_W, BPF_REG_1, BPF_REG_10, -12),
-		STX(BPF_DW, BPF_REG_0, BPF_REG_1, 16),
-		LDX(BPF_W, BPF_REG_1, BPF_REG_10, -32),
+		STX(BPF_DW, BPF_REG_0, BPF_REG_7, 8),
+		STX(BPF_DW, BPF_REG_0, BPF_REG_8, 16),
+		/* fp - 64 was written by bpf_get_stack() (or zeroed) */
+		LDX(BPF_DW, BPF_REG_1, BPF_REG_10, -64),
 		STX(BPF_DW, BPF_REG_0, BPF_REG_1, 24),
-		LDX(BPF_W, BPF_REG_1, BPF_REG_10, -28),
-		STX(BPF_DW, BPF_REG_0, BPF_REG_1, 32),
-		LDX(BPF_DW, BPF_REG_1, BPF_REG_10, -40),
-		STX(BPF_DW, BPF_REG_0, BPF_REG_1, 40),
-		LDX(BPF_DW, BPF_REG_1, BPF_REG_10, -56),
-		STX(BPF_DW, BPF_REG_0, BPF_REG_1, 48),
 		MOV64_IMM(BPF_REG_0, 0),
 		EXIT(),
 	};
 
 	return prog_load(insns, sizeof(insns) / sizeof(insns[0]));
+}
+
+static int stack_map_create(void)
+{
+	union bpf_attr attr;
+
+	memset(&attr, 0, sizeof(attr));
+	attr.map_type = BPF_MAP_TYPE_STACK_TRACE;
+	attr.key_size = 4;
+	attr.value_size = 8 * 127;
+	attr.max_entries = 64;
+
+	return sys_bpf(BPF_MAP_CREATE, &attr);
 }
 
 /* return verdict */
@@ -561,63 +577,249 @@ TEST_F(bpf, return_value_filters_perf_samples)
 }
 
 /*
- * BPF_ITER: the program gets a struct user_bpf_context whose data_type is
- * USER_BPF_DATA_ITER, data_len the payload length (without the write
- * index), and an iterator whose first iovec holds the payload at
- * iov_offset: after the 4-byte index for write(), at 0 in the second
- * iovec of a writev() that gave the index alone.
+ * BPF_ITER events give BPF programs the record, like every other event:
+ * the fields are where the format file says (the seed's struct
+ * user_bpf_context is not passed any more, see security.rst), from
+ * write() and from a writev() that gave the index alone.
  */
-TEST_F(bpf, bpf_iter_context)
+TEST_F(bpf, bpf_iter_gets_the_record)
 {
 	const char *name = PREFIX "iter";
-	__u64 value[7];
-	struct cnt_rec r;
+	int val_off = -1, count_off = -1;
 	struct iovec io[2];
+	__u64 value[3];
+	struct cnt_rec r;
 	int w = -1;
 
 	ASSERT_EQ(0, ue_reg(self->fd, PREFIX "iter:BPF_ITER u64 val; u32 count",
 			    NULL, &w));
 	r.w = w;
+	val_count_offsets(_metadata, name, &val_off, &count_off);
 	self->map_fd = map_create(sizeof(value));
 	ASSERT_LE(0, self->map_fd);
-	self->prog_fd = prog_iter(self->map_fd);
+	self->prog_fd = prog_count_copy(self->map_fd, val_off, count_off);
 	ASSERT_LE(0, self->prog_fd);
 	self->perf_fd = attach(name, self->prog_fd, -1, 0);
 	ASSERT_LE(0, self->perf_fd);
+	ASSERT_EQ(0, pin_cpu(0));
 
 	r.val = 0x8877665544332211ULL;
 	r.count = 7;
 	ASSERT_EQ((ssize_t)sizeof(r), write(self->fd, &r, sizeof(r)));
-
 	ASSERT_EQ(0, map_read(self->map_fd, value));
 	EXPECT_EQ(1ULL, value[0]);
-	EXPECT_EQ((__u64)USER_BPF_DATA_ITER, value[1]) {
-		TH_LOG("data_type %#llx", (unsigned long long)value[1]);
+	EXPECT_EQ(0x8877665544332211ULL, value[1]) {
+		TH_LOG("val %#llx", (unsigned long long)value[1]);
 	}
-	EXPECT_EQ(12ULL, value[2]) {
-		TH_LOG("data_len %#llx", (unsigned long long)value[2]);
-	}
-	EXPECT_EQ(4ULL, value[3]);	/* iov_offset */
-	EXPECT_EQ(1ULL, value[4]);	/* nr_segs */
-	EXPECT_EQ(16ULL, value[5]);	/* iov[0].iov_len */
-	EXPECT_EQ(0x8877665544332211ULL, value[6]);
+	EXPECT_EQ(7ULL, value[2]);
 
-	/* writev(): index, then the payload in its own iovec */
 	r.val = 0x0102030405060708ULL;
+	r.count = 9;
 	io[0].iov_base = &w;
 	io[0].iov_len = sizeof(w);
 	io[1].iov_base = &r.val;
 	io[1].iov_len = 12;
 	ASSERT_EQ(16, writev(self->fd, io, 2));
+	ASSERT_EQ(0, map_read(self->map_fd, value));
+	EXPECT_EQ(2ULL, value[0]);
+	EXPECT_EQ(0x0102030405060708ULL, value[1]);
+	EXPECT_EQ(9ULL, value[2]);
+}
+
+/* A byte of the test pattern; no 8 of them in a row look like an address */
+static unsigned char pattern(int i)
+{
+	return (unsigned char)(i * 7 + 3);
+}
+
+static bool kernel_address(__u64 v)
+{
+	return v >> 47 == 0x1ffff;
+}
+
+/*
+ * A program that loads every u64 of its context up to the end of the
+ * event's fields (the most the verifier lets it attach with; here 3968
+ * bytes of fields, the largest payload) gets the header and the payload,
+ * nothing else: with and without BPF_ITER, after a record of another
+ * event filled the perf buffer on that CPU. The seed's 16-byte stack
+ * context gave kernel addresses from ctx + 8 and oopsed near the end.
+ */
+TEST_F(bpf, reads_to_end_of_fields_get_the_payload)
+{
+	static const char *const flags[] = { ":BPF_ITER", "" };
+	static unsigned char payload[4096], got[4096];
+	const int hdr = ue_hdr_size();
+	int f, i, w = -1, dirty = -1, perf2 = -1, prog2 = -1;
+	char desc[160], name[64];
+	/* The fields end 8-aligned, with the largest payload there is */
+	const int end = 3976, n = end - hdr;
+
+	ASSERT_EQ(0, end % 8);
+	ASSERT_EQ(0, pin_cpu(0));
+
+	/* Leaves 3000 bytes of 0xab in this CPU's perf buffer */
+	ASSERT_EQ(0, ue_reg(self->fd, PREFIX "dirty u8[1000] a; u8[1000] b; u8[1000] c", NULL, &dirty));
+	prog2 = prog_return(0);
+	ASSERT_LE(0, prog2);
+	perf2 = attach(PREFIX "dirty", prog2, -1, 0);
+	ASSERT_LE(0, perf2);
+
+	for (f = 0; f < 2; f++) {
+		snprintf(name, sizeof(name), PREFIX "end%d", f);
+		snprintf(desc, sizeof(desc),
+			 "%s%s u8[1000] a; u8[1000] b; u8[1000] c; u8[%d] d",
+			 name, flags[f], n - 3000);
+		ASSERT_EQ(0, ue_reg(self->fd, desc, NULL, &w));
+		self->map_fd = map_create(end - 8);
+		ASSERT_LE(0, self->map_fd);
+		self->prog_fd = prog_dump(self->map_fd, end);
+		ASSERT_LE(0, self->prog_fd);
+		self->perf_fd = attach(name, self->prog_fd, -1, 0);
+		ASSERT_LE(0, self->perf_fd) {
+			TH_LOG("attach %s: %s", name, strerror(-self->perf_fd));
+		}
+
+		memcpy(payload, &dirty, 4);
+		memset(payload + 4, 0xab, 3000);
+		ASSERT_EQ(3004, write(self->fd, payload, 3004));
+
+		memcpy(payload, &w, 4);
+		for (i = 0; i < n; i++)
+			payload[4 + i] = pattern(i);
+		ASSERT_EQ(4 + n, write(self->fd, payload, 4 + n));
+
+		ASSERT_EQ(0, map_read(self->map_fd, got));
+		/* got[k] is record byte 8 + k; the payload starts at hdr */
+		for (i = 0; i < n; i++)
+			if (got[hdr - 8 + i] != pattern(i))
+				break;
+		EXPECT_EQ(n, i) {
+			TH_LOG("%s: byte %d of the payload is %#x, not %#x",
+			       name, i, got[hdr - 8 + i], pattern(i));
+		}
+		for (i = 0; i + 8 <= end - 8; i += 8) {
+			__u64 v;
+
+			memcpy(&v, got + i, 8);
+			EXPECT_FALSE(kernel_address(v)) {
+				TH_LOG("%s: ctx + %d holds %#llx", name, i + 8,
+				       (unsigned long long)v);
+			}
+		}
+
+		close(self->perf_fd);
+		self->perf_fd = -1;
+		close(self->prog_fd);
+		self->prog_fd = -1;
+		close(self->map_fd);
+		self->map_fd = -1;
+	}
+	close(perf2);
+	close(prog2);
+}
+
+/*
+ * An event without fields: a program either may not load from its
+ * context (attach refused with EACCES), or gets zeroes, not what an
+ * earlier record left in the perf buffer, up to the last offset the
+ * verifier allows (PERF_MAX_TRACE_SIZE - 8).
+ */
+TEST_F(bpf, no_fields_reads_zeroes)
+{
+	static unsigned char payload[3004];
+	int w = -1, dirty = -1, perf2 = -1, prog2 = -1;
+	const char *name = PREFIX "nof";
+	static const int offs[] = { 8, 16, 512, 3000, 8184 };
+	unsigned int k;
+
+	ASSERT_EQ(0, pin_cpu(0));
+	ASSERT_EQ(0, ue_reg(self->fd, PREFIX "dirty u8[1000] a; u8[1000] b; u8[1000] c", NULL, &dirty));
+	prog2 = prog_return(0);
+	ASSERT_LE(0, prog2);
+	perf2 = attach(PREFIX "dirty", prog2, -1, 0);
+	ASSERT_LE(0, perf2);
+	ASSERT_EQ(0, ue_reg(self->fd, PREFIX "nof:BPF_ITER", NULL, &w));
+
+	for (k = 0; k < sizeof(offs) / sizeof(offs[0]); k++) {
+		__u64 value[3] = { 0, 1, 1 };
+
+		self->map_fd = map_create(sizeof(value));
+		ASSERT_LE(0, self->map_fd);
+		self->prog_fd = prog_count_copy(self->map_fd, offs[k], 8);
+		ASSERT_LE(0, self->prog_fd);
+		self->perf_fd = attach(name, self->prog_fd, -1, 0);
+		if (self->perf_fd == -EACCES) {
+			TH_LOG("ctx + %d: attach refused", offs[k]);
+		} else {
+			ASSERT_LE(0, self->perf_fd) {
+				TH_LOG("attach: %s", strerror(-self->perf_fd));
+			}
+			memcpy(payload, &dirty, 4);
+			memset(payload + 4, 0xab, 3000);
+			ASSERT_EQ(3004, write(self->fd, payload, 3004));
+			ASSERT_EQ(4, write(self->fd, &w, 4));
+			ASSERT_EQ(0, map_read(self->map_fd, value));
+			EXPECT_EQ(1ULL, value[0]);
+			EXPECT_EQ(0ULL, value[1]) {
+				TH_LOG("ctx + %d holds %#llx", offs[k],
+				       (unsigned long long)value[1]);
+			}
+			close(self->perf_fd);
+			self->perf_fd = -1;
+		}
+		close(self->prog_fd);
+		self->prog_fd = -1;
+		close(self->map_fd);
+		self->map_fd = -1;
+	}
+	close(perf2);
+	close(prog2);
+}
+
+/*
+ * bpf_get_stackid() and bpf_get_stack() on a BPF_ITER event read the
+ * registers from the first 8 bytes of the context: they must be the
+ * writer's kernel registers, whatever length the writer picks (the seed's
+ * context had {data_type, data_len} there: 0x123 bytes made the pointer
+ * 0x1230000008a).
+ */
+TEST_F(bpf, bpf_iter_get_stackid)
+{
+	const char *name = PREFIX "stk";
+	static unsigned char payload[4 + 0x123];
+	int stack_fd, w = -1;
+	__u64 value[4];
+
+	ASSERT_EQ(0, ue_reg(self->fd, PREFIX "stk:BPF_ITER u32 a", NULL, &w));
+	stack_fd = stack_map_create();
+	ASSERT_LE(0, stack_fd);
+	self->map_fd = map_create(sizeof(value));
+	ASSERT_LE(0, self->map_fd);
+	self->prog_fd = prog_stack(self->map_fd, stack_fd);
+	ASSERT_LE(0, self->prog_fd);
+	self->perf_fd = attach(name, self->prog_fd, -1, 0);
+	ASSERT_LE(0, self->perf_fd);
+	ASSERT_EQ(0, pin_cpu(0));
+
+	memcpy(payload, &w, 4);
+	ASSERT_EQ((ssize_t)sizeof(payload),
+		  write(self->fd, payload, sizeof(payload)));
+	ASSERT_EQ(8, write(self->fd, payload, 8));
 
 	ASSERT_EQ(0, map_read(self->map_fd, value));
 	EXPECT_EQ(2ULL, value[0]);
-	EXPECT_EQ((__u64)USER_BPF_DATA_ITER, value[1]);
-	EXPECT_EQ(12ULL, value[2]);
-	EXPECT_EQ(0ULL, value[3]);	/* iov_offset */
-	EXPECT_EQ(1ULL, value[4]);	/* nr_segs */
-	EXPECT_EQ(12ULL, value[5]);	/* iov[0].iov_len */
-	EXPECT_EQ(0x0102030405060708ULL, value[6]);
+	EXPECT_LE(0, (__s64)value[1]) {
+		TH_LOG("bpf_get_stackid: %lld", (long long)value[1]);
+	}
+	EXPECT_LT(0, (__s64)value[2]) {
+		TH_LOG("bpf_get_stack: %lld", (long long)value[2]);
+	}
+	EXPECT_EQ(0, (__s64)value[2] % 8);
+	EXPECT_TRUE(kernel_address(value[3])) {
+		TH_LOG("first frame %#llx", (unsigned long long)value[3]);
+	}
+	close(stack_fd);
 }
 
 /* BPF_ITER: perf still gets the record, unless the program returns 0 */
@@ -725,6 +927,61 @@ TEST_F_TIMEOUT(bpf, bpftrace_tracepoint_args, 290)
 		EXPECT_STREQ(want, self->lines[i]);
 	}
 	ASSERT_EQ(3, maps);
+}
+
+/*
+ * Stock bpftrace, kernel stacks of every user event, while a writer uses a
+ * BPF_ITER event: bpf_get_stackid() on every hit. It ran into the seed's
+ * 16-byte context and oopsed on the writer's length as a pointer.
+ */
+TEST_F_TIMEOUT(bpf, bpftrace_kstack_bpf_iter, 290)
+{
+	static char hex[8192], env_desc[600], env_hex[8300], cmd[4200];
+	char *env[] = { "UE_TEST_WRITER=1", env_desc, env_hex, NULL };
+	char *argv[] = { "bpftrace", "-e",
+			 "tracepoint:user_events:* { @[kstack] = count(); }",
+			 "-c", cmd, NULL };
+	static const int lens[] = { 4, 0x123, 8, 1000, 4, 0x123 };
+	static unsigned char p[1000];
+	const char *desc = PREFIX "bks:BPF_ITER u32 a";
+	static char buf[65536];
+	const char *exe = self_exe();
+	int i, status, total = 0, stacks = 0;
+	char *line, *next;
+
+	ASSERT_NE(NULL, exe);
+	ASSERT_EQ(0, ue_reg(self->fd, desc, NULL, NULL));
+
+	hex[0] = '\0';
+	for (i = 0; i < 6; i++) {
+		memset(p, i + 1, sizeof(p));
+		hex_append(hex, p, lens[i]);
+	}
+	snprintf(env_desc, sizeof(env_desc), "UE_W_DESC=%s", desc);
+	snprintf(env_hex, sizeof(env_hex), "UE_W_HEX=%s", hex);
+	snprintf(cmd, sizeof(cmd), "%s", exe);
+
+	status = run_cmd(argv, env, "bpftrace.out", "bpftrace.err");
+	ASSERT_LE(0, ue_read_file("bpftrace.out", buf, sizeof(buf)));
+	for (line = buf; *line; line = next) {
+		next = strchr(line, '\n');
+		if (next)
+			*next++ = '\0';
+		else
+			next = line + strlen(line);
+		if (!strncmp(line, "@[", 2))
+			stacks++;
+		if (!strncmp(line, "]: ", 3))
+			total += atoi(line + 3);
+	}
+	if (status != 0 || !stacks || total != 6 || writer_failed("bpftrace.err")) {
+		log_file("bpftrace.out");
+		log_file("bpftrace.err");
+	}
+	ASSERT_EQ(0, status);
+	EXPECT_FALSE(writer_failed("bpftrace.err"));
+	EXPECT_LE(1, stacks);
+	EXPECT_EQ(6, total);
 }
 
 TEST_HARNESS_MAIN

@@ -48,7 +48,12 @@
 /* Create dynamic location entry within a 32-bit value */
 #define DYN_LOC(offset, size) ((size) << 16 | (offset))
 
-/* Use raw iterator for attached BPF program(s), no effect on ftrace/perf */
+/*
+ * Accepted for compatibility and part of the event's identity. BPF programs
+ * of such events get the record like on every other event: the seed's
+ * iterator context (struct user_bpf_context below) could not be made safe
+ * for tracepoint programs and is no longer passed. No effect on ftrace/perf.
+ */
 #define FLAG_BPF_ITER (1 << 0)
 
 /* Size of struct user_status_reg, selects the status page ABI */
@@ -150,6 +155,11 @@ struct user_write_unreg {
 
 /* Request to unregister a user_event (remote write ABI) */
 #define DIAG_IOCSUNREG _IOW(DIAG_IOC_MAGIC, 2, struct user_unreg *)
+
+/*
+ * The seed's BPF context, kept so that code using these names compiles;
+ * the module does not pass it to programs (see FLAG_BPF_ITER).
+ */
 
 /* Data type that was passed to the BPF program */
 enum {

@@ -4,6 +4,10 @@
 #   make stress [STRESS_S=120] [STRESS_SEED=n] [KVERS="rel ..."]
 #                        random concurrent operations in a -smp 2 guest per
 #                        kernel, then invariant checks (stress/run.sh)
+#   make race [RACE_S=20] [RACE_SEED=n] [RACE_ACCEL=tcg] [KVERS="rel ..."]
+#                        concurrency fuzzer: threads and processes on a
+#                        few shared event names, rmmod/insmod in parallel,
+#                        in a -smp 2 guest per kernel (race/run.sh)
 #   make fuzz [FUZZ_S=60] [FUZZ_SEED=n] [KVERS="rel ..."]
 #                        structure-aware fuzzing of the ioctl/write/
 #                        dynamic_events interfaces in a guest (fuzz/run.sh)
@@ -17,10 +21,13 @@
 # All end with "N passed, N failed". They build into build/robust/ (own
 # lock), so they can run while `make check` uses build/.
 
-.PHONY: stress fuzz fuzz-regress check-debug check-kcsan debug-kernel
+.PHONY: stress race fuzz fuzz-regress check-debug check-kcsan debug-kernel
 
 stress:
 	@stress/run.sh
+
+race:
+	@race/run.sh
 
 fuzz:
 	@fuzz/run.sh

@@ -1,0 +1,859 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * ue_race: concurrency fuzzer for user_events.ko (`make race`).
+ *
+ * Many threads in several processes run random operations on a SMALL
+ * shared set of event names, so that they collide: registration through
+ * both ABIs (24-byte status page, 28-byte remote write) with random flags
+ * and formats, DIAG_IOCSUNREG, DIAG_IOCSDEL, close, dup, fork, exec, exit,
+ * munmap/mprotect of the enable words, write/writev, enable/disable through
+ * tracefs and tracefs instances (mkdir/rmdir), perf_event_open/close with
+ * a BPF program attached, u: events, eprobes, hist triggers and synthetic
+ * events on user events, and (with -m KO) rmmod/insmod in a loop.
+ *
+ *   ue_race [-s SEED] [-t SECONDS] [-p PROCS] [-T THREADS] [-n NAMES]
+ *           [-m MODULE.ko] [-v]
+ *
+ * Each thread draws its operations from its own generator seeded from
+ * SEED, process and thread number: a seed replays the same operation
+ * sequences (the interleaving is up to the scheduler).
+ *
+ * What fails (a "not ok" line): a worker killed by a signal or hung, an
+ * operation whose result the interface does not allow (DIAG_IOCSDEL other
+ * than 0/EBUSY/ENOENT/EPERM/EBADF...), or, after the run, events left
+ * that cannot be deleted or a module that cannot be unloaded. Kernel
+ * reports (oops, WARN, refcount_t, lockdep, KASAN) are the guest runner's
+ * to find (race/guest.sh, race/run.sh). Prints per-operation counts and
+ * "N passed, N failed".
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <sys/wait.h>
+#include <linux/bpf.h>
+#include <linux/perf_event.h>
+
+#include "uapi/linux/user_events.h"
+
+#define TRACEFS		"/sys/kernel/tracing"
+#define DATA_FILE	TRACEFS "/user_events_data"
+#define STATUS_FILE	TRACEFS "/user_events_status"
+#define DYN_FILE	TRACEFS "/dynamic_events"
+#define SYNTH_FILE	TRACEFS "/synthetic_events"
+#define MOD_NAME	"user_events"
+#define NAME_PFX	"ue_z"
+#define MAX_NAMES	4
+#define NFDS		8
+#define NINST		2
+
+/* Register ioctls with each struct's own size in the number (same value) */
+#define IOC_WREG	_IOWR(DIAG_IOC_MAGIC, 0, struct user_write_reg *)
+#define IOC_WUNREG	_IOW(DIAG_IOC_MAGIC, 2, struct user_write_unreg *)
+
+enum op {
+	OP_OPEN, OP_REG_WRITE, OP_REG_STATUS, OP_UNREG, OP_DEL, OP_CLOSE,
+	OP_DUP, OP_FORK, OP_EXEC, OP_MUNMAP, OP_MPROTECT, OP_WRITE, OP_WRITEV,
+	OP_ENABLE, OP_INST_ENABLE, OP_INST_MKDIR, OP_INST_RMDIR, OP_PERF,
+	OP_PERF_CLOSE, OP_DYN_CREATE, OP_DYN_DELETE, OP_EPROBE, OP_EPROBE_DEL,
+	OP_HIST, OP_HIST_DEL, OP_SYNTH, OP_SYNTH_DEL, OP_STATUS_READ,
+	OP_STATUS_MMAP, OP_DYN_READ, OP_RMMOD, OP_INSMOD, NR_OPS
+};
+
+static const char *const op_names[NR_OPS] = {
+	"open", "reg28", "reg24", "unreg", "del", "close", "dup", "fork",
+	"exec", "munmap", "mprotect", "write", "writev", "enable",
+	"inst_enable", "inst_mkdir", "inst_rmdir", "perf_open", "perf_close",
+	"dyn_create", "dyn_delete", "eprobe", "eprobe_del", "hist", "hist_del",
+	"synth", "synth_del", "status_read", "status_mmap", "dyn_read",
+	"rmmod", "insmod",
+};
+
+/* Relative weights of the worker operations (rmmod/insmod: -m only) */
+static const int op_weight[NR_OPS] = {
+	[OP_OPEN] = 8, [OP_REG_WRITE] = 14, [OP_REG_STATUS] = 6,
+	[OP_UNREG] = 10, [OP_DEL] = 10, [OP_CLOSE] = 6, [OP_DUP] = 2,
+	[OP_FORK] = 2, [OP_EXEC] = 1, [OP_MUNMAP] = 2, [OP_MPROTECT] = 2,
+	[OP_WRITE] = 8, [OP_WRITEV] = 4, [OP_ENABLE] = 8, [OP_INST_ENABLE] = 3,
+	[OP_INST_MKDIR] = 1, [OP_INST_RMDIR] = 1, [OP_PERF] = 4,
+	[OP_PERF_CLOSE] = 4, [OP_DYN_CREATE] = 5, [OP_DYN_DELETE] = 4,
+	[OP_EPROBE] = 2, [OP_EPROBE_DEL] = 2, [OP_HIST] = 2, [OP_HIST_DEL] = 2,
+	[OP_SYNTH] = 1, [OP_SYNTH_DEL] = 1, [OP_STATUS_READ] = 2,
+	[OP_STATUS_MMAP] = 1, [OP_DYN_READ] = 2,
+};
+
+/* Counters shared by all processes (MAP_SHARED) */
+struct shared {
+	atomic_long ops[NR_OPS];
+	atomic_long ok[NR_OPS];
+	atomic_int bad;
+	char bad_msg[8][200];
+	atomic_int stop;
+	atomic_int module_gone;	/* the modder unloaded it and has not loaded it yet */
+};
+
+static struct shared *sh;
+static unsigned long long seed;
+static int secs = 10, nprocs = 3, nthreads = 3, nnames = 3, verbose;
+static const char *module_ko;
+static long end_ms;
+
+/* Per process: fds, perf fds, the enable word page */
+static atomic_int fds[NFDS];
+static atomic_int perf_fds[NFDS];
+static char *wpage;		/* fixed address, remapped after munmap */
+static int bpf_prog = -1;
+
+static long now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000L + ts.tv_nsec / 1000000;
+}
+
+/* xorshift64*: per thread */
+static unsigned long long rnd(unsigned long long *s)
+{
+	unsigned long long x = *s;
+
+	x ^= x >> 12;
+	x ^= x << 25;
+	x ^= x >> 27;
+	*s = x;
+	return x * 0x2545F4914F6CDD1DULL;
+}
+
+static int rn(unsigned long long *s, int n)
+{
+	return (int)(rnd(s) % (unsigned int)n);
+}
+
+static void bad(const char *fmt, ...)
+{
+	int i = atomic_fetch_add(&sh->bad, 1);
+	va_list ap;
+
+	if (i >= 8)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(sh->bad_msg[i], sizeof(sh->bad_msg[i]), fmt, ap);
+	va_end(ap);
+}
+
+static int write_str(const char *path, const char *s, int flags)
+{
+	int fd = open(path, O_WRONLY | O_CLOEXEC | flags), err;
+	ssize_t n;
+
+	if (fd < 0)
+		return -errno;
+	n = write(fd, s, strlen(s));
+	err = errno;
+	close(fd);
+	return n < 0 ? -err : 0;
+}
+
+static void name_of(char *buf, size_t size, int i)
+{
+	snprintf(buf, size, NAME_PFX "%d", i);
+}
+
+static const char *const formats[] = { "u32 a", "u64 b", "u32 a;u32 c", "" };
+
+static int pick_fd(unsigned long long *s)
+{
+	return atomic_load(&fds[rn(s, NFDS)]);
+}
+
+static void *word_addr(unsigned long long *s, int *size)
+{
+	*size = rn(s, 2) ? 4 : 8;
+	return wpage + 8 * rn(s, 8);
+}
+
+static int do_reg_write(unsigned long long *s)
+{
+	static const __u16 flagset[] = {
+		0, 0, USER_EVENT_REG_PERSIST, USER_EVENT_REG_MULTI_FORMAT,
+		USER_EVENT_REG_PERSIST | USER_EVENT_REG_MULTI_FORMAT,
+	};
+	char desc[128], name[32];
+	struct user_write_reg r;
+	int size;
+
+	name_of(name, sizeof(name), rn(s, nnames));
+	snprintf(desc, sizeof(desc), "%s %s", name, formats[rn(s, 4)]);
+	memset(&r, 0, sizeof(r));
+	r.size = sizeof(r);
+	r.enable_addr = (uintptr_t)word_addr(s, &size);
+	r.enable_size = size;
+	r.enable_bit = rn(s, 4);
+	r.flags = flagset[rn(s, 5)];
+	r.name_args = (uintptr_t)desc;
+	return ioctl(pick_fd(s), IOC_WREG, &r) < 0 ? -errno : 0;
+}
+
+static int do_reg_status(unsigned long long *s)
+{
+	char desc[128], name[32];
+	struct user_status_reg r;
+
+	name_of(name, sizeof(name), rn(s, nnames));
+	snprintf(desc, sizeof(desc), "%s %s", name, formats[rn(s, 4)]);
+	memset(&r, 0, sizeof(r));
+	r.size = sizeof(r);
+	r.name_args = (uintptr_t)desc;
+	return ioctl(pick_fd(s), IOC_WREG, &r) < 0 ? -errno : 0;
+}
+
+static int do_unreg(unsigned long long *s)
+{
+	struct user_write_unreg u;
+	int size;
+
+	memset(&u, 0, sizeof(u));
+	u.size = sizeof(u);
+	u.disable_addr = (uintptr_t)word_addr(s, &size);
+	u.disable_bit = rn(s, 4);
+	return ioctl(pick_fd(s), IOC_WUNREG, &u) < 0 ? -errno : 0;
+}
+
+static int do_del(unsigned long long *s)
+{
+	char name[32];
+	int fd = pick_fd(s), ret;
+
+	name_of(name, sizeof(name), rn(s, nnames));
+	ret = ioctl(fd, DIAG_IOCSDEL, name) < 0 ? -errno : 0;
+	/* The operation allows these (EBADF/ENOTTY: not a data fd now) */
+	if (ret && ret != -EBUSY && ret != -ENOENT && ret != -EPERM &&
+	    ret != -EBADF && ret != -ENOTTY && ret != -EINVAL)
+		bad("DIAG_IOCSDEL %s: %s", name, strerror(-ret));
+	return ret;
+}
+
+static int do_open(unsigned long long *s)
+{
+	int fd = open(DATA_FILE, O_RDWR | (rn(s, 2) ? O_CLOEXEC : 0));
+	int old;
+
+	if (fd < 0)
+		return -errno;
+	old = atomic_exchange(&fds[rn(s, NFDS)], fd);
+	if (old >= 0)
+		close(old);
+	return 0;
+}
+
+static int do_close(unsigned long long *s)
+{
+	int old = atomic_exchange(&fds[rn(s, NFDS)], -1);
+
+	return old >= 0 ? (close(old) ? -errno : 0) : -EBADF;
+}
+
+static int do_dup(unsigned long long *s)
+{
+	int fd = dup(pick_fd(s)), old;
+
+	if (fd < 0)
+		return -errno;
+	old = atomic_exchange(&fds[rn(s, NFDS)], fd);
+	if (old >= 0)
+		close(old);
+	return 0;
+}
+
+static int do_write(unsigned long long *s, bool vec)
+{
+	struct { int idx; __u64 a, b; } __attribute__((packed)) rec;
+	struct iovec iov[2];
+	int fd = pick_fd(s);
+	ssize_t n;
+
+	rec.idx = rn(s, 6);
+	rec.a = rnd(s);
+	rec.b = rnd(s);
+	if (!vec) {
+		n = write(fd, &rec, 4 + 4 * rn(s, 5));
+	} else {
+		iov[0].iov_base = &rec;
+		iov[0].iov_len = 4;
+		iov[1].iov_base = &rec.a;
+		iov[1].iov_len = 4 * rn(s, 5);
+		n = writev(fd, iov, 2);
+	}
+	return n < 0 ? -errno : 0;
+}
+
+static int do_enable(unsigned long long *s, bool inst)
+{
+	char path[256], name[32];
+	int i = rn(s, nnames);
+
+	name_of(name, sizeof(name), i);
+	if (inst)
+		snprintf(path, sizeof(path),
+			 TRACEFS "/instances/ue_race%d/events/user_events/%s/enable",
+			 rn(s, NINST), name);
+	else if (rn(s, 4))
+		snprintf(path, sizeof(path), TRACEFS "/events/user_events/%s/enable",
+			 name);
+	else
+		snprintf(path, sizeof(path), TRACEFS "/events/user_events/enable");
+	return write_str(path, rn(s, 2) ? "1\n" : "0\n", 0);
+}
+
+static int do_inst(unsigned long long *s, bool mk)
+{
+	char path[128];
+
+	snprintf(path, sizeof(path), TRACEFS "/instances/ue_race%d", rn(s, NINST));
+	if (mk)
+		return mkdir(path, 0755) ? -errno : 0;
+	return rmdir(path) ? -errno : 0;
+}
+
+static int bpf_load(void)
+{
+	/* r0 = 0; exit */
+	static const struct bpf_insn insns[] = {
+		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = 0, .imm = 0 },
+		{ .code = BPF_JMP | BPF_EXIT },
+	};
+	union bpf_attr attr;
+
+	memset(&attr, 0, sizeof(attr));
+	attr.prog_type = BPF_PROG_TYPE_TRACEPOINT;
+	attr.insns = (uintptr_t)insns;
+	attr.insn_cnt = 2;
+	attr.license = (uintptr_t)"GPL";
+	return syscall(__NR_bpf, BPF_PROG_LOAD, &attr, sizeof(attr));
+}
+
+static int do_perf(unsigned long long *s)
+{
+	char path[256], name[32], buf[32];
+	struct perf_event_attr pe;
+	int fd, idf, old;
+	ssize_t n;
+
+	name_of(name, sizeof(name), rn(s, nnames));
+	snprintf(path, sizeof(path), TRACEFS "/events/user_events/%s/id", name);
+	idf = open(path, O_RDONLY | O_CLOEXEC);
+	if (idf < 0)
+		return -errno;
+	n = read(idf, buf, sizeof(buf) - 1);
+	close(idf);
+	if (n <= 0)
+		return -EIO;
+	buf[n] = '\0';
+
+	memset(&pe, 0, sizeof(pe));
+	pe.type = PERF_TYPE_TRACEPOINT;
+	pe.size = sizeof(pe);
+	pe.config = strtoull(buf, NULL, 10);
+	pe.sample_period = 1;
+	pe.sample_type = PERF_SAMPLE_RAW;
+	fd = syscall(__NR_perf_event_open, &pe, 0, -1, -1,
+		     rn(s, 2) ? PERF_FLAG_FD_CLOEXEC : 0);
+	if (fd < 0)
+		return -errno;
+	if (bpf_prog >= 0 && rn(s, 2))
+		ioctl(fd, PERF_EVENT_IOC_SET_BPF, bpf_prog);
+	old = atomic_exchange(&perf_fds[rn(s, NFDS)], fd);
+	if (old >= 0)
+		close(old);
+	return 0;
+}
+
+static int do_perf_close(unsigned long long *s)
+{
+	int old = atomic_exchange(&perf_fds[rn(s, NFDS)], -1);
+
+	return old >= 0 ? (close(old) ? -errno : 0) : -EBADF;
+}
+
+static int do_dyn(unsigned long long *s, bool create)
+{
+	char line[128], name[32];
+
+	name_of(name, sizeof(name), rn(s, nnames));
+	if (create)
+		snprintf(line, sizeof(line), "u:%s %s\n", name, formats[rn(s, 4)]);
+	else
+		snprintf(line, sizeof(line), "!u:%s\n", name);
+	return write_str(DYN_FILE, line, O_APPEND);
+}
+
+static int do_eprobe(unsigned long long *s, bool create)
+{
+	char line[128], name[32];
+	int i = rn(s, nnames);
+
+	name_of(name, sizeof(name), i);
+	if (create)
+		snprintf(line, sizeof(line), "e:ue_race_ep%d user_events/%s\n",
+			 i, name);
+	else
+		snprintf(line, sizeof(line), "-:ue_race_ep%d\n", i);
+	return write_str(DYN_FILE, line, O_APPEND);
+}
+
+static int do_hist(unsigned long long *s, bool create)
+{
+	static const char *const trig[] = {
+		"hist:keys=common_pid", "hist:keys=a:va=a",
+		"hist:keys=common_pid:onmatch(user_events." NAME_PFX "0).trace(ue_race_syn,$va)",
+	};
+	char path[256], line[160], name[32];
+	int t = rn(s, 3);
+
+	name_of(name, sizeof(name), rn(s, nnames));
+	snprintf(path, sizeof(path), TRACEFS "/events/user_events/%s/trigger", name);
+	snprintf(line, sizeof(line), "%s%s\n", create ? "" : "!", trig[t]);
+	return write_str(path, line, O_APPEND);
+}
+
+static int do_synth(bool create)
+{
+	return write_str(SYNTH_FILE, create ? "ue_race_syn u32 v\n" :
+			 "!ue_race_syn\n", O_APPEND);
+}
+
+static int do_read(const char *path)
+{
+	char buf[4096];
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return -errno;
+	while (read(fd, buf, sizeof(buf)) > 0)
+		;
+	close(fd);
+	return 0;
+}
+
+static int do_status_mmap(void)
+{
+	int fd = open(STATUS_FILE, O_RDWR | O_CLOEXEC);
+	volatile char *p;
+	char c;
+
+	if (fd < 0)
+		return -errno;
+	p = mmap(NULL, 4096, PROT_READ, MAP_SHARED, fd, 0);
+	close(fd);
+	if (p == MAP_FAILED)
+		return -errno;
+	c = p[1];
+	(void)c;
+	munmap((void *)p, 4096);
+	return 0;
+}
+
+static int do_munmap(unsigned long long *s)
+{
+	if (rn(s, 2)) {
+		munmap(wpage, 4096);
+		usleep(rn(s, 200));
+	}
+	return mmap(wpage, 4096, PROT_READ | PROT_WRITE,
+		    MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0) == MAP_FAILED ?
+	       -errno : 0;
+}
+
+static int do_mprotect(unsigned long long *s)
+{
+	return mprotect(wpage, 4096, rn(s, 2) ? PROT_READ :
+			PROT_READ | PROT_WRITE) ? -errno : 0;
+}
+
+static int run_op(unsigned long long *s, int op, bool in_child);
+
+/* A child: a few operations of its own (on inherited fds), then exit */
+static int do_fork(unsigned long long *s, bool exec)
+{
+	pid_t pid = fork();
+	int st, i;
+
+	if (pid < 0)
+		return -errno;
+	if (pid == 0) {
+		unsigned long long cs = rnd(s) | 1;
+
+		if (exec)
+			execl("/bin/true", "true", (char *)NULL);
+		for (i = rn(&cs, 6); i > 0; i--)
+			run_op(&cs, rn(&cs, OP_FORK), true);
+		_exit(0);
+	}
+	if (waitpid(pid, &st, 0) == pid && WIFSIGNALED(st))
+		bad("fork child killed by signal %d", WTERMSIG(st));
+	return 0;
+}
+
+static int do_rmmod(unsigned long long *s)
+{
+	char name[32], line[64];
+	int i, ret;
+
+	/* Delete what it can first: every event pins the module */
+	if (rn(s, 2))
+		for (i = 0; i < nnames; i++) {
+			name_of(name, sizeof(name), i);
+			snprintf(line, sizeof(line), "!u:%s\n", name);
+			write_str(DYN_FILE, line, O_APPEND);
+		}
+	ret = syscall(SYS_delete_module, MOD_NAME, O_NONBLOCK) ? -errno : 0;
+	if (ret && ret != -EWOULDBLOCK && ret != -ENOENT && ret != -EBUSY)
+		bad("delete_module: %s", strerror(-ret));
+	if (!ret)
+		atomic_store(&sh->module_gone, 1);
+	return ret;
+}
+
+static int do_insmod(void)
+{
+	int fd = open(module_ko, O_RDONLY | O_CLOEXEC), ret = 0;
+
+	if (fd < 0)
+		return -errno;
+	if (syscall(SYS_finit_module, fd, "", 0))
+		ret = -errno;
+	close(fd);
+	if (ret && ret != -EEXIST)
+		bad("finit_module: %s", strerror(-ret));
+	if (!ret)
+		atomic_store(&sh->module_gone, 0);
+	return ret;
+}
+
+static int run_op(unsigned long long *s, int op, bool in_child)
+{
+	int ret = -ENOSYS;
+
+	switch (op) {
+	case OP_OPEN: ret = do_open(s); break;
+	case OP_REG_WRITE: ret = do_reg_write(s); break;
+	case OP_REG_STATUS: ret = do_reg_status(s); break;
+	case OP_UNREG: ret = do_unreg(s); break;
+	case OP_DEL: ret = do_del(s); break;
+	case OP_CLOSE: ret = do_close(s); break;
+	case OP_DUP: ret = do_dup(s); break;
+	case OP_FORK: ret = in_child ? 0 : do_fork(s, false); break;
+	case OP_EXEC: ret = in_child ? 0 : do_fork(s, true); break;
+	case OP_MUNMAP: ret = do_munmap(s); break;
+	case OP_MPROTECT: ret = do_mprotect(s); break;
+	case OP_WRITE: ret = do_write(s, false); break;
+	case OP_WRITEV: ret = do_write(s, true); break;
+	case OP_ENABLE: ret = do_enable(s, false); break;
+	case OP_INST_ENABLE: ret = do_enable(s, true); break;
+	case OP_INST_MKDIR: ret = do_inst(s, true); break;
+	case OP_INST_RMDIR: ret = do_inst(s, false); break;
+	case OP_PERF: ret = do_perf(s); break;
+	case OP_PERF_CLOSE: ret = do_perf_close(s); break;
+	case OP_DYN_CREATE: ret = do_dyn(s, true); break;
+	case OP_DYN_DELETE: ret = do_dyn(s, false); break;
+	case OP_EPROBE: ret = do_eprobe(s, true); break;
+	case OP_EPROBE_DEL: ret = do_eprobe(s, false); break;
+	case OP_HIST: ret = do_hist(s, true); break;
+	case OP_HIST_DEL: ret = do_hist(s, false); break;
+	case OP_SYNTH: ret = do_synth(true); break;
+	case OP_SYNTH_DEL: ret = do_synth(false); break;
+	case OP_STATUS_READ: ret = do_read(STATUS_FILE); break;
+	case OP_STATUS_MMAP: ret = do_status_mmap(); break;
+	case OP_DYN_READ: ret = do_read(DYN_FILE); break;
+	case OP_RMMOD: ret = do_rmmod(s); break;
+	case OP_INSMOD: ret = do_insmod(); break;
+	}
+	atomic_fetch_add(&sh->ops[op], 1);
+	if (!ret)
+		atomic_fetch_add(&sh->ok[op], 1);
+	return ret;
+}
+
+static int total_weight;
+
+static int pick_op(unsigned long long *s)
+{
+	int r = rn(s, total_weight), op;
+
+	for (op = 0; op < NR_OPS; op++) {
+		r -= op_weight[op];
+		if (r < 0)
+			return op;
+	}
+	return OP_OPEN;
+}
+
+struct thr {
+	pthread_t t;
+	unsigned long long s;
+	int id;
+};
+
+static void *worker(void *arg)
+{
+	struct thr *t = arg;
+
+	while (now_ms() < end_ms && !atomic_load(&sh->stop)) {
+		int op = pick_op(&t->s);
+
+		if (verbose > 1)
+			fprintf(stderr, "%d %s\n", t->id, op_names[op]);
+		run_op(&t->s, op, false);
+	}
+	return NULL;
+}
+
+static void worker_process(int p)
+{
+	struct thr thr[64];
+	int i;
+
+	for (i = 0; i < NFDS; i++) {
+		atomic_store(&fds[i], -1);
+		atomic_store(&perf_fds[i], -1);
+	}
+	wpage = mmap((void *)(0x300000000000UL + p * 0x10000UL), 4096,
+		     PROT_READ | PROT_WRITE,
+		     MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+	if (wpage == MAP_FAILED)
+		_exit(3);
+	bpf_prog = bpf_load();
+	for (i = 0; i < nthreads; i++) {
+		thr[i].id = p * 100 + i;
+		thr[i].s = (seed ^ (0x9E3779B97F4A7C15ULL * (thr[i].id + 1))) | 1;
+		pthread_create(&thr[i].t, NULL, worker, &thr[i]);
+	}
+	for (i = 0; i < nthreads; i++)
+		pthread_join(thr[i].t, NULL);
+	_exit(0);
+}
+
+/* rmmod/insmod loop (-m): unloads when it can, loads again after a while */
+static void modder_process(void)
+{
+	unsigned long long s = seed ^ 0xA5A5A5A5ULL;
+
+	s |= 1;
+	while (now_ms() < end_ms && !atomic_load(&sh->stop)) {
+		if (run_op(&s, OP_RMMOD, false) == 0) {
+			usleep(rn(&s, 20000));
+			run_op(&s, OP_INSMOD, false);
+		}
+		usleep(rn(&s, 5000));
+	}
+	if (atomic_load(&sh->module_gone))
+		run_op(&s, OP_INSMOD, false);
+	_exit(0);
+}
+
+static void usage(void)
+{
+	fprintf(stderr, "usage: ue_race [-s SEED] [-t SECONDS] [-p PROCS] "
+		"[-T THREADS] [-n NAMES (1-4)] [-m MODULE.ko] [-v]\n");
+	exit(2);
+}
+
+static int npass, nfail;
+
+static void tap(bool ok, const char *fmt, ...)
+{
+	va_list ap;
+
+	printf("%s - race: ", ok ? "ok" : "not ok");
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	printf("\n");
+	if (ok)
+		npass++;
+	else
+		nfail++;
+}
+
+/* After the run: undo what the workers left, then check the module can go */
+static void cleanup_and_check(void)
+{
+	char name[32], line[64], path[128];
+	int i, j, fd, left = 0;
+
+	write_str(TRACEFS "/events/user_events/enable", "0\n", 0);
+	for (i = 0; i < NINST; i++) {
+		snprintf(path, sizeof(path), TRACEFS "/instances/ue_race%d", i);
+		rmdir(path);
+	}
+	for (i = 0; i < MAX_NAMES; i++) {
+		snprintf(line, sizeof(line), "-:ue_race_ep%d\n", i);
+		write_str(DYN_FILE, line, O_APPEND);
+	}
+	for (i = 0; i < nnames; i++) {
+		name_of(name, sizeof(name), i);
+		snprintf(path, sizeof(path),
+			 TRACEFS "/events/user_events/%s/trigger", name);
+		write_str(path, "!hist:keys=common_pid:onmatch(user_events." NAME_PFX
+			  "0).trace(ue_race_syn,$va)\n", O_APPEND);
+	}
+	for (i = 0; i < nnames; i++) {
+		name_of(name, sizeof(name), i);
+		snprintf(path, sizeof(path),
+			 TRACEFS "/events/user_events/%s/trigger", name);
+		write_str(path, "!hist:keys=common_pid\n", O_APPEND);
+		write_str(path, "!hist:keys=a:va=a\n", O_APPEND);
+	}
+	do_synth(false);
+
+	/* Address spaces let go from work items: retry for a while */
+	for (j = 0; j < 100; j++) {
+		left = 0;
+		fd = open(DATA_FILE, O_RDWR | O_CLOEXEC);
+		for (i = 0; i < nnames; i++) {
+			name_of(name, sizeof(name), i);
+			if (fd >= 0 && ioctl(fd, DIAG_IOCSDEL, name) && errno == EBUSY)
+				left++;
+		}
+		if (fd >= 0)
+			close(fd);
+		if (!left)
+			break;
+		usleep(50000);
+	}
+	tap(!left, "every event deleted after the run (%d busy)", left);
+
+	if (module_ko) {
+		int ret = -1;
+
+		for (j = 0; j < 100; j++) {
+			ret = syscall(SYS_delete_module, MOD_NAME, O_NONBLOCK) ?
+			      -errno : 0;
+			if (!ret || ret == -ENOENT)
+				break;
+			usleep(50000);
+		}
+		tap(!ret || ret == -ENOENT, "rmmod after the run: %s",
+		    ret ? strerror(-ret) : "done");
+		tap(access(DATA_FILE, F_OK) && access(TRACEFS "/events/user_events", F_OK),
+		    "no user_events files left in tracefs");
+		fd = open(module_ko, O_RDONLY | O_CLOEXEC);
+		ret = fd >= 0 && !syscall(SYS_finit_module, fd, "", 0);
+		if (fd >= 0)
+			close(fd);
+		tap(ret, "insmod after the run");
+	}
+}
+
+int main(int argc, char **argv)
+{
+	int c, i, st, nchildren = 0;
+	pid_t pids[65];
+	long deadline;
+	const char *env = getenv("RACE_SEED");
+
+	seed = env ? strtoull(env, NULL, 0) : 0;
+	while ((c = getopt(argc, argv, "s:t:p:T:n:m:v")) != -1) {
+		switch (c) {
+		case 's': seed = strtoull(optarg, NULL, 0); break;
+		case 't': secs = atoi(optarg); break;
+		case 'p': nprocs = atoi(optarg); break;
+		case 'T': nthreads = atoi(optarg); break;
+		case 'n': nnames = atoi(optarg); break;
+		case 'm': module_ko = optarg; break;
+		case 'v': verbose++; break;
+		default: usage();
+		}
+	}
+	if (nprocs < 1 || nprocs > 64 || nthreads < 1 || nthreads > 64 ||
+	    nnames < 1 || nnames > MAX_NAMES || secs < 1)
+		usage();
+	if (!seed) {
+		seed = (unsigned long long)time(NULL) * 2654435761ULL ^ getpid();
+		seed &= (1ULL << 48) - 1;
+	}
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	printf("# ue_race: seed %llu (replay: RACE_SEED=%llu), %ds, %d procs x %d threads, %d names%s\n",
+	       seed, seed, secs, nprocs, nthreads, nnames,
+	       module_ko ? ", rmmod/insmod loop" : "");
+
+	sh = mmap(NULL, sizeof(*sh), PROT_READ | PROT_WRITE,
+		  MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (sh == MAP_FAILED)
+		return 2;
+	for (i = 0; i < NR_OPS; i++)
+		total_weight += op_weight[i];
+	end_ms = now_ms() + secs * 1000L;
+
+	for (i = 0; i < nprocs + (module_ko ? 1 : 0); i++) {
+		pid_t pid = fork();
+
+		if (pid < 0)
+			break;
+		if (pid == 0) {
+			if (i == nprocs)
+				modder_process();
+			worker_process(i);
+		}
+		pids[nchildren++] = pid;
+	}
+
+	/* Workers stop at end_ms; a worker still there 60 s later is hung */
+	deadline = end_ms + 60000;
+	for (i = 0; i < nchildren; i++) {
+		pid_t r;
+
+		while ((r = waitpid(pids[i], &st, WNOHANG)) == 0 && now_ms() < deadline)
+			usleep(20000);
+		if (r == 0) {
+			tap(false, "process %d still running 60 s after the end", i);
+			kill(pids[i], SIGKILL);
+			waitpid(pids[i], &st, 0);
+			continue;
+		}
+		if (WIFSIGNALED(st))
+			tap(false, "process %d killed by signal %d", i, WTERMSIG(st));
+		else if (WEXITSTATUS(st))
+			tap(false, "process %d exited with status %d", i, WEXITSTATUS(st));
+	}
+	tap(nchildren == nprocs + (module_ko ? 1 : 0), "%d processes ran to the end",
+	    nchildren);
+
+	{
+		long total = 0;
+
+		for (i = 0; i < NR_OPS; i++) {
+			long n = atomic_load(&sh->ops[i]);
+
+			total += n;
+			if (n)
+				printf("# %-12s %8ld (%ld ok)\n", op_names[i], n,
+				       atomic_load(&sh->ok[i]));
+		}
+		printf("# ue_race: %ld operations in %ds, seed %llu\n", total, secs, seed);
+	}
+	for (i = 0; i < atomic_load(&sh->bad) && i < 8; i++)
+		printf("#   %s\n", sh->bad_msg[i]);
+	tap(!atomic_load(&sh->bad), "every result one the operation allows (%d not)",
+	    atomic_load(&sh->bad));
+
+	cleanup_and_check();
+	printf("%d passed, %d failed\n", npass, nfail);
+	return nfail ? 1 : 0;
+}

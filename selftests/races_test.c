@@ -1,0 +1,797 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * user_events.ko selftests: regression tests for the races and lifetime
+ * bugs of issue 11 ("no order of operations can crash the kernel").
+ *
+ *  put_racing_delete        the last put of an event races DIAG_IOCSDEL of
+ *                           its name (as root, and as an unprivileged user
+ *                           granted the data file with data_gid/data_mode)
+ *  eprobe_pins_module       an eprobe on a user event keeps the module
+ *  hist_synth_pin_module    hist triggers / synthetic events on a user
+ *                           event's fields keep the module
+ *  enable_racing_rmmod      toggling an event's enable while rmmod is
+ *                           retried: every existing event pins the module
+ *  create_racing_rmmod      create/enable/disable/delete of an event while
+ *                           another thread unloads and reloads the module
+ *  delete_then_recreate     a name whose last reference is gone can be
+ *                           created again at once, with other fields
+ *  del_every_event_of_name  DIAG_IOCSDEL deletes every event of a name,
+ *                           multi-format ones included (upstream 6.12)
+ *
+ * The contract tested (the lead's design for the fix): every existing user
+ * event pins the module, so delete_module() is refused (EWOULDBLOCK with
+ * O_NONBLOCK) while any event exists, persistent ones included, or while
+ * anything (an eprobe, a trigger, a synthetic event) refers to one.
+ *
+ * A kernel oops, WARN or refcount_t report makes the guest runner fail the
+ * run; the tests themselves check that each operation returned one of the
+ * results it is allowed to.
+ *
+ * Needs UE_MODULE (the .ko, to load it again) and optionally
+ * UE_MODULE_NAME, as the guest runner of `make check` sets them. Events are
+ * named ue_rc_*. Every test leaves the module loaded with default
+ * parameters.
+ */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <grp.h>
+#include <pthread.h>
+#include <time.h>
+#include <sys/utsname.h>
+#include <sys/wait.h>
+
+#include "ue_test.h"
+
+#define PREFIX		"ue_rc_"
+#define UE_MULTI_DIR	UE_TRACEFS "/events/" USER_EVENTS_MULTI_SYSTEM
+#define DYN_EVENTS	UE_TRACEFS "/dynamic_events"
+#define RACE_MS		3000
+#define TEST_UID	1000
+#define TEST_GID	1000
+
+/* ---------------------------------------------------------------------
+ * Module load and unload (as the system calls, like unload_test.c)
+ */
+
+static const char *mod_name(void)
+{
+	const char *name = getenv("UE_MODULE_NAME");
+
+	return name && *name ? name : "user_events";
+}
+
+static bool mod_loaded(void)
+{
+	char path[256];
+	struct stat st;
+
+	snprintf(path, sizeof(path), "/sys/module/%s/initstate", mod_name());
+
+	return stat(path, &st) == 0;
+}
+
+/* delete_module(O_NONBLOCK): 0 or -errno */
+static int do_rmmod(void)
+{
+	if (syscall(SYS_delete_module, mod_name(), O_NONBLOCK))
+		return -errno;
+
+	return 0;
+}
+
+/* finit_module($UE_MODULE, params): 0 or -errno */
+static int do_insmod(const char *params)
+{
+	const char *ko = getenv("UE_MODULE");
+	int fd, err = 0;
+
+	if (!ko || !*ko)
+		return -ENOENT;
+
+	fd = open(ko, O_RDONLY | O_CLOEXEC);
+	if (fd < 0 || syscall(SYS_finit_module, fd, params, 0))
+		err = errno;
+	if (fd >= 0)
+		close(fd);
+
+	return -err;
+}
+
+/* rmmod, retried for up to 2 s (address spaces let go from a work item) */
+static int rmmod_retry(void)
+{
+	int i, ret = -EIO;
+
+	for (i = 0; i < 100; i++) {
+		ret = do_rmmod();
+		if (!ret || ret == -ENOENT)
+			return ret;
+		usleep(20000);
+	}
+
+	return ret;
+}
+
+static long now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+
+	return ts.tv_sec * 1000L + ts.tv_nsec / 1000000;
+}
+
+/* ---------------------------------------------------------------------
+ * Remote write ABI (struct user_write_reg, 28 bytes)
+ */
+
+static int wreg(int fd, const char *desc, void *addr, int bit, int flags)
+{
+	struct user_write_reg reg;
+
+	memset(&reg, 0, sizeof(reg));
+	reg.size = sizeof(reg);
+	reg.enable_bit = bit;
+	reg.enable_size = 4;
+	reg.flags = flags;
+	reg.enable_addr = (__u64)(uintptr_t)addr;
+	reg.name_args = (__u64)(uintptr_t)desc;
+
+	if (ioctl(fd, DIAG_IOCSREG, &reg) < 0)
+		return -errno;
+
+	return 0;
+}
+
+static int wunreg(int fd, void *addr, int bit)
+{
+	struct user_write_unreg unreg;
+
+	memset(&unreg, 0, sizeof(unreg));
+	unreg.size = sizeof(unreg);
+	unreg.disable_bit = bit;
+	unreg.disable_addr = (__u64)(uintptr_t)addr;
+
+	if (ioctl(fd, DIAG_IOCSUNREG, &unreg) < 0)
+		return -errno;
+
+	return 0;
+}
+
+/* Does dynamic_events have a line starting with @line_prefix? */
+static bool dyn_has(const char *line_prefix)
+{
+	static char buf[1 << 16];
+	size_t len = strlen(line_prefix);
+	char *line;
+
+	if (ue_read_file(DYN_EVENTS, buf, sizeof(buf)) < 0)
+		return false;
+	for (line = buf; line && *line; line = strchr(line, '\n')) {
+		if (*line == '\n')
+			line++;
+		if (!strncmp(line, line_prefix, len))
+			return true;
+	}
+
+	return false;
+}
+
+/* Wait up to @ms for events/user_events/@name to come and go */
+static bool wait_gone(const char *name, int ms)
+{
+	long end = now_ms() + ms;
+
+	do {
+		if (!ue_event_exists(name))
+			return true;
+		usleep(10000);
+	} while (now_ms() < end);
+
+	return false;
+}
+
+/* Count events/user_events_multi/@name.<hex id> */
+static int multi_count(const char *name)
+{
+	size_t len = strlen(name);
+	struct dirent *de;
+	DIR *d;
+	int n = 0;
+
+	d = opendir(UE_MULTI_DIR);
+	if (!d)
+		return 0;
+	while ((de = readdir(d)))
+		if (!strncmp(de->d_name, name, len) && de->d_name[len] == '.')
+			n++;
+	closedir(d);
+
+	return n;
+}
+
+/* ---------------------------------------------------------------------
+ * Fixture: the module loaded with default parameters, no ue_rc_* events
+ */
+
+FIXTURE(races) {
+	struct stat tracefs_st;
+	bool chmodded;
+};
+
+FIXTURE_SETUP(races)
+{
+	if (!mod_loaded())
+		ASSERT_EQ(0, do_insmod(""));
+	ASSERT_TRUE(mod_loaded());
+	ASSERT_EQ(0, ue_delete_prefix(PREFIX));
+	self->chmodded = false;
+}
+
+FIXTURE_TEARDOWN(races)
+{
+	if (self->chmodded)
+		chmod(UE_TRACEFS, self->tracefs_st.st_mode & 07777);
+	if (!mod_loaded())
+		EXPECT_EQ(0, do_insmod(""));
+	if (mod_loaded())
+		EXPECT_EQ(0, ue_delete_prefix(PREFIX));
+}
+
+/* Reload the module with @params (its events deleted first) */
+static int reload(const char *params)
+{
+	int ret;
+
+	if (mod_loaded()) {
+		ue_delete_prefix(PREFIX);
+		ret = rmmod_retry();
+		if (ret)
+			return ret;
+	}
+
+	return do_insmod(params);
+}
+
+/* ---------------------------------------------------------------------
+ * put_racing_delete
+ *
+ * Thread A: { open the data file, register with the 28-byte ABI,
+ * DIAG_IOCSUNREG, close } in a loop; thread B: DIAG_IOCSDEL of the same
+ * name in a loop. Register and unregister must succeed, DIAG_IOCSDEL gives
+ * 0, EBUSY (A holds it) or ENOENT (not there). The first unexpected result
+ * is kept in bad[].
+ */
+
+struct put_del {
+	const char *desc;
+	const char *name;
+	long end_ms;
+	int bad_op;		/* 0: none, 1 open, 2 reg, 3 unreg, 4 close, 5 del */
+	int bad_err;
+	long loops[2];
+};
+
+static void put_del_bad(struct put_del *pd, int op, int err)
+{
+	if (!__atomic_load_n(&pd->bad_op, __ATOMIC_SEQ_CST)) {
+		pd->bad_err = err;
+		__atomic_store_n(&pd->bad_op, op, __ATOMIC_SEQ_CST);
+	}
+}
+
+static void *put_del_a(void *arg)
+{
+	struct put_del *pd = arg;
+	static __u32 word;
+	int fd, ret;
+
+	while (now_ms() < pd->end_ms && !pd->bad_op) {
+		fd = ue_open_data();
+		if (fd < 0) {
+			put_del_bad(pd, 1, errno);
+			break;
+		}
+		ret = wreg(fd, pd->desc, &word, 0, 0);
+		if (ret)
+			put_del_bad(pd, 2, ret);
+		else if ((ret = wunreg(fd, &word, 0)))
+			put_del_bad(pd, 3, ret);
+		if (close(fd))
+			put_del_bad(pd, 4, -errno);
+		pd->loops[0]++;
+	}
+
+	return NULL;
+}
+
+static void *put_del_b(void *arg)
+{
+	struct put_del *pd = arg;
+	int fd = ue_open_data(), ret;
+
+	if (fd < 0) {
+		put_del_bad(pd, 1, -errno);
+		return NULL;
+	}
+	while (now_ms() < pd->end_ms && !pd->bad_op) {
+		ret = ue_del_fd(fd, pd->name);
+		if (ret && ret != -EBUSY && ret != -ENOENT)
+			put_del_bad(pd, 5, ret);
+		pd->loops[1]++;
+	}
+	close(fd);
+
+	return NULL;
+}
+
+/* Runs the race; returns 0, or op * 1000 + errno of the first bad result */
+static int put_del_run(const char *name, const char *desc, int ms)
+{
+	struct put_del pd = { .desc = desc, .name = name };
+	pthread_t a, b;
+
+	pd.end_ms = now_ms() + ms;
+	if (pthread_create(&a, NULL, put_del_a, &pd))
+		return 9000;
+	if (pthread_create(&b, NULL, put_del_b, &pd)) {
+		pd.end_ms = 0;
+		pthread_join(a, NULL);
+		return 9000;
+	}
+	pthread_join(a, NULL);
+	pthread_join(b, NULL);
+	printf("# %s: %ld register/unregister/close, %ld deletes\n", name,
+	       pd.loops[0], pd.loops[1]);
+	if (pd.loops[0] < 10 || pd.loops[1] < 10)
+		return 8000;
+
+	return pd.bad_op ? pd.bad_op * 1000 + (pd.bad_err < 0 ? -pd.bad_err :
+					       pd.bad_err) : 0;
+}
+
+TEST_F_TIMEOUT(races, put_racing_delete, 60)
+{
+	ASSERT_EQ(0, put_del_run(PREFIX "racer_a", PREFIX "racer_a u32 a",
+				 RACE_MS));
+
+	/* Nothing holds it: it goes (deferred), or a last delete removes it */
+	if (!wait_gone(PREFIX "racer_a", 1000))
+		ASSERT_EQ(0, ue_del(PREFIX "racer_a"));
+	ASSERT_TRUE(wait_gone(PREFIX "racer_a", 1000));
+}
+
+/* The same as an unprivileged user the data file is granted to */
+TEST_F_TIMEOUT(races, put_racing_delete_unprivileged, 90)
+{
+	int status, pipefd[2], res = -1;
+	pid_t pid;
+
+	ASSERT_EQ(0, reload("data_gid=1000 data_mode=0660"));
+	ASSERT_EQ(0, stat(UE_TRACEFS, &self->tracefs_st));
+	ASSERT_EQ(0, chmod(UE_TRACEFS, (self->tracefs_st.st_mode & 07777) | 0011));
+	self->chmodded = true;
+
+	ASSERT_EQ(0, pipe(pipefd));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (pid == 0) {
+		gid_t groups[1] = { TEST_GID };
+
+		close(pipefd[0]);
+		if (setgroups(1, groups) ||
+		    setresgid(TEST_GID, TEST_GID, TEST_GID) ||
+		    setresuid(TEST_UID, TEST_UID, TEST_UID))
+			res = 7000 + errno;
+		else if (access(UE_DATA_FILE, R_OK | W_OK))
+			res = 6000 + errno;
+		else
+			res = put_del_run(PREFIX "racer_u", PREFIX "racer_u u32 a",
+					  RACE_MS);
+		if (write(pipefd[1], &res, sizeof(res)) != sizeof(res))
+			_exit(2);
+		_exit(0);
+	}
+	close(pipefd[1]);
+	ASSERT_EQ((ssize_t)sizeof(res), read(pipefd[0], &res, sizeof(res)));
+	close(pipefd[0]);
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	ASSERT_EQ(0, status);
+	ASSERT_EQ(0, res) {
+		TH_LOG("op %d, errno %d (1 open, 2 reg, 3 unreg, 4 close, 5 del, 6 access, 7 setuid, 8 too few loops)",
+		       res / 1000, res % 1000);
+	}
+
+	if (!wait_gone(PREFIX "racer_u", 1000))
+		ASSERT_EQ(0, ue_del(PREFIX "racer_u"));
+	ASSERT_TRUE(wait_gone(PREFIX "racer_u", 1000));
+
+	/* Back to the defaults */
+	ASSERT_EQ(0, reload(""));
+}
+
+/* ---------------------------------------------------------------------
+ * Things that refer to an event pin the module
+ */
+
+/* rmmod must be refused, and the module and its files stay */
+#define ASSERT_RMMOD_REFUSED(what) do {					\
+	ASSERT_EQ(-EWOULDBLOCK, do_rmmod()) {				\
+		TH_LOG("rmmod was not refused while %s", what);		\
+	}								\
+	ASSERT_TRUE(mod_loaded());					\
+	ASSERT_EQ(0, access(UE_DATA_FILE, F_OK));			\
+} while (0)
+
+/* tracefs README documents the eprobe syntax ("e[:[...") */
+static bool kernel_has_eprobes(void)
+{
+	static char buf[1 << 17];
+
+	return ue_read_file(UE_TRACEFS "/README", buf, sizeof(buf)) >= 0 &&
+	       strstr(buf, "e[:[") != NULL;
+}
+
+TEST_F(races, eprobe_pins_module)
+{
+	static char buf[1 << 16];
+
+	ASSERT_TRUE(kernel_has_eprobes());
+	ASSERT_EQ(0, ue_write_file(DYN_EVENTS, "u:" PREFIX "x u32 a\n", false));
+	ASSERT_EQ(0, ue_write_file(DYN_EVENTS,
+				   "e:" PREFIX "ep user_events/" PREFIX "x\n",
+				   false));
+	ASSERT_TRUE(dyn_has("e:eprobes/" PREFIX "ep "));
+
+	/* The eprobe holds the event: the module must stay */
+	ASSERT_RMMOD_REFUSED("an eprobe refers to a user event");
+	ASSERT_LE(0, ue_read_file(DYN_EVENTS, buf, sizeof(buf)));
+	ASSERT_NE(NULL, strstr(buf, "u:" PREFIX "x u32 a"));
+
+	/* The event is busy while the eprobe exists */
+	ASSERT_EQ(-EBUSY, ue_del(PREFIX "x"));
+
+	/* Enabling and disabling the eprobe works, and still pins it */
+	ASSERT_EQ(0, ue_write_file(UE_TRACEFS "/events/eprobes/" PREFIX "ep/enable",
+				   "1\n", false));
+	ASSERT_RMMOD_REFUSED("an enabled eprobe refers to a user event");
+	ASSERT_EQ(0, ue_write_file(UE_TRACEFS "/events/eprobes/" PREFIX "ep/enable",
+				   "0\n", false));
+	ASSERT_RMMOD_REFUSED("a user event exists");
+
+	/* Remove the eprobe, then the event: now it may go */
+	ASSERT_EQ(0, ue_write_file(DYN_EVENTS, "-:" PREFIX "ep\n", false));
+	ASSERT_FALSE(dyn_has("e:eprobes/" PREFIX "ep "));
+	ASSERT_RMMOD_REFUSED("a user event exists");
+	ASSERT_EQ(0, ue_write_file(DYN_EVENTS, "!u:" PREFIX "x\n", false));
+	ASSERT_FALSE(ue_event_exists(PREFIX "x"));
+	ASSERT_EQ(0, ue_delete_prefix(""));
+	ASSERT_EQ(0, rmmod_retry());
+	ASSERT_FALSE(mod_loaded());
+	ASSERT_LE(0, ue_read_file(DYN_EVENTS, buf, sizeof(buf)));
+	ASSERT_EQ(NULL, strstr(buf, "u:"));
+	ASSERT_EQ(0, do_insmod(""));
+}
+
+/* Is CONFIG_@opt=y in the running kernel's /boot/config-$(uname -r)? */
+static bool kconfig_has(const char *opt)
+{
+	char path[512], line[256], want[128];
+	struct utsname u;
+	bool found = false;
+	FILE *f;
+
+	if (uname(&u))
+		return false;
+	snprintf(want, sizeof(want), "CONFIG_%s=y\n", opt);
+	snprintf(path, sizeof(path), "/boot/config-%s", u.release);
+	f = fopen(path, "r");
+	if (!f)
+		return false;
+	while (!found && fgets(line, sizeof(line), f))
+		found = !strcmp(line, want);
+	fclose(f);
+
+	return found;
+}
+
+#define TRIGGER(ev)	UE_EVENTS_DIR "/" ev "/trigger"
+#define SYNTH_FILE	UE_TRACEFS "/synthetic_events"
+
+/*
+ * A hist trigger with a variable on a user event field, a synthetic event
+ * fed from it by an onmatch() action of a second user event: all of them
+ * keep the module until removed; then the events can go, and the module.
+ */
+TEST_F(races, hist_synth_pin_module)
+{
+	static char buf[1 << 16];
+
+	if (!kconfig_has("HIST_TRIGGERS") || !kconfig_has("SYNTH_EVENTS"))
+		SKIP(return, "no CONFIG_HIST_TRIGGERS / CONFIG_SYNTH_EVENTS");
+
+	ASSERT_EQ(0, ue_write_file(DYN_EVENTS, "u:" PREFIX "hx u32 a\n", false));
+	ASSERT_EQ(0, ue_write_file(DYN_EVENTS, "u:" PREFIX "hy u32 a\n", false));
+
+	/* A plain hist trigger */
+	ASSERT_EQ(0, ue_write_file(TRIGGER(PREFIX "hx"), "hist:keys=a\n", false));
+	ASSERT_RMMOD_REFUSED("a hist trigger is on a user event");
+	ASSERT_EQ(0, ue_write_file(TRIGGER(PREFIX "hx"), "!hist:keys=a\n", false));
+	ASSERT_RMMOD_REFUSED("user events exist");
+
+	/* A variable on hx, a synthetic event fed by hy's onmatch() */
+	ASSERT_EQ(0, ue_write_file(SYNTH_FILE, PREFIX "syn u32 v\n", false));
+	ASSERT_EQ(0, ue_write_file(TRIGGER(PREFIX "hx"),
+				   "hist:keys=a:va=a\n", false));
+	ASSERT_EQ(0, ue_write_file(TRIGGER(PREFIX "hy"),
+				   "hist:keys=a:vb=$va:onmatch(user_events." PREFIX
+				   "hx).trace(" PREFIX "syn,$vb)\n", false)) {
+		ue_read_file(UE_TRACEFS "/error_log", buf, sizeof(buf));
+		TH_LOG("error_log: %s", buf);
+	}
+	ASSERT_RMMOD_REFUSED("a synthetic event is fed from user event fields");
+	ASSERT_EQ(-EBUSY, ue_del(PREFIX "hx"));
+
+	/* Take it apart in order */
+	ASSERT_EQ(0, ue_write_file(TRIGGER(PREFIX "hy"),
+				   "!hist:keys=a:vb=$va:onmatch(user_events." PREFIX
+				   "hx).trace(" PREFIX "syn,$vb)\n", false));
+	ASSERT_EQ(0, ue_write_file(TRIGGER(PREFIX "hx"),
+				   "!hist:keys=a:va=a\n", false));
+	ASSERT_EQ(0, ue_write_file(SYNTH_FILE, "!" PREFIX "syn\n", false));
+	ASSERT_RMMOD_REFUSED("user events exist");
+	ASSERT_EQ(0, ue_del(PREFIX "hx"));
+	ASSERT_EQ(0, ue_del(PREFIX "hy"));
+	ASSERT_EQ(0, ue_delete_prefix(""));
+	ASSERT_EQ(0, rmmod_retry());
+	ASSERT_LE(0, ue_read_file(DYN_EVENTS, buf, sizeof(buf)));
+	ASSERT_EQ(NULL, strstr(buf, "u:"));
+	ASSERT_EQ(0, do_insmod(""));
+}
+
+/* ---------------------------------------------------------------------
+ * enable racing rmmod
+ */
+
+struct toggler {
+	const char *name;
+	long end_ms;
+	long loops;
+	int bad;	/* first enable/disable error while the module is loaded */
+};
+
+static void *toggle_fn(void *arg)
+{
+	struct toggler *t = arg;
+	int ret;
+
+	while (now_ms() < t->end_ms) {
+		ret = ue_enable(t->name, t->loops & 1 ? false : true);
+		if (ret) {
+			if (!t->bad)
+				t->bad = ret;
+			break;
+		}
+		t->loops++;
+	}
+	ue_enable(t->name, false);
+
+	return NULL;
+}
+
+/* An event exists (here: persistent, from dynamic_events): rmmod never succeeds */
+TEST_F_TIMEOUT(races, enable_racing_rmmod, 60)
+{
+	struct toggler t = { .name = PREFIX "en" };
+	long tries = 0, refused = 0;
+	pthread_t th;
+	int ret = 0;
+
+	ASSERT_EQ(0, ue_write_file(DYN_EVENTS, "u:" PREFIX "en u32 a\n", false));
+	t.end_ms = now_ms() + RACE_MS;
+	ASSERT_EQ(0, pthread_create(&th, NULL, toggle_fn, &t));
+	while (now_ms() < t.end_ms) {
+		ret = do_rmmod();
+		tries++;
+		if (ret != -EWOULDBLOCK)
+			break;
+		refused++;
+	}
+	t.end_ms = 0;
+	pthread_join(th, NULL);
+	printf("# %ld toggles, %ld rmmod tries\n", t.loops, tries);
+
+	ASSERT_EQ(-EWOULDBLOCK, ret) {
+		TH_LOG("rmmod gave %d after %ld refusals while " PREFIX "en existed",
+		       ret, refused);
+	}
+	ASSERT_EQ(0, t.bad);
+	ASSERT_LT(10, t.loops);
+	ASSERT_TRUE(mod_loaded());
+	ASSERT_EQ(0, ue_del(PREFIX "en"));
+}
+
+struct creator {
+	long end_ms;
+	long loops, created;
+	int bad_step;	/* 1 create, 2 enable, 3 disable, 4 delete */
+	int bad_err;
+};
+
+static void *create_fn(void *arg)
+{
+	struct creator *c = arg;
+	int ret;
+
+	while (now_ms() < c->end_ms && !c->bad_step) {
+		c->loops++;
+		ret = ue_write_file(DYN_EVENTS, "u:" PREFIX "y u32 a\n", false);
+		if (ret) {
+			/* Only when the module is gone (no "u:" handler) */
+			if (ret != -ENOENT && ret != -EINVAL && ret != -ENODEV) {
+				c->bad_step = 1;
+				c->bad_err = ret;
+			}
+			continue;
+		}
+		c->created++;
+		/* It exists, so the module cannot go until it is deleted */
+		ret = ue_enable(PREFIX "y", true);
+		if (ret) {
+			c->bad_step = 2;
+			c->bad_err = ret;
+			break;
+		}
+		ret = ue_enable(PREFIX "y", false);
+		if (ret) {
+			c->bad_step = 3;
+			c->bad_err = ret;
+			break;
+		}
+		ret = ue_write_file(DYN_EVENTS, "!u:" PREFIX "y\n", false);
+		if (ret) {
+			c->bad_step = 4;
+			c->bad_err = ret;
+			break;
+		}
+	}
+
+	return NULL;
+}
+
+/*
+ * Thread A creates, enables, disables and deletes an event in a loop
+ * while this thread retries rmmod and loads the module again whenever it
+ * went. Once A's create succeeded, its event pins the module: the steps
+ * that follow must succeed. A create fails cleanly while no module is
+ * there.
+ */
+TEST_F_TIMEOUT(races, create_racing_rmmod, 90)
+{
+	struct creator c = { 0 };
+	long tries = 0, unloads = 0;
+	pthread_t th;
+	int ret, bad = 0;
+
+	c.end_ms = now_ms() + 2 * RACE_MS;
+	ASSERT_EQ(0, pthread_create(&th, NULL, create_fn, &c));
+	while (now_ms() < c.end_ms && !c.bad_step) {
+		ret = do_rmmod();
+		tries++;
+		if (!ret) {
+			unloads++;
+			ret = do_insmod("");
+			if (ret && !bad)
+				bad = ret;
+			/* Let A create its event on the new module */
+			usleep(20000);
+		} else if (ret != -EWOULDBLOCK && !bad) {
+			bad = ret;
+		}
+	}
+	c.end_ms = 0;
+	pthread_join(th, NULL);
+	printf("# %ld creates tried, %ld made, %ld rmmod tries, %ld unloads\n",
+	       c.loops, c.created, tries, unloads);
+
+	ASSERT_EQ(0, bad);
+	ASSERT_EQ(0, c.bad_step) {
+		TH_LOG("step %d (1 create, 2 enable, 3 disable, 4 delete) gave %d",
+		       c.bad_step, c.bad_err);
+	}
+	ASSERT_LT(0, c.created);
+	if (!mod_loaded())
+		ASSERT_EQ(0, do_insmod(""));
+	ASSERT_FALSE(ue_event_exists(PREFIX "y"));
+}
+
+/* ---------------------------------------------------------------------
+ * delete then re-create (the pattern of upstream's dyn_test after abi_test)
+ */
+TEST_F_TIMEOUT(races, delete_then_recreate, 120)
+{
+	static __u32 word;
+	int i, fd;
+
+	for (i = 0; i < 100; i++) {
+		fd = ue_open_data();
+		ASSERT_LE(0, fd);
+		ASSERT_EQ(0, wreg(fd, PREFIX "rc u64 a", &word, 0, 0));
+		ASSERT_EQ(0, wunreg(fd, &word, 0));
+		close(fd);
+
+		/* Its last reference is gone: the name is free or reusable */
+		ASSERT_EQ(0, ue_write_file(DYN_EVENTS, "u:" PREFIX "rc u64 a\n",
+					   false)) {
+			TH_LOG("iteration %d: create u64 a", i);
+		}
+		ASSERT_EQ(0, ue_del(PREFIX "rc")) {
+			TH_LOG("iteration %d: DIAG_IOCSDEL", i);
+		}
+		/* Deleted: the name is free at once, for other fields too */
+		ASSERT_FALSE(ue_event_exists(PREFIX "rc"));
+		ASSERT_FALSE(dyn_has("u:" PREFIX "rc "));
+		ASSERT_EQ(0, ue_write_file(DYN_EVENTS, "u:" PREFIX "rc u32 b\n",
+					   false)) {
+			TH_LOG("iteration %d: create u32 b after the delete", i);
+		}
+		ASSERT_TRUE(dyn_has("u:" PREFIX "rc u32 b"));
+		ASSERT_EQ(0, ue_write_file(DYN_EVENTS, "!u:" PREFIX "rc u32 b\n",
+					   false));
+		ASSERT_FALSE(dyn_has("u:" PREFIX "rc "));
+	}
+	ASSERT_FALSE(ue_event_exists(PREFIX "rc"));
+	ASSERT_EQ(-ENOENT, ue_del(PREFIX "rc"));
+}
+
+/* ---------------------------------------------------------------------
+ * DIAG_IOCSDEL "name" deletes every event of that name (upstream 6.12):
+ * each unused one goes; one in use stops it with EBUSY; none is ENOENT.
+ */
+TEST_F(races, del_every_event_of_name)
+{
+	static __u32 word;
+	int fd;
+
+	fd = ue_open_data();
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, wreg(fd, PREFIX "mf u32 a", &word, 0,
+			  USER_EVENT_REG_PERSIST | USER_EVENT_REG_MULTI_FORMAT));
+	ASSERT_EQ(0, wreg(fd, PREFIX "mf u64 b", &word, 1,
+			  USER_EVENT_REG_PERSIST | USER_EVENT_REG_MULTI_FORMAT));
+	ASSERT_EQ(0, wreg(fd, PREFIX "mf u32 a", &word, 2,
+			  USER_EVENT_REG_PERSIST));
+	ASSERT_EQ(2, multi_count(PREFIX "mf"));
+	ASSERT_TRUE(ue_event_exists(PREFIX "mf"));
+
+	/* In use (registered on fd): EBUSY, and the busy one stays */
+	ASSERT_EQ(-EBUSY, ue_del(PREFIX "mf"));
+	ASSERT_LT(0, multi_count(PREFIX "mf") + ue_event_exists(PREFIX "mf"));
+
+	/* Unused and persistent: one DIAG_IOCSDEL deletes all of them */
+	ASSERT_EQ(0, wunreg(fd, &word, 0));
+	ASSERT_EQ(0, wunreg(fd, &word, 1));
+	ASSERT_EQ(0, wunreg(fd, &word, 2));
+	close(fd);
+	ASSERT_EQ(0, ue_del(PREFIX "mf"));
+	ASSERT_EQ(0, multi_count(PREFIX "mf"));
+	ASSERT_FALSE(ue_event_exists(PREFIX "mf"));
+	ASSERT_EQ(-ENOENT, ue_del(PREFIX "mf"));
+
+	/* Multi-format only */
+	fd = ue_open_data();
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, wreg(fd, PREFIX "mo u32 a", &word, 0,
+			  USER_EVENT_REG_PERSIST | USER_EVENT_REG_MULTI_FORMAT));
+	ASSERT_EQ(0, wreg(fd, PREFIX "mo u8 c", &word, 1,
+			  USER_EVENT_REG_PERSIST | USER_EVENT_REG_MULTI_FORMAT));
+	ASSERT_EQ(0, wunreg(fd, &word, 0));
+	ASSERT_EQ(0, wunreg(fd, &word, 1));
+	close(fd);
+	ASSERT_EQ(2, multi_count(PREFIX "mo"));
+	ASSERT_EQ(0, ue_del(PREFIX "mo"));
+	ASSERT_EQ(0, multi_count(PREFIX "mo"));
+	ASSERT_EQ(-ENOENT, ue_del(PREFIX "mo"));
+}
+
+TEST_HARNESS_MAIN

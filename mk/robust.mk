@@ -8,6 +8,9 @@
 #                        concurrency fuzzer: threads and processes on a
 #                        few shared event names, rmmod/insmod in parallel,
 #                        in a -smp 2 guest per kernel (race/run.sh)
+#   make race-selftests [RACE_ACCEL=tcg] [RACE_TESTS="name ..."]
+#                        selftests/races_test alone, vCPUs in parallel
+#                        (race/selftests.sh)
 #   make fuzz [FUZZ_S=60] [FUZZ_SEED=n] [KVERS="rel ..."]
 #                        structure-aware fuzzing of the ioctl/write/
 #                        dynamic_events interfaces in a guest (fuzz/run.sh)
@@ -21,13 +24,16 @@
 # All end with "N passed, N failed". They build into build/robust/ (own
 # lock), so they can run while `make check` uses build/.
 
-.PHONY: stress race fuzz fuzz-regress check-debug check-kcsan debug-kernel
+.PHONY: stress race race-selftests fuzz fuzz-regress check-debug check-kcsan debug-kernel
 
 stress:
 	@stress/run.sh
 
 race:
 	@race/run.sh
+
+race-selftests:
+	@race/selftests.sh
 
 fuzz:
 	@fuzz/run.sh

@@ -106,6 +106,7 @@ struct shared {
 	char bad_msg[8][200];
 	atomic_int stop;
 	atomic_int module_gone;	/* the modder unloaded it and has not loaded it yet */
+	atomic_int quiet;	/* quiet phase: no data fds, no enablers */
 };
 
 static struct shared *sh;
@@ -590,18 +591,65 @@ static int run_op(unsigned long long *s, int op, bool in_child)
 	return ret;
 }
 
-static int total_weight;
+static int total_weight, quiet_weight;
 
-static int pick_op(unsigned long long *s)
+/*
+ * In a quiet phase (with -m, about a third of the time) the workers hold
+ * no data file, perf event or enabler, which pin the module today: they
+ * only work through tracefs and dynamic_events, so that rmmod can succeed
+ * while events, eprobes, triggers and enables come and go.
+ */
+static bool quiet_op(int op)
 {
-	int r = rn(s, total_weight), op;
+	switch (op) {
+	case OP_ENABLE: case OP_INST_ENABLE: case OP_INST_MKDIR:
+	case OP_INST_RMDIR: case OP_DYN_CREATE: case OP_DYN_DELETE:
+	case OP_EPROBE: case OP_EPROBE_DEL: case OP_HIST: case OP_HIST_DEL:
+	case OP_SYNTH: case OP_SYNTH_DEL: case OP_DYN_READ:
+		return true;
+	}
+	return false;
+}
+
+/* Drop this process's data fds (their enablers first) and perf events */
+static void go_quiet(void)
+{
+	struct user_write_unreg u;
+	int i, w, b, fd;
+
+	for (i = 0; i < NFDS; i++) {
+		fd = atomic_exchange(&fds[i], -1);
+		if (fd < 0)
+			continue;
+		for (w = 0; w < 8; w++)
+			for (b = 0; b < 4; b++) {
+				memset(&u, 0, sizeof(u));
+				u.size = sizeof(u);
+				u.disable_addr = (uintptr_t)(wpage + 8 * w);
+				u.disable_bit = b;
+				ioctl(fd, IOC_WUNREG, &u);
+			}
+		close(fd);
+	}
+	for (i = 0; i < NFDS; i++) {
+		fd = atomic_exchange(&perf_fds[i], -1);
+		if (fd >= 0)
+			close(fd);
+	}
+}
+
+static int pick_op(unsigned long long *s, bool quiet)
+{
+	int r = rn(s, quiet ? quiet_weight : total_weight), op;
 
 	for (op = 0; op < NR_OPS; op++) {
+		if (quiet && !quiet_op(op))
+			continue;
 		r -= op_weight[op];
 		if (r < 0)
 			return op;
 	}
-	return OP_OPEN;
+	return OP_DYN_READ;
 }
 
 struct thr {
@@ -615,7 +663,12 @@ static void *worker(void *arg)
 	struct thr *t = arg;
 
 	while (now_ms() < end_ms && !atomic_load(&sh->stop)) {
-		int op = pick_op(&t->s);
+		bool quiet = atomic_load(&sh->quiet);
+		int op;
+
+		if (quiet)
+			go_quiet();
+		op = pick_op(&t->s, quiet);
 
 		if (verbose > 1)
 			fprintf(stderr, "%d %s\n", t->id, op_names[op]);
@@ -653,9 +706,16 @@ static void worker_process(int p)
 static void modder_process(void)
 {
 	unsigned long long s = seed ^ 0xA5A5A5A5ULL;
+	long phase_end = now_ms() + 1000;
 
 	s |= 1;
 	while (now_ms() < end_ms && !atomic_load(&sh->stop)) {
+		if (now_ms() >= phase_end) {
+			int q = !atomic_load(&sh->quiet);
+
+			atomic_store(&sh->quiet, q);
+			phase_end = now_ms() + (q ? 1000 : 2000) + rn(&s, 1000);
+		}
 		if (run_op(&s, OP_RMMOD, false) == 0) {
 			usleep(rn(&s, 20000));
 			run_op(&s, OP_INSMOD, false);
@@ -797,8 +857,11 @@ int main(int argc, char **argv)
 		  MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	if (sh == MAP_FAILED)
 		return 2;
-	for (i = 0; i < NR_OPS; i++)
+	for (i = 0; i < NR_OPS; i++) {
 		total_weight += op_weight[i];
+		if (quiet_op(i))
+			quiet_weight += op_weight[i];
+	}
 	end_ms = now_ms() + secs * 1000L;
 
 	for (i = 0; i < nprocs + (module_ko ? 1 : 0); i++) {

@@ -12,7 +12,10 @@
  * events on user events, and (with -m KO) rmmod/insmod in a loop.
  *
  *   ue_race [-s SEED] [-t SECONDS] [-p PROCS] [-T THREADS] [-n NAMES]
- *           [-m MODULE.ko] [-v]
+ *           [-m MODULE.ko [-R]] [-v]
+ *
+ * -m runs an rmmod/insmod loop beside the workers and checks at the end
+ * that the module unloads and loads again; -R keeps only that final check.
  *
  * Each thread draws its operations from its own generator seeded from
  * SEED, process and thread number: a seed replays the same operation
@@ -113,6 +116,7 @@ static struct shared *sh;
 static unsigned long long seed;
 static int secs = 10, nprocs = 3, nthreads = 3, nnames = 3, verbose;
 static const char *module_ko;
+static bool no_modder;		/* -R: no rmmod/insmod loop (final check only) */
 static long end_ms;
 
 /* Per process: fds, perf fds, the enable word page */
@@ -730,7 +734,7 @@ static void modder_process(void)
 static void usage(void)
 {
 	fprintf(stderr, "usage: ue_race [-s SEED] [-t SECONDS] [-p PROCS] "
-		"[-T THREADS] [-n NAMES (1-4)] [-m MODULE.ko] [-v]\n");
+		"[-T THREADS] [-n NAMES (1-4)] [-m MODULE.ko [-R]] [-v]\n");
 	exit(2);
 }
 
@@ -829,7 +833,7 @@ int main(int argc, char **argv)
 	const char *env = getenv("RACE_SEED");
 
 	seed = env ? strtoull(env, NULL, 0) : 0;
-	while ((c = getopt(argc, argv, "s:t:p:T:n:m:v")) != -1) {
+	while ((c = getopt(argc, argv, "s:t:p:T:n:m:Rv")) != -1) {
 		switch (c) {
 		case 's': seed = strtoull(optarg, NULL, 0); break;
 		case 't': secs = atoi(optarg); break;
@@ -837,6 +841,7 @@ int main(int argc, char **argv)
 		case 'T': nthreads = atoi(optarg); break;
 		case 'n': nnames = atoi(optarg); break;
 		case 'm': module_ko = optarg; break;
+		case 'R': no_modder = true; break;
 		case 'v': verbose++; break;
 		default: usage();
 		}
@@ -851,7 +856,7 @@ int main(int argc, char **argv)
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	printf("# ue_race: seed %llu (replay: RACE_SEED=%llu), %ds, %d procs x %d threads, %d names%s\n",
 	       seed, seed, secs, nprocs, nthreads, nnames,
-	       module_ko ? ", rmmod/insmod loop" : "");
+	       module_ko && !no_modder ? ", rmmod/insmod loop" : "");
 
 	sh = mmap(NULL, sizeof(*sh), PROT_READ | PROT_WRITE,
 		  MAP_SHARED | MAP_ANONYMOUS, -1, 0);
@@ -864,7 +869,7 @@ int main(int argc, char **argv)
 	}
 	end_ms = now_ms() + secs * 1000L;
 
-	for (i = 0; i < nprocs + (module_ko ? 1 : 0); i++) {
+	for (i = 0; i < nprocs + (module_ko && !no_modder ? 1 : 0); i++) {
 		pid_t pid = fork();
 
 		if (pid < 0)
@@ -895,7 +900,8 @@ int main(int argc, char **argv)
 		else if (WEXITSTATUS(st))
 			tap(false, "process %d exited with status %d", i, WEXITSTATUS(st));
 	}
-	tap(nchildren == nprocs + (module_ko ? 1 : 0), "%d processes ran to the end",
+	tap(nchildren == nprocs + (module_ko && !no_modder ? 1 : 0),
+	    "%d processes ran to the end",
 	    nchildren);
 
 	{

@@ -288,20 +288,21 @@ static int do_dup(unsigned long long *s)
 
 static int do_write(unsigned long long *s, bool vec)
 {
-	struct { int idx; __u64 a, b; } __attribute__((packed)) rec;
+	/* A write index, then 0 to 16 bytes of payload */
+	unsigned char rec[4 + 16];
+	unsigned long long v[2] = { rnd(s), rnd(s) };
 	struct iovec iov[2];
-	int fd = pick_fd(s);
+	int fd = pick_fd(s), idx = rn(s, 6);
 	ssize_t n;
 
-	rec.idx = rn(s, 6);
-	rec.a = rnd(s);
-	rec.b = rnd(s);
+	memcpy(rec, &idx, 4);
+	memcpy(rec + 4, v, 16);
 	if (!vec) {
-		n = write(fd, &rec, 4 + 4 * rn(s, 5));
+		n = write(fd, rec, 4 + 4 * rn(s, 5));
 	} else {
-		iov[0].iov_base = &rec;
+		iov[0].iov_base = rec;
 		iov[0].iov_len = 4;
-		iov[1].iov_base = &rec.a;
+		iov[1].iov_base = rec + 4;
 		iov[1].iov_len = 4 * rn(s, 5);
 		n = writev(fd, iov, 2);
 	}
@@ -459,8 +460,7 @@ static int do_read(const char *path)
 static int do_status_mmap(void)
 {
 	int fd = open(STATUS_FILE, O_RDWR | O_CLOEXEC);
-	volatile char *p;
-	char c;
+	char *p;
 
 	if (fd < 0)
 		return -errno;
@@ -468,9 +468,8 @@ static int do_status_mmap(void)
 	close(fd);
 	if (p == MAP_FAILED)
 		return -errno;
-	c = p[1];
-	(void)c;
-	munmap((void *)p, 4096);
+	__atomic_load_n(&p[1], __ATOMIC_RELAXED);
+	munmap(p, 4096);
 	return 0;
 }
 
@@ -553,41 +552,105 @@ static int do_insmod(void)
 
 static int run_op(unsigned long long *s, int op, bool in_child)
 {
-	int ret = -ENOSYS;
+	int ret = -EINVAL;
 
 	switch (op) {
-	case OP_OPEN: ret = do_open(s); break;
-	case OP_REG_WRITE: ret = do_reg_write(s); break;
-	case OP_REG_STATUS: ret = do_reg_status(s); break;
-	case OP_UNREG: ret = do_unreg(s); break;
-	case OP_DEL: ret = do_del(s); break;
-	case OP_CLOSE: ret = do_close(s); break;
-	case OP_DUP: ret = do_dup(s); break;
-	case OP_FORK: ret = in_child ? 0 : do_fork(s, false); break;
-	case OP_EXEC: ret = in_child ? 0 : do_fork(s, true); break;
-	case OP_MUNMAP: ret = do_munmap(s); break;
-	case OP_MPROTECT: ret = do_mprotect(s); break;
-	case OP_WRITE: ret = do_write(s, false); break;
-	case OP_WRITEV: ret = do_write(s, true); break;
-	case OP_ENABLE: ret = do_enable(s, false); break;
-	case OP_INST_ENABLE: ret = do_enable(s, true); break;
-	case OP_INST_MKDIR: ret = do_inst(s, true); break;
-	case OP_INST_RMDIR: ret = do_inst(s, false); break;
-	case OP_PERF: ret = do_perf(s); break;
-	case OP_PERF_CLOSE: ret = do_perf_close(s); break;
-	case OP_DYN_CREATE: ret = do_dyn(s, true); break;
-	case OP_DYN_DELETE: ret = do_dyn(s, false); break;
-	case OP_EPROBE: ret = do_eprobe(s, true); break;
-	case OP_EPROBE_DEL: ret = do_eprobe(s, false); break;
-	case OP_HIST: ret = do_hist(s, true); break;
-	case OP_HIST_DEL: ret = do_hist(s, false); break;
-	case OP_SYNTH: ret = do_synth(true); break;
-	case OP_SYNTH_DEL: ret = do_synth(false); break;
-	case OP_STATUS_READ: ret = do_read(STATUS_FILE); break;
-	case OP_STATUS_MMAP: ret = do_status_mmap(); break;
-	case OP_DYN_READ: ret = do_read(DYN_FILE); break;
-	case OP_RMMOD: ret = do_rmmod(s); break;
-	case OP_INSMOD: ret = do_insmod(); break;
+	case OP_OPEN:
+		ret = do_open(s);
+		break;
+	case OP_REG_WRITE:
+		ret = do_reg_write(s);
+		break;
+	case OP_REG_STATUS:
+		ret = do_reg_status(s);
+		break;
+	case OP_UNREG:
+		ret = do_unreg(s);
+		break;
+	case OP_DEL:
+		ret = do_del(s);
+		break;
+	case OP_CLOSE:
+		ret = do_close(s);
+		break;
+	case OP_DUP:
+		ret = do_dup(s);
+		break;
+	case OP_FORK:
+		ret = in_child ? 0 : do_fork(s, false);
+		break;
+	case OP_EXEC:
+		ret = in_child ? 0 : do_fork(s, true);
+		break;
+	case OP_MUNMAP:
+		ret = do_munmap(s);
+		break;
+	case OP_MPROTECT:
+		ret = do_mprotect(s);
+		break;
+	case OP_WRITE:
+		ret = do_write(s, false);
+		break;
+	case OP_WRITEV:
+		ret = do_write(s, true);
+		break;
+	case OP_ENABLE:
+		ret = do_enable(s, false);
+		break;
+	case OP_INST_ENABLE:
+		ret = do_enable(s, true);
+		break;
+	case OP_INST_MKDIR:
+		ret = do_inst(s, true);
+		break;
+	case OP_INST_RMDIR:
+		ret = do_inst(s, false);
+		break;
+	case OP_PERF:
+		ret = do_perf(s);
+		break;
+	case OP_PERF_CLOSE:
+		ret = do_perf_close(s);
+		break;
+	case OP_DYN_CREATE:
+		ret = do_dyn(s, true);
+		break;
+	case OP_DYN_DELETE:
+		ret = do_dyn(s, false);
+		break;
+	case OP_EPROBE:
+		ret = do_eprobe(s, true);
+		break;
+	case OP_EPROBE_DEL:
+		ret = do_eprobe(s, false);
+		break;
+	case OP_HIST:
+		ret = do_hist(s, true);
+		break;
+	case OP_HIST_DEL:
+		ret = do_hist(s, false);
+		break;
+	case OP_SYNTH:
+		ret = do_synth(true);
+		break;
+	case OP_SYNTH_DEL:
+		ret = do_synth(false);
+		break;
+	case OP_STATUS_READ:
+		ret = do_read(STATUS_FILE);
+		break;
+	case OP_STATUS_MMAP:
+		ret = do_status_mmap();
+		break;
+	case OP_DYN_READ:
+		ret = do_read(DYN_FILE);
+		break;
+	case OP_RMMOD:
+		ret = do_rmmod(s);
+		break;
+	case OP_INSMOD:
+		ret = do_insmod();
+		break;
 	}
 	atomic_fetch_add(&sh->ops[op], 1);
 	if (!ret)
@@ -731,10 +794,10 @@ static void modder_process(void)
 	_exit(0);
 }
 
-static void usage(void)
+static void print_usage(void)
 {
-	fprintf(stderr, "usage: ue_race [-s SEED] [-t SECONDS] [-p PROCS] "
-		"[-T THREADS] [-n NAMES (1-4)] [-m MODULE.ko [-R]] [-v]\n");
+	fprintf(stderr,
+		"ue_race [-s SEED] [-t SECONDS] [-p PROCS] [-T THREADS] [-n NAMES (1-4)] [-m MODULE.ko [-R]] [-v]\n");
 	exit(2);
 }
 
@@ -835,27 +898,45 @@ int main(int argc, char **argv)
 	seed = env ? strtoull(env, NULL, 0) : 0;
 	while ((c = getopt(argc, argv, "s:t:p:T:n:m:Rv")) != -1) {
 		switch (c) {
-		case 's': seed = strtoull(optarg, NULL, 0); break;
-		case 't': secs = atoi(optarg); break;
-		case 'p': nprocs = atoi(optarg); break;
-		case 'T': nthreads = atoi(optarg); break;
-		case 'n': nnames = atoi(optarg); break;
-		case 'm': module_ko = optarg; break;
-		case 'R': no_modder = true; break;
-		case 'v': verbose++; break;
-		default: usage();
+		case 's':
+			seed = strtoull(optarg, NULL, 0);
+			break;
+		case 't':
+			secs = atoi(optarg);
+			break;
+		case 'p':
+			nprocs = atoi(optarg);
+			break;
+		case 'T':
+			nthreads = atoi(optarg);
+			break;
+		case 'n':
+			nnames = atoi(optarg);
+			break;
+		case 'm':
+			module_ko = optarg;
+			break;
+		case 'R':
+			no_modder = true;
+			break;
+		case 'v':
+			verbose++;
+			break;
+		default:
+			print_usage();
 		}
 	}
 	if (nprocs < 1 || nprocs > 64 || nthreads < 1 || nthreads > 64 ||
 	    nnames < 1 || nnames > MAX_NAMES || secs < 1)
-		usage();
+		print_usage();
 	if (!seed) {
 		seed = (unsigned long long)time(NULL) * 2654435761ULL ^ getpid();
 		seed &= (1ULL << 48) - 1;
 	}
 	setvbuf(stdout, NULL, _IOLBF, 0);
-	printf("# ue_race: seed %llu (replay: RACE_SEED=%llu), %ds, %d procs x %d threads, %d names%s\n",
-	       seed, seed, secs, nprocs, nthreads, nnames,
+	printf("# ue_race: seed %llu (replay: RACE_SEED=%llu), %ds, ",
+	       seed, seed, secs);
+	printf("%d procs x %d threads, %d names%s\n", nprocs, nthreads, nnames,
 	       module_ko && !no_modder ? ", rmmod/insmod loop" : "");
 
 	sh = mmap(NULL, sizeof(*sh), PROT_READ | PROT_WRITE,

@@ -76,7 +76,7 @@ enum op {
 	OP_ENABLE, OP_INST_ENABLE, OP_INST_MKDIR, OP_INST_RMDIR, OP_PERF,
 	OP_PERF_CLOSE, OP_DYN_CREATE, OP_DYN_DELETE, OP_EPROBE, OP_EPROBE_DEL,
 	OP_HIST, OP_HIST_DEL, OP_SYNTH, OP_SYNTH_DEL, OP_STATUS_READ,
-	OP_STATUS_MMAP, OP_DYN_READ, OP_RMMOD, OP_INSMOD, NR_OPS
+	OP_STATUS_MMAP, OP_DYN_READ, OP_CYCLE, OP_RMMOD, OP_INSMOD, NR_OPS
 };
 
 static const char *const op_names[NR_OPS] = {
@@ -85,7 +85,7 @@ static const char *const op_names[NR_OPS] = {
 	"inst_enable", "inst_mkdir", "inst_rmdir", "perf_open", "perf_close",
 	"dyn_create", "dyn_delete", "eprobe", "eprobe_del", "hist", "hist_del",
 	"synth", "synth_del", "status_read", "status_mmap", "dyn_read",
-	"rmmod", "insmod",
+	"cycle", "rmmod", "insmod",
 };
 
 /* Relative weights of the worker operations (rmmod/insmod: -m only) */
@@ -98,7 +98,7 @@ static const int op_weight[NR_OPS] = {
 	[OP_PERF_CLOSE] = 4, [OP_DYN_CREATE] = 5, [OP_DYN_DELETE] = 4,
 	[OP_EPROBE] = 2, [OP_EPROBE_DEL] = 2, [OP_HIST] = 2, [OP_HIST_DEL] = 2,
 	[OP_SYNTH] = 1, [OP_SYNTH_DEL] = 1, [OP_STATUS_READ] = 2,
-	[OP_STATUS_MMAP] = 1, [OP_DYN_READ] = 2,
+	[OP_STATUS_MMAP] = 1, [OP_DYN_READ] = 2, [OP_CYCLE] = 10,
 };
 
 /* Counters shared by all processes (MAP_SHARED) */
@@ -238,6 +238,44 @@ static int do_unreg(unsigned long long *s)
 	u.disable_addr = (uintptr_t)word_addr(s, &size);
 	u.disable_bit = rn(s, 4);
 	return ioctl(pick_fd(s), IOC_WUNREG, &u) < 0 ? -errno : 0;
+}
+
+/*
+ * What short-lived clients do: open, register (28-byte ABI, not
+ * persistent), unregister, close; the last put of the event then races
+ * the DIAG_IOCSDELs and u: creates of the other threads.
+ */
+static int do_cycle(unsigned long long *s)
+{
+	char desc[64], name[32];
+	struct user_write_reg r;
+	struct user_write_unreg u;
+	int fd, ret = 0, bit = rn(s, 4);
+	void *word = wpage + 64 + 8 * rn(s, 8);
+
+	fd = open(DATA_FILE, O_RDWR | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	name_of(name, sizeof(name), rn(s, nnames));
+	snprintf(desc, sizeof(desc), "%s %s", name, formats[0]);
+	memset(&r, 0, sizeof(r));
+	r.size = sizeof(r);
+	r.enable_addr = (uintptr_t)word;
+	r.enable_size = 4;
+	r.enable_bit = bit;
+	r.name_args = (uintptr_t)desc;
+	if (ioctl(fd, IOC_WREG, &r) < 0) {
+		ret = -errno;
+	} else {
+		memset(&u, 0, sizeof(u));
+		u.size = sizeof(u);
+		u.disable_addr = (uintptr_t)word;
+		u.disable_bit = bit;
+		if (ioctl(fd, IOC_WUNREG, &u) < 0)
+			ret = -errno;
+	}
+	close(fd);
+	return ret;
 }
 
 static int do_del(unsigned long long *s)
@@ -644,6 +682,9 @@ static int run_op(unsigned long long *s, int op, bool in_child)
 		break;
 	case OP_DYN_READ:
 		ret = do_read(DYN_FILE);
+		break;
+	case OP_CYCLE:
+		ret = do_cycle(s);
 		break;
 	case OP_RMMOD:
 		ret = do_rmmod(s);

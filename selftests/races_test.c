@@ -244,7 +244,8 @@ static int reload(const char *params)
 	int ret;
 
 	if (mod_loaded()) {
-		ue_delete_prefix(PREFIX);
+		/* Every event pins the module: delete them all first */
+		ue_delete_prefix("");
 		ret = rmmod_retry();
 		if (ret)
 			return ret;
@@ -637,7 +638,7 @@ static void *create_fn(void *arg)
 			}
 			continue;
 		}
-		c->created++;
+		__atomic_add_fetch(&c->created, 1, __ATOMIC_SEQ_CST);
 		/* It exists, so the module cannot go until it is deleted */
 		ret = ue_enable(PREFIX "y", true);
 		if (ret) {
@@ -679,6 +680,13 @@ TEST_F_TIMEOUT(races, create_racing_rmmod, 90)
 	c.end_ms = now_ms() + 2 * RACE_MS;
 	ASSERT_EQ(0, pthread_create(&th, NULL, create_fn, &c));
 	while (now_ms() < c.end_ms && !c.bad_step) {
+		long made = __atomic_load_n(&c.created, __ATOMIC_SEQ_CST);
+		long wait_end = now_ms() + 500;
+
+		/* Once A has made its event on this module, unload it */
+		while (__atomic_load_n(&c.created, __ATOMIC_SEQ_CST) == made &&
+		       now_ms() < wait_end)
+			usleep(1000);
 		ret = do_rmmod();
 		tries++;
 		if (!ret) {
@@ -686,8 +694,6 @@ TEST_F_TIMEOUT(races, create_racing_rmmod, 90)
 			ret = do_insmod("");
 			if (ret && !bad)
 				bad = ret;
-			/* Let A create its event on the new module */
-			usleep(20000);
 		} else if (ret != -EWOULDBLOCK && !bad) {
 			bad = ret;
 		}

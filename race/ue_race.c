@@ -280,11 +280,18 @@ static int do_cycle(unsigned long long *s)
 
 static int do_del(unsigned long long *s)
 {
-	char name[32];
 	int fd = pick_fd(s), ret;
+	char name[32];
 
+	/* Half of the time through a fresh fd: most slots are often empty */
+	bool own = fd < 0 || rn(s, 2);
+
+	if (own)
+		fd = open(DATA_FILE, O_RDWR | O_CLOEXEC);
 	name_of(name, sizeof(name), rn(s, nnames));
 	ret = ioctl(fd, DIAG_IOCSDEL, name) < 0 ? -errno : 0;
+	if (own && fd >= 0)
+		close(fd);
 	/* The operation allows these (EBADF/ENOTTY: not a data fd now) */
 	if (ret && ret != -EBUSY && ret != -ENOENT && ret != -EPERM &&
 	    ret != -EBADF && ret != -ENOTTY && ret != -EINVAL)
@@ -554,9 +561,22 @@ static int do_fork(unsigned long long *s, bool exec)
 
 static int do_rmmod(unsigned long long *s)
 {
-	char name[32], line[64];
+	char name[32], line[128];
 	int i, ret;
 
+	/*
+	 * In quiet phases, now and then disable every event first, so that
+	 * the unload races the workers' enables (a module with enabled
+	 * events must stay)
+	 */
+	if (atomic_load(&sh->quiet) && !rn(s, 4)) {
+		write_str(TRACEFS "/events/user_events/enable", "0\n", 0);
+		for (i = 0; i < NINST; i++) {
+			snprintf(line, sizeof(line),
+				 TRACEFS "/instances/ue_race%d/events/user_events/enable", i);
+			write_str(line, "0\n", 0);
+		}
+	}
 	/* Delete what it can first: every event pins the module */
 	if (rn(s, 2))
 		for (i = 0; i < nnames; i++) {

@@ -618,6 +618,7 @@ TEST_F_TIMEOUT(races, enable_racing_rmmod, 60)
 struct creator {
 	long end_ms;
 	long loops, created;
+	long refused[3];	/* creates refused with ENOENT, EINVAL, ENODEV */
 	int bad_step;	/* 1 create, 2 enable, 3 disable, 4 delete */
 	int bad_err;
 };
@@ -636,6 +637,7 @@ static void *create_fn(void *arg)
 				c->bad_step = 1;
 				c->bad_err = ret;
 			}
+			c->refused[ret == -ENOENT ? 0 : ret == -EINVAL ? 1 : 2]++;
 			continue;
 		}
 		__atomic_add_fetch(&c->created, 1, __ATOMIC_SEQ_CST);
@@ -705,8 +707,9 @@ TEST_F_TIMEOUT(races, create_racing_rmmod, 90)
 	}
 	c.end_ms = 0;
 	pthread_join(th, NULL);
-	printf("# %ld creates tried, %ld made, %ld rmmod tries, %ld unloads\n",
-	       c.loops, c.created, tries, unloads);
+	printf("# %ld creates tried, %ld made (refused: %ld ENOENT, %ld EINVAL, %ld ENODEV), %ld rmmod tries, %ld unloads\n",
+	       c.loops, c.created, c.refused[0], c.refused[1], c.refused[2],
+	       tries, unloads);
 
 	ASSERT_EQ(0, bad);
 	ASSERT_EQ(0, c.bad_step) {

@@ -13,6 +13,7 @@
  *                           retried: every existing event pins the module
  *  create_racing_rmmod      create/enable/disable/delete of an event while
  *                           another thread unloads and reloads the module
+ *  open_racing_rmmod        opening the module's files while it unloads
  *  delete_then_recreate     a name whose last reference is gone can be
  *                           created again at once, with other fields
  *  del_every_event_of_name  DIAG_IOCSDEL deletes every event of a name,
@@ -707,9 +708,9 @@ TEST_F_TIMEOUT(races, create_racing_rmmod, 90)
 	}
 	c.end_ms = 0;
 	pthread_join(th, NULL);
-	printf("# %ld creates tried, %ld made (refused: %ld ENOENT, %ld EINVAL, %ld ENODEV), %ld rmmod tries, %ld unloads\n",
-	       c.loops, c.created, c.refused[0], c.refused[1], c.refused[2],
-	       tries, unloads);
+	printf("# %ld creates tried, %ld made, refused: %ld ENOENT, %ld EINVAL, %ld ENODEV\n",
+	       c.loops, c.created, c.refused[0], c.refused[1], c.refused[2]);
+	printf("# %ld rmmod tries, %ld unloads\n", tries, unloads);
 
 	ASSERT_EQ(0, bad);
 	ASSERT_EQ(0, c.bad_step) {
@@ -720,6 +721,74 @@ TEST_F_TIMEOUT(races, create_racing_rmmod, 90)
 	if (!mod_loaded())
 		ASSERT_EQ(0, do_insmod(""));
 	ASSERT_FALSE(ue_event_exists(PREFIX "y"));
+}
+
+/*
+ * Opening the module's files while another thread unloads and reloads it
+ * (found by ue_race: an open that meets the module while it is going
+ * made do_dentry_open() WARN, fops_get() of a going module failing). An
+ * open gives a file, or ENOENT (no module, or its files are gone) or
+ * ENODEV (the module is going); it never oopses or WARNs.
+ */
+struct opener {
+	long end_ms;
+	long opens, refused;
+	int bad_err;
+};
+
+static void *open_fn(void *arg)
+{
+	static const char *const paths[] = { UE_DATA_FILE, UE_STATUS_FILE };
+	struct opener *o = arg;
+	int fd, i = 0;
+
+	while (now_ms() < o->end_ms && !o->bad_err) {
+		fd = open(paths[i++ & 1], O_RDWR | O_CLOEXEC);
+		if (fd >= 0) {
+			o->opens++;
+			close(fd);
+		} else if (errno == ENOENT || errno == ENODEV) {
+			o->refused++;
+		} else {
+			o->bad_err = errno;
+		}
+	}
+
+	return NULL;
+}
+
+TEST_F_TIMEOUT(races, open_racing_rmmod, 90)
+{
+	struct opener o = { 0 };
+	long tries = 0, unloads = 0;
+	int ret, bad = 0;
+	pthread_t th;
+
+	ASSERT_EQ(0, ue_delete_prefix(""));
+	o.end_ms = now_ms() + RACE_MS;
+	ASSERT_EQ(0, pthread_create(&th, NULL, open_fn, &o));
+	while (now_ms() < o.end_ms && !o.bad_err) {
+		ret = do_rmmod();
+		tries++;
+		if (!ret) {
+			unloads++;
+			ret = do_insmod("");
+			if (ret && !bad)
+				bad = ret;
+		} else if (ret != -EWOULDBLOCK && !bad) {
+			bad = ret;
+		}
+	}
+	o.end_ms = 0;
+	pthread_join(th, NULL);
+	printf("# %ld opens, %ld refused, %ld rmmod tries, %ld unloads\n",
+	       o.opens, o.refused, tries, unloads);
+
+	ASSERT_EQ(0, bad);
+	ASSERT_EQ(0, o.bad_err);
+	ASSERT_LT(0, unloads);
+	if (!mod_loaded())
+		ASSERT_EQ(0, do_insmod(""));
 }
 
 /* ---------------------------------------------------------------------

@@ -536,6 +536,7 @@ static int do_mprotect(unsigned long long *s)
 }
 
 static int run_op(unsigned long long *s, int op, bool in_child);
+static int clear_all(void);
 
 /* A child: a few operations of its own (on inherited fds), then exit */
 static int do_fork(unsigned long long *s, bool exec)
@@ -577,6 +578,9 @@ static int do_rmmod(unsigned long long *s)
 			write_str(line, "0\n", 0);
 		}
 	}
+	/* Now and then, in quiet phases, clear everything first */
+	if (atomic_load(&sh->quiet) && !rn(s, 3))
+		clear_all();
 	/* Delete what it can first: every event pins the module */
 	if (rn(s, 2))
 		for (i = 0; i < nnames; i++) {
@@ -879,11 +883,15 @@ static void tap(bool ok, const char *fmt, ...)
 		nfail++;
 }
 
-/* After the run: undo what the workers left, then check the module can go */
-static void cleanup_and_check(void)
+/*
+ * Undo what keeps events alive: disable them (instances removed), remove
+ * eprobes, hist triggers and the synthetic event, then delete the events
+ * that are not in use. Returns how many were busy.
+ */
+static int clear_all(void)
 {
 	char name[32], line[64], path[128];
-	int i, j, fd, left = 0;
+	int i, fd, busy = 0;
 
 	write_str(TRACEFS "/events/user_events/enable", "0\n", 0);
 	for (i = 0; i < NINST; i++) {
@@ -909,21 +917,26 @@ static void cleanup_and_check(void)
 		write_str(path, "!hist:keys=a:va=a\n", O_APPEND);
 	}
 	do_synth(false);
+	fd = open(DATA_FILE, O_RDWR | O_CLOEXEC);
+	for (i = 0; fd >= 0 && i < nnames; i++) {
+		name_of(name, sizeof(name), i);
+		if (ioctl(fd, DIAG_IOCSDEL, name) && errno == EBUSY)
+			busy++;
+	}
+	if (fd >= 0)
+		close(fd);
+	return busy;
+}
+
+/* After the run: undo what the workers left, then check the module can go */
+static void cleanup_and_check(void)
+{
+	int j, fd, left = clear_all();
 
 	/* Address spaces let go from work items: retry for a while */
-	for (j = 0; j < 100; j++) {
-		left = 0;
-		fd = open(DATA_FILE, O_RDWR | O_CLOEXEC);
-		for (i = 0; i < nnames; i++) {
-			name_of(name, sizeof(name), i);
-			if (fd >= 0 && ioctl(fd, DIAG_IOCSDEL, name) && errno == EBUSY)
-				left++;
-		}
-		if (fd >= 0)
-			close(fd);
-		if (!left)
-			break;
+	for (j = 0; j < 100 && left; j++) {
 		usleep(50000);
+		left = clear_all();
 	}
 	tap(!left, "every event deleted after the run (%d busy)", left);
 

@@ -723,7 +723,7 @@ static int run_op(unsigned long long *s, int op, bool in_child)
 	return ret;
 }
 
-static int total_weight, quiet_weight;
+static int lane_weight[3];
 
 /*
  * In a quiet phase (with -m, about a third of the time) the workers hold
@@ -770,12 +770,32 @@ static void go_quiet(void)
 	}
 }
 
-static int pick_op(unsigned long long *s, bool quiet)
+/* Cheap operations on data files: the fast lane collides most often */
+static bool fast_op(int op)
 {
-	int r = rn(s, quiet ? quiet_weight : total_weight), op;
+	switch (op) {
+	case OP_OPEN: case OP_REG_WRITE: case OP_REG_STATUS: case OP_UNREG:
+	case OP_DEL: case OP_CLOSE: case OP_DUP: case OP_WRITE: case OP_WRITEV:
+	case OP_CYCLE: case OP_DYN_CREATE: case OP_DYN_DELETE:
+		return true;
+	}
+	return false;
+}
+
+enum lane { LANE_ALL, LANE_FAST, LANE_QUIET };
+
+static bool in_lane(int op, enum lane lane)
+{
+	return lane == LANE_ALL || (lane == LANE_FAST && fast_op(op)) ||
+	       (lane == LANE_QUIET && quiet_op(op));
+}
+
+static int pick_op(unsigned long long *s, enum lane lane)
+{
+	int r = rn(s, lane_weight[lane]), op;
 
 	for (op = 0; op < NR_OPS; op++) {
-		if (quiet && !quiet_op(op))
+		if (!in_lane(op, lane))
 			continue;
 		r -= op_weight[op];
 		if (r < 0)
@@ -800,7 +820,9 @@ static void *worker(void *arg)
 
 		if (quiet)
 			go_quiet();
-		op = pick_op(&t->s, quiet);
+		/* The first thread of each process is in the fast lane */
+		op = pick_op(&t->s, quiet ? LANE_QUIET :
+			     t->id % 100 ? LANE_ALL : LANE_FAST);
 
 		if (verbose > 1)
 			fprintf(stderr, "%d %s\n", t->id, op_names[op]);
@@ -1018,9 +1040,11 @@ int main(int argc, char **argv)
 	if (sh == MAP_FAILED)
 		return 2;
 	for (i = 0; i < NR_OPS; i++) {
-		total_weight += op_weight[i];
-		if (quiet_op(i))
-			quiet_weight += op_weight[i];
+		int l;
+
+		for (l = LANE_ALL; l <= LANE_QUIET; l++)
+			if (in_lane(i, l))
+				lane_weight[l] += op_weight[i];
 	}
 	end_ms = now_ms() + secs * 1000L;
 

@@ -185,11 +185,13 @@ static void name_of(char *buf, size_t size, int i)
  * leave it to short-lived ones (cycle) and deletes, so that its last put
  * often meets a DIAG_IOCSDEL; the other names stay busy.
  */
+static __thread bool hot_lane;
+
 static int pick_name(unsigned long long *s, bool hot)
 {
 	int i = rn(s, nnames);
 
-	if (nnames > 1 && hot && rn(s, 2))
+	if (nnames > 1 && hot && (hot_lane || rn(s, 2)))
 		return nnames - 1;
 	if (nnames > 1 && !hot && i == nnames - 1 && rn(s, 4))
 		return rn(s, nnames - 1);
@@ -739,7 +741,7 @@ static int run_op(unsigned long long *s, int op, bool in_child)
 	return ret;
 }
 
-static int lane_weight[3];
+static int lane_weight[NR_LANES];
 
 /*
  * In a quiet phase (with -m, about a third of the time) the workers hold
@@ -798,11 +800,18 @@ static bool fast_op(int op)
 	return false;
 }
 
-enum lane { LANE_ALL, LANE_FAST, LANE_QUIET };
+/* What short-lived clients and cleaners do on the hot name */
+static bool hot_op(int op)
+{
+	return op == OP_CYCLE || op == OP_DEL;
+}
+
+enum lane { LANE_ALL, LANE_FAST, LANE_HOT, LANE_QUIET, NR_LANES };
 
 static bool in_lane(int op, enum lane lane)
 {
 	return lane == LANE_ALL || (lane == LANE_FAST && fast_op(op)) ||
+	       (lane == LANE_HOT && hot_op(op)) ||
 	       (lane == LANE_QUIET && quiet_op(op));
 }
 
@@ -830,15 +839,20 @@ static void *worker(void *arg)
 {
 	struct thr *t = arg;
 
+	hot_lane = t->id % 100 == 0;
 	while (now_ms() < end_ms && !atomic_load(&sh->stop)) {
 		bool quiet = atomic_load(&sh->quiet);
 		int op;
 
 		if (quiet)
 			go_quiet();
-		/* The first thread of each process is in the fast lane */
+		/*
+		 * Thread 0 of each process cycles and deletes (the hot lane),
+		 * thread 1 runs cheap data-file operations, the others all
+		 */
 		op = pick_op(&t->s, quiet ? LANE_QUIET :
-			     t->id % 100 ? LANE_ALL : LANE_FAST);
+			     t->id % 100 == 0 ? LANE_HOT :
+			     t->id % 100 == 1 ? LANE_FAST : LANE_ALL);
 
 		if (verbose > 1)
 			fprintf(stderr, "%d %s\n", t->id, op_names[op]);
@@ -1058,7 +1072,7 @@ int main(int argc, char **argv)
 	for (i = 0; i < NR_OPS; i++) {
 		int l;
 
-		for (l = LANE_ALL; l <= LANE_QUIET; l++)
+		for (l = LANE_ALL; l < NR_LANES; l++)
 			if (in_lane(i, l))
 				lane_weight[l] += op_weight[i];
 	}

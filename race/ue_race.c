@@ -741,7 +741,6 @@ static int run_op(unsigned long long *s, int op, bool in_child)
 	return ret;
 }
 
-static int lane_weight[NR_LANES];
 
 /*
  * In a quiet phase (with -m, about a third of the time) the workers hold
@@ -807,6 +806,8 @@ static bool hot_op(int op)
 }
 
 enum lane { LANE_ALL, LANE_FAST, LANE_HOT, LANE_QUIET, NR_LANES };
+
+static int lane_weight[NR_LANES];
 
 static bool in_lane(int op, enum lane lane)
 {

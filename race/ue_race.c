@@ -181,9 +181,9 @@ static void name_of(char *buf, size_t size, int i)
 }
 
 /*
- * The last name is "hot": registrations that stay (reg28, reg24) mostly
- * leave it to short-lived ones (cycle) and deletes, so that its last put
- * often meets a DIAG_IOCSDEL; the other names stay busy.
+ * The last name is "hot": registrations that stay (reg28, reg24) leave it
+ * to short-lived ones (cycle) and deletes, so that its last put often
+ * meets a DIAG_IOCSDEL; the other names stay busy.
  */
 static __thread bool hot_lane;
 
@@ -193,7 +193,7 @@ static int pick_name(unsigned long long *s, bool hot)
 
 	if (nnames > 1 && hot && (hot_lane || rn(s, 2)))
 		return nnames - 1;
-	if (nnames > 1 && !hot && i == nnames - 1 && rn(s, 4))
+	if (nnames > 1 && !hot && i == nnames - 1)
 		return rn(s, nnames - 1);
 	return i;
 }

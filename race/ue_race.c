@@ -182,18 +182,23 @@ static void name_of(char *buf, size_t size, int i)
 
 /*
  * The last name is "hot": registrations that stay (reg28, reg24) leave it
- * to short-lived ones (cycle) and deletes, so that its last put often
- * meets a DIAG_IOCSDEL; the other names stay busy.
+ * to short-lived ones (cycle) and deletes, and tracefs users (enable,
+ * perf, eprobes, triggers) mostly do, so that its last put often meets a
+ * DIAG_IOCSDEL; the other names stay busy.
  */
 static __thread bool hot_lane;
 
-static int pick_name(unsigned long long *s, bool hot)
+enum heat { COLD, MOSTLY_COLD, HOT };
+
+static int pick_name(unsigned long long *s, enum heat heat)
 {
 	int i = rn(s, nnames);
 
-	if (nnames > 1 && hot && (hot_lane || rn(s, 2)))
+	if (nnames < 2)
+		return i;
+	if (heat == HOT && (hot_lane || rn(s, 2)))
 		return nnames - 1;
-	if (nnames > 1 && !hot && i == nnames - 1)
+	if (i == nnames - 1 && (heat == COLD || (heat == MOSTLY_COLD && rn(s, 8))))
 		return rn(s, nnames - 1);
 	return i;
 }
@@ -221,7 +226,7 @@ static int do_reg_write(unsigned long long *s)
 	struct user_write_reg r;
 	int size;
 
-	name_of(name, sizeof(name), pick_name(s, false));
+	name_of(name, sizeof(name), pick_name(s, COLD));
 	snprintf(desc, sizeof(desc), "%s %s", name, formats[rn(s, 4)]);
 	memset(&r, 0, sizeof(r));
 	r.size = sizeof(r);
@@ -238,7 +243,7 @@ static int do_reg_status(unsigned long long *s)
 	char desc[128], name[32];
 	struct user_status_reg r;
 
-	name_of(name, sizeof(name), pick_name(s, false));
+	name_of(name, sizeof(name), pick_name(s, COLD));
 	snprintf(desc, sizeof(desc), "%s %s", name, formats[rn(s, 4)]);
 	memset(&r, 0, sizeof(r));
 	r.size = sizeof(r);
@@ -274,7 +279,7 @@ static int do_cycle(unsigned long long *s)
 	fd = open(DATA_FILE, O_RDWR | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
-	name_of(name, sizeof(name), pick_name(s, true));
+	name_of(name, sizeof(name), pick_name(s, HOT));
 	snprintf(desc, sizeof(desc), "%s %s", name, formats[0]);
 	memset(&r, 0, sizeof(r));
 	r.size = sizeof(r);
@@ -306,7 +311,7 @@ static int do_del(unsigned long long *s)
 
 	if (own)
 		fd = open(DATA_FILE, O_RDWR | O_CLOEXEC);
-	name_of(name, sizeof(name), pick_name(s, true));
+	name_of(name, sizeof(name), pick_name(s, HOT));
 	ret = ioctl(fd, DIAG_IOCSDEL, name) < 0 ? -errno : 0;
 	if (own && fd >= 0)
 		close(fd);
@@ -375,9 +380,8 @@ static int do_write(unsigned long long *s, bool vec)
 static int do_enable(unsigned long long *s, bool inst)
 {
 	char path[256], name[32];
-	int i = rn(s, nnames);
 
-	name_of(name, sizeof(name), i);
+	name_of(name, sizeof(name), pick_name(s, MOSTLY_COLD));
 	if (inst)
 		snprintf(path, sizeof(path),
 			 TRACEFS "/instances/ue_race%d/events/user_events/%s/enable",
@@ -424,7 +428,7 @@ static int do_perf(unsigned long long *s)
 	int fd, idf, old;
 	ssize_t n;
 
-	name_of(name, sizeof(name), rn(s, nnames));
+	name_of(name, sizeof(name), pick_name(s, MOSTLY_COLD));
 	snprintf(path, sizeof(path), TRACEFS "/events/user_events/%s/id", name);
 	idf = open(path, O_RDONLY | O_CLOEXEC);
 	if (idf < 0)
@@ -464,7 +468,7 @@ static int do_dyn(unsigned long long *s, bool create)
 {
 	char line[128], name[32];
 
-	name_of(name, sizeof(name), rn(s, nnames));
+	name_of(name, sizeof(name), pick_name(s, MOSTLY_COLD));
 	if (create)
 		snprintf(line, sizeof(line), "u:%s %s\n", name, formats[rn(s, 4)]);
 	else
@@ -475,7 +479,7 @@ static int do_dyn(unsigned long long *s, bool create)
 static int do_eprobe(unsigned long long *s, bool create)
 {
 	char line[128], name[32];
-	int i = rn(s, nnames);
+	int i = pick_name(s, MOSTLY_COLD);
 
 	name_of(name, sizeof(name), i);
 	if (create)
@@ -495,7 +499,7 @@ static int do_hist(unsigned long long *s, bool create)
 	char path[256], line[160], name[32];
 	int t = rn(s, 3);
 
-	name_of(name, sizeof(name), rn(s, nnames));
+	name_of(name, sizeof(name), pick_name(s, MOSTLY_COLD));
 	snprintf(path, sizeof(path), TRACEFS "/events/user_events/%s/trigger", name);
 	snprintf(line, sizeof(line), "%s%s\n", create ? "" : "!", trig[t]);
 	return write_str(path, line, O_APPEND);

@@ -114,7 +114,7 @@ struct shared {
 
 static struct shared *sh;
 static unsigned long long seed;
-static int secs = 10, nprocs = 3, nthreads = 3, nnames = 3, verbose;
+static int secs = 10, nprocs = 2, nthreads = 2, nnames = 3, verbose;
 static const char *module_ko;
 static bool no_modder;		/* -R: no rmmod/insmod loop (final check only) */
 static long end_ms;
@@ -857,11 +857,14 @@ static void *worker(void *arg)
 			go_quiet();
 		/*
 		 * Thread 0 of each process cycles and deletes (the hot lane),
-		 * thread 1 runs cheap data-file operations, the others all
+		 * thread 2 runs cheap data-file operations, the others all.
+		 * Few threads find more: the two vCPUs must run a hot pair
+		 * at the same time (-p 2 -T 2 found the put/delete race in
+		 * 3 s where -p 3 -T 3 ran 30 s without)
 		 */
 		op = pick_op(&t->s, quiet ? LANE_QUIET :
 			     t->id % 100 == 0 ? LANE_HOT :
-			     t->id % 100 == 1 ? LANE_FAST : LANE_ALL);
+			     t->id % 100 == 2 ? LANE_FAST : LANE_ALL);
 
 		if (verbose > 1)
 			fprintf(stderr, "%d %s\n", t->id, op_names[op]);

@@ -65,6 +65,7 @@
 #define MAX_NAMES	4
 #define NFDS		8
 #define NINST		2
+#define ERRNO_MAX	140
 
 /* Register ioctls with each struct's own size in the number (same value) */
 #define IOC_WREG	_IOWR(DIAG_IOC_MAGIC, 0, struct user_write_reg *)
@@ -105,6 +106,7 @@ static const int op_weight[NR_OPS] = {
 struct shared {
 	atomic_long ops[NR_OPS];
 	atomic_long ok[NR_OPS];
+	atomic_long err[NR_OPS][ERRNO_MAX];	/* failures by errno */
 	atomic_int bad;
 	char bad_msg[8][200];
 	atomic_int stop;
@@ -747,6 +749,8 @@ static int run_op(unsigned long long *s, int op, bool in_child)
 	atomic_fetch_add(&sh->ops[op], 1);
 	if (!ret)
 		atomic_fetch_add(&sh->ok[op], 1);
+	else if (-ret > 0 && -ret < ERRNO_MAX)
+		atomic_fetch_add(&sh->err[op][-ret], 1);
 	return ret;
 }
 
@@ -921,6 +925,32 @@ static void modder_process(void)
 	if (atomic_load(&sh->module_gone))
 		run_op(&s, OP_INSMOD, false);
 	_exit(0);
+}
+
+/* "# op  count (N ok, N EBUSY, ...)": the three most frequent errnos */
+static void print_counts(int op, long n)
+{
+	long top[3] = { 0 };
+	int e, k, j, code[3] = { 0 };
+
+	for (e = 1; e < ERRNO_MAX; e++) {
+		long c = atomic_load(&sh->err[op][e]);
+
+		for (k = 0; k < 3 && c <= top[k]; k++)
+			;
+		if (k == 3)
+			continue;
+		for (j = 2; j > k; j--) {
+			top[j] = top[j - 1];
+			code[j] = code[j - 1];
+		}
+		top[k] = c;
+		code[k] = e;
+	}
+	printf("# %-12s %8ld (%ld ok", op_names[op], n, atomic_load(&sh->ok[op]));
+	for (k = 0; k < 3 && top[k]; k++)
+		printf(", %ld %s", top[k], strerrorname_np(code[k]) ?: "?");
+	printf(")\n");
 }
 
 static void print_usage(void)
@@ -1133,8 +1163,7 @@ int main(int argc, char **argv)
 
 			total += n;
 			if (n)
-				printf("# %-12s %8ld (%ld ok)\n", op_names[i], n,
-				       atomic_load(&sh->ok[i]));
+				print_counts(i, n);
 		}
 		printf("# ue_race: %ld operations in %ds, seed %llu\n", total, secs, seed);
 	}

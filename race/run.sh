@@ -14,7 +14,10 @@
 #   RACE_ACCEL=tcg      QEMU accelerator for the guest (default: the guest
 #                       runner's, single-threaded TCG). Multi-threaded TCG
 #                       ("tcg") runs the two vCPUs truly in parallel, which
-#                       hits short race windows far more often.
+#                       hits short race windows far more often. On 6.12 it
+#                       can end in a false "Oops: int3" in __schedule (QEMU
+#                       7.2 runs stale code after static key patching; see
+#                       scripts/guest/run.sh): not the module's.
 #   KVERS="rel ..."     kernels (default: scripts/kernels.sh)
 #   V=1                 show the guest consoles live
 #   UE_ROBUST_BUILD_DIR build dir (default build/robust)

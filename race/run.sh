@@ -97,7 +97,7 @@ for rel in "${kernels[@]}"; do
 			fails+=("ue_race did not finish")
 		fi
 		ops=$(grep -m1 -o '[0-9]* operations in [0-9]*s' "$res/output.log" || true)
-		[[ -n $ops ]] && summary+=("$rel: $ops")
+		[[ -z $ops ]] || summary+=("$rel: $ops")
 	fi
 	if ((gstatus == 2)); then
 		fail=$((fail + 1))

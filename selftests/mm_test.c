@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Remote write enablers against the life of address spaces, under
- * hostile conditions: signals at fork and at a first registration, an
- * enable word on a page whose fault userfaultfd holds, a fork of a
- * process with max_enablers (65536) bits, and unregistration of a word
- * that is gone or read-only.
+ * hostile conditions: signals at fork and at a first registration, enable
+ * words on a page whose fault userfaultfd holds (at registration, and for
+ * 600 bits at an enable), a fork of a process with max_enablers (65536)
+ * bits, and unregistration of a word that is gone or read-only.
+ * UE_MM_BITS=N runs the fork test with N bits instead.
  *
  * Needs root, tracefs and user_events.ko loaded with default parameters.
  */
@@ -117,6 +118,7 @@ FIXTURE_TEARDOWN(mm)
 		close(self->fd);
 	ue_enable(PREFIX "sig", false);
 	ue_enable(PREFIX "many", false);
+	ue_enable(PREFIX "heldmany", false);
 	cleanup();
 }
 
@@ -395,6 +397,96 @@ TEST_F_TIMEOUT(mm, held_fault_blocks_nobody, 60)
 	ASSERT_GT(1.0, reg_s);
 	ASSERT_GT(1.0, dyn_s);
 	ASSERT_EQ(0, wunreg(self->fd, mine, 0));
+}
+
+/*
+ * 600 enable bits on a page whose next fault userfaultfd holds, then the
+ * event is enabled: the faults wait, but only in the work of that address
+ * space. Another process's teardown (its event is deleted once unused)
+ * must not wait behind them.
+ */
+#define HELD_BITS 600
+TEST_F_TIMEOUT(mm, held_faults_block_no_teardown, 60)
+{
+	int ready[2], go[2], status;
+	uint32_t *mine = map_pages(1);
+	double t0, gone_s = -1;
+	pid_t pid, other;
+	char c;
+
+	ASSERT_NE(NULL, mine);
+	ASSERT_EQ(0, pipe(ready));
+	ASSERT_EQ(0, pipe(go));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		struct uffd_holder h = { .hold_ms = UFFD_HOLD_MS };
+		struct uffdio_zeropage zp;
+		int fd = ue_open_data(), i;
+		pthread_t t;
+
+		close(go[1]);
+		if (fd < 0 || uffd_setup(&h))
+			_exit(2);
+		/* Present now, without a fault */
+		memset(&zp, 0, sizeof(zp));
+		zp.range.start = (uintptr_t)h.page;
+		zp.range.len = 4096;
+		if (ioctl(h.uffd, UFFDIO_ZEROPAGE, &zp))
+			_exit(2);
+		for (i = 0; i < HELD_BITS; i++)
+			if (wreg(fd, PREFIX "heldmany u32 a",
+				 (uint32_t *)h.page + i / 32, i % 32))
+				_exit(3);
+		/* Missing again: the next write faults into userfaultfd */
+		if (madvise(h.page, 4096, MADV_DONTNEED))
+			_exit(2);
+		pthread_create(&t, NULL, uffd_serve, &h);
+		if (write(ready[1], "r", 1) != 1)
+			_exit(2);
+		if (read(go[0], &c, 1) != 1)
+			_exit(2);
+		pthread_join(t, NULL);
+		_exit(h.served == 1 ? 0 : 4);
+	}
+	close(ready[1]);
+	close(go[0]);
+	ASSERT_EQ(1, read(ready[0], &c, 1));
+	close(ready[0]);
+
+	/* The bits cannot be written: faults, held */
+	ASSERT_EQ(0, ue_enable(PREFIX "heldmany", true));
+	usleep(300 * 1000);
+
+	/* A process registers an event of its own, then exits */
+	other = fork();
+	ASSERT_LE(0, other);
+	if (!other) {
+		int fd = ue_open_data();
+
+		_exit(fd < 0 || wreg(fd, PREFIX "td u32 a", mine, 0) ? 1 : 0);
+	}
+	ASSERT_EQ(other, waitpid(other, &status, 0));
+	ASSERT_EQ(0, status);
+	t0 = now_s();
+	while (now_s() - t0 < UFFD_HOLD_MS / 1000.0 + 2) {
+		if (!ue_event_exists(PREFIX "td")) {
+			gone_s = now_s() - t0;
+			break;
+		}
+		usleep(5000);
+	}
+
+	ASSERT_EQ(1, write(go[1], "g", 1));
+	close(go[1]);
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	ASSERT_TRUE(WIFEXITED(status));
+	ASSERT_EQ(0, WEXITSTATUS(status));
+	ASSERT_EQ(0, ue_enable(PREFIX "heldmany", false));
+
+	TH_LOG("the other process's event went %.3f s after its exit", gone_s);
+	ASSERT_LE(0, gone_s);
+	ASSERT_GT(1.0, gone_s);
 }
 
 static volatile int status_stop;

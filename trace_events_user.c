@@ -2239,13 +2239,13 @@ static long user_events_reg_write(struct user_event_file *info,
 	mutex_lock(&user_event_mutex);
 
 	/*
-	 * One (address, bit) per address space, whatever the event: checked
-	 * under the mutex that serialises registrations, so two threads
-	 * racing on one word cannot both get it.
+	 * One (address, bit) per address space, whatever the event: a quick
+	 * look first, so that a taken bit creates no event. The check that
+	 * counts is made again atomically with the insertion.
 	 */
 	if (user_event_enabler_exists(reg.enable_addr, reg.enable_bit)) {
 		ret = -EADDRINUSE;
-		goto out;
+		goto unlock;
 	}
 
 	mutex_lock(ue_ksyms.event_mutex);
@@ -2253,18 +2253,23 @@ static long user_events_reg_write(struct user_event_file *info,
 					&created);
 	mutex_unlock(ue_ksyms.event_mutex);
 	if (ret)
-		goto out;
+		goto unlock;
 
 	/* Holds the event until the file is closed, even if the rest fails */
 	index = user_events_ref_add(info, user, created);
+	mutex_unlock(&user_event_mutex);
+
+	/* Faults the word in: no global lock held */
 	if (index < 0)
 		ret = index;
 	else
 		ret = user_event_enabler_create(user, &reg);
 
 	user_event_put(user);
-out:
+	goto out;
+unlock:
 	mutex_unlock(&user_event_mutex);
+out:
 	kfree(desc);
 
 	if (ret)

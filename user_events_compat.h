@@ -10,6 +10,7 @@
 #include <linux/fs.h>
 #include <linux/list.h>
 #include <linux/mm.h>
+#include <linux/rcupdate.h>
 #include <linux/seq_file.h>
 #include <linux/uio.h>
 
@@ -70,6 +71,18 @@ static inline const struct iovec *ue_iter_iov(const struct iov_iter *i)
 #else
 	return i->iov;
 #endif
+}
+
+/*
+ * A grace period after which no task is still running code it entered
+ * before (a task works's tail, say). Both kernels' rcupdate.h define
+ * synchronize_rcu_tasks() as synchronize_rcu() when CONFIG_TASKS_RCU is
+ * off, which is enough there: without preemption such code cannot be
+ * switched out before it returns.
+ */
+static inline void ue_synchronize_rcu_tasks(void)
+{
+	synchronize_rcu_tasks();
 }
 
 /*

@@ -6,31 +6,73 @@
  * A process registers a word (4 or 8 bytes) and a bit in it. Whenever the
  * event's enabled state changes, the bit is set or cleared atomically in
  * that process's memory. Enablers belong to the address space (struct
- * user_event_mm), not to the file they were registered through:
+ * user_event_mm), not to the file they were registered through.
  *
- *  - fork: a probe on the sched_process_fork tracepoint, which runs in
- *    the parent before the child first runs, queues task work on the
- *    child. That work runs in the child before its first instruction in
- *    user space: it copies the parent's enablers for the child's address
- *    space and writes the child's bits that changed since its memory was
- *    copied. The probe itself allocates nothing (memory comes from spares
- *    set aside beforehand, refilled by task work of the parent), as
- *    PREEMPT_RT requires in its preemption-disabled context. Threads and
- *    CLONE_VM children share the address space and so its enablers.
- *  - exec and exit: an mmu notifier's release callback runs when an
- *    address space is torn down (the old one at exec, or at the last
- *    exit); its enablers are dropped then and never written again.
+ * Objects and references:
+ *  - struct user_event_mm (uemm): one per address space that has or had
+ *    enablers. It holds mm_count of its mm (mmgrab), never mm_users, so it
+ *    keeps the struct alive but not the memory. It holds a reference to
+ *    this module (taken at creation, dropped as the very last thing its
+ *    free_work does). Its refcnt counts: the table user_event_mms (one,
+ *    until it is killed), each queued fork task work of a child (the
+ *    parent's record), the queued refill task work, the queued fault work
+ *    and teardown work, and short-lived users (registration, update).
+ *  - struct user_event_enabler: on exactly one uemm's list; holds one
+ *    reference of its event (user_event_get() while the registrant, or the
+ *    parent's enabler being copied, holds one). It is freed, and that
+ *    reference put, only after every lock is dropped: user_event_put() may
+ *    take event_mutex.
  *
- * Bits are written with FOLL_NOFAULT under event_mutex. A page that is not
- * present is faulted in from a work item and the write is retried there,
- * a bounded number of times; an address that was unmapped or made
- * read-only is given up on until the next state change.
- *
- * Locking: event_mutex (the tracing core's) serializes every state change
- * and protects the enabler lists. user_event_mm_mutex serializes creating
- * the record of an address space, so that there is one per mm. The
- * address space table is modified under user_event_mms_lock and read
+ * Locks, outermost first: event_mutex (the tracing core's; only state
+ * changes, which call user_event_enablers_update() with it held), then
+ * uemm->lock, then the mm's mmap_lock. uemm->lock covers an address
+ * space's enabler list, hash, count and fault list, and every write of its
+ * bits: an update, a registration (whose (address, bit) uniqueness check
+ * and insertion are one critical section), an unregistration, the fault
+ * work and a fork child's resync all read the event state and write the
+ * bit under it, so the last writer always wrote the latest state. Nothing
+ * faults user memory in with any of these locks held: bits are written
+ * with FOLL_NOFAULT, and a page that is not there is faulted in with no
+ * lock but the mm's own mmap_lock, by the registrant itself or by the
+ * address space's single fault work item (one per address space, on its
+ * own workqueue, at most MAX_FAULT_ATTEMPTS per enabler and state change).
+ * user_event_mm_mutex makes creating a record and publishing it atomic (one
+ * record per mm); the table is changed under user_event_mms_lock and read
  * under RCU.
+ *
+ * Lifetime of an address space:
+ *  - fork: a probe on sched_process_fork (in the parent, preemption
+ *    disabled, before the child runs) queues task work on the child with a
+ *    reference of the parent's record. That work, before the child's first
+ *    instruction in user space, copies the enablers that existed at fork
+ *    (numbered by the parent's seq) under RCU with no lock, into a new
+ *    record that is not published yet; it then fixes the child's bits that
+ *    disagree with their event (read from the child's own memory, written
+ *    only where they differ), publishes the record and, if any state
+ *    changed meanwhile, fixes them again under the record's lock. While
+ *    forks are pending, the parent keeps the enablers they may copy on its
+ *    list (unregistered ones marked), so the copy can drop RCU at any
+ *    enabler it copies. No global lock, O(n) in the parent's enablers.
+ *  - exit and exec: no mmu notifier (registering one takes every mapping's
+ *    lock and fails on a signal). An address space is dead once mm_users
+ *    is 0; every user here takes mmget_not_zero() first. The probes on
+ *    sched_process_exit and sched_process_exec, which fire after the
+ *    task's mmput(), and our own mmput()s that read mm_users 0 afterwards,
+ *    queue one scan that kills the records of dead address spaces: it
+ *    unpublishes them and queues their teardown, which frees the enablers
+ *    once no fork is pending on them. Another holder of mm_users (say
+ *    /proc/PID/mem) that puts the last one leaves the record until the
+ *    next exit or exec in the system, or until module exit.
+ *
+ * What pins the module: each record (so rmmod is refused while any
+ * address space has enablers). Task work of ours still runs module code
+ * after dropping the last record reference (and so possibly the module's),
+ * so every queued task work is counted in user_event_tworks, decremented
+ * as the callback's last step; module exit waits for the count to drop to
+ * zero, then for a tasks-RCU grace period (ue_synchronize_rcu_tasks()),
+ * after which no task can be between that decrement and its return.
+ * Work items are flushed by destroy_workqueue(), and the probes by
+ * tracepoint_synchronize_unregister().
  */
 
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
@@ -38,7 +80,6 @@
 #include <linux/hashtable.h>
 #include <linux/highmem.h>
 #include <linux/mm.h>
-#include <linux/mmu_notifier.h>
 #include <linux/module.h>
 #include <linux/rculist.h>
 #include <linux/sched/mm.h>
@@ -46,6 +87,8 @@
 #include <linux/spinlock.h>
 #include <linux/task_work.h>
 #include <linux/tracepoint.h>
+#include <linux/uaccess.h>
+#include <linux/wait_bit.h>
 #include <linux/workqueue.h>
 
 #include "include/uapi/linux/user_events.h"
@@ -71,6 +114,9 @@ MODULE_PARM_DESC(max_enablers,
 /* Forks an address space can make before its spares are refilled */
 #define FORK_SPARES 8
 
+/* Enablers a fork child copies between two chances to reschedule */
+#define FORK_COPY_BATCH 256
+
 /* A fork of an address space with enablers, finished in task work */
 struct user_event_fork {
 	struct callback_head twork;
@@ -81,14 +127,14 @@ struct user_event_fork {
 
 struct user_event_mm {
 	struct hlist_node node;		/* user_event_mms, RCU */
-	struct list_head enablers;	/* RCU, changed under event_mutex */
-	/* The same enablers by (address, bit), under event_mutex */
+	struct mutex lock;		/* see the top of this file */
+	struct list_head enablers;	/* RCU, changed under lock */
+	/* The same enablers by (address, bit), under lock */
 	DECLARE_HASHTABLE(enabler_hash, ENABLER_HASH_BITS);
+	struct list_head faults;	/* enablers to fault in, under lock */
 	struct mm_struct *mm;		/* grabbed while this exists */
-	struct mmu_notifier mn;
-	bool mn_registered;
 	bool dead;			/* the address space went away */
-	bool torn_down;			/* enablers freed, under event_mutex */
+	bool torn_down;			/* enablers freed, under lock */
 	refcount_t refcnt;
 	/*
 	 * Enablers are numbered as they are added and unregistered, and
@@ -99,11 +145,12 @@ struct user_event_mm {
 	 */
 	atomic64_t seq;
 	atomic_t forks_pending;
-	unsigned int nr_enablers;	/* registered, under event_mutex */
+	unsigned int nr_enablers;	/* registered, under lock */
 	struct list_head update_link;	/* under event_mutex */
 	struct user_event_fork *spares[FORK_SPARES];
 	struct callback_head refill_twork;
 	unsigned long refill_queued;	/* bit 0: refill_twork is queued */
+	struct work_struct fault_work;
 	struct work_struct teardown_work;
 	struct work_struct free_work;
 	struct rcu_head rcu;
@@ -113,30 +160,65 @@ struct user_event_enabler {
 	struct list_head link;
 	struct hlist_node hnode;	/* user_event_mm.enabler_hash */
 	struct list_head free_link;
+	struct list_head fault_link;	/* user_event_mm.faults, or empty */
 	struct user_event *event;
 	unsigned long uaddr;		/* as registered */
 	unsigned long addr;		/* aligned to a long for bit ops */
 	u8 ubit;			/* as registered */
 	u8 bit;				/* in the long at addr */
 	u8 size;
+	u8 fault_attempts;		/* under lock */
 	u64 add_seq;			/* the address space's, when added */
 	u64 del_seq;			/* when unregistered; 0: registered */
 	struct rcu_head rcu;
 };
 
-struct user_event_fault {
-	struct work_struct work;
-	struct user_event_mm *uemm;
-	unsigned long uaddr;
-	u8 ubit;
-	int attempt;
-};
+struct linux_binprm;
 
 static DEFINE_HASHTABLE(user_event_mms, 10);
 static DEFINE_SPINLOCK(user_event_mms_lock);
 static DEFINE_MUTEX(user_event_mm_mutex);
+static atomic_t user_event_nr_mms = ATOMIC_INIT(0);
 static struct workqueue_struct *user_event_mm_wq;
-static struct tracepoint *fork_tp;
+static struct workqueue_struct *user_event_fault_wq;
+static struct tracepoint *fork_tp, *exit_tp, *exec_tp;
+
+/* State changes so far: a fork child resyncs if one happened meanwhile */
+static atomic64_t user_event_changes = ATOMIC64_INIT(0);
+
+/* Task works of ours queued or running (see the top of this file) */
+static atomic_t user_event_tworks = ATOMIC_INIT(0);
+
+static void user_event_twork_start(void)
+{
+	atomic_inc(&user_event_tworks);
+}
+
+/* The last thing a task work callback of ours does */
+static void user_event_twork_end(void)
+{
+	if (atomic_dec_and_test(&user_event_tworks))
+		wake_up_var(&user_event_tworks);
+}
+
+static void user_event_mm_scan_work(struct work_struct *work);
+static DECLARE_WORK(user_event_mm_scan, user_event_mm_scan_work);
+
+/* Looks for address spaces that went away, soon; any context */
+static void user_event_mm_kick_scan(void)
+{
+	if (atomic_read(&user_event_nr_mms))
+		queue_work(user_event_mm_wq, &user_event_mm_scan);
+}
+
+/* mmput() of an mm a record follows, noticing if it was the last user */
+static void user_event_mm_mmput(struct mm_struct *mm)
+{
+	mmput(mm);
+	/* The record's mmgrab() keeps the struct readable */
+	if (!atomic_read(&mm->mm_users))
+		user_event_mm_kick_scan();
+}
 
 static void user_event_mm_get(struct user_event_mm *uemm)
 {
@@ -170,6 +252,7 @@ static void user_event_mm_kill(struct user_event_mm *uemm)
 	if (!uemm->dead) {
 		WRITE_ONCE(uemm->dead, true);
 		hash_del_rcu(&uemm->node);
+		atomic_dec(&user_event_nr_mms);
 		killed = true;
 	}
 	spin_unlock(&user_event_mms_lock);
@@ -179,6 +262,25 @@ static void user_event_mm_kill(struct user_event_mm *uemm)
 		user_event_mm_put(uemm);
 }
 
+/* Kills the records of address spaces whose last user is gone */
+static void user_event_mm_scan_work(struct work_struct *work)
+{
+	struct user_event_mm *uemm;
+	int bkt;
+
+	rcu_read_lock();
+	hash_for_each_rcu(user_event_mms, bkt, uemm, node) {
+		/* The reference keeps the mm grabbed while it is read */
+		if (!refcount_inc_not_zero(&uemm->refcnt))
+			continue;
+		if (!atomic_read(&uemm->mm->mm_users))
+			user_event_mm_kill(uemm);
+		user_event_mm_put(uemm);
+	}
+	rcu_read_unlock();
+}
+
+/* Frees an enabler that is on no list; no lock may be held */
 static void user_event_enabler_free(struct user_event_enabler *enabler)
 {
 	user_event_put(enabler->event);
@@ -194,13 +296,14 @@ static void user_event_mm_reap(struct user_event_mm *uemm,
 {
 	struct user_event_enabler *enabler, *next;
 
-	lockdep_assert_held(ue_ksyms.event_mutex);
+	lockdep_assert_held(&uemm->lock);
 
 	list_for_each_entry_safe(enabler, next, &uemm->enablers, link) {
 		if (!enabler->del_seq && !READ_ONCE(uemm->dead))
 			continue;
 		list_del_rcu(&enabler->link);
 		hash_del(&enabler->hnode);
+		list_del_init(&enabler->fault_link);
 		list_add(&enabler->free_link, gone);
 	}
 }
@@ -224,12 +327,12 @@ static void user_event_mm_teardown_work(struct work_struct *work)
 	 * queues this again. Every run drops the reference its queuer gave
 	 * (the table's, or the last child's).
 	 */
-	mutex_lock(ue_ksyms.event_mutex);
+	mutex_lock(&uemm->lock);
 	if (!uemm->torn_down && !atomic_read(&uemm->forks_pending)) {
 		uemm->torn_down = true;
 		user_event_mm_reap(uemm, &gone);
 	}
-	mutex_unlock(ue_ksyms.event_mutex);
+	mutex_unlock(&uemm->lock);
 
 	user_event_enablers_free(&gone);
 	user_event_mm_put(uemm);
@@ -239,27 +342,17 @@ static void user_event_mm_free_work(struct work_struct *work)
 {
 	struct user_event_mm *uemm = container_of(work, struct user_event_mm,
 						  free_work);
-
 	int i;
 
-	if (uemm->mn_registered)
-		mmu_notifier_unregister(&uemm->mn, uemm->mm);
 	for (i = 0; i < FORK_SPARES; i++)
 		kfree(uemm->spares[i]);
 	mmdrop(uemm->mm);
 	kfree_rcu(uemm, rcu);
+	/* destroy_workqueue() at module exit waits for this to return */
 	module_put(THIS_MODULE);
 }
 
-static void user_event_mm_release(struct mmu_notifier *mn,
-				  struct mm_struct *mm)
-{
-	user_event_mm_kill(container_of(mn, struct user_event_mm, mn));
-}
-
-static const struct mmu_notifier_ops user_event_mm_ops = {
-	.release = user_event_mm_release,
-};
+static void user_event_mm_fault_work(struct work_struct *work);
 
 static struct user_event_mm *user_event_mm_alloc(struct mm_struct *mm)
 {
@@ -271,15 +364,49 @@ static struct user_event_mm *user_event_mm_alloc(struct mm_struct *mm)
 
 	/* Enablers are module state: keep the code around until freed */
 	__module_get(THIS_MODULE);
+	mutex_init(&uemm->lock);
 	INIT_LIST_HEAD(&uemm->enablers);
 	hash_init(uemm->enabler_hash);
+	INIT_LIST_HEAD(&uemm->faults);
 	INIT_LIST_HEAD(&uemm->update_link);
+	INIT_WORK(&uemm->fault_work, user_event_mm_fault_work);
 	INIT_WORK(&uemm->teardown_work, user_event_mm_teardown_work);
 	INIT_WORK(&uemm->free_work, user_event_mm_free_work);
-	uemm->mn.ops = &user_event_mm_ops;
 	refcount_set(&uemm->refcnt, 1);
 	mmgrab(mm);
 	uemm->mm = mm;
+	return uemm;
+}
+
+/*
+ * Publishes @uemm as the record of its mm, taking a reference for the
+ * table; the caller's stays. Returns the record already there instead
+ * (referenced for the caller) if there is one; user_event_mm_mutex held.
+ */
+static struct user_event_mm *user_event_mm_publish(struct user_event_mm *uemm)
+{
+	struct user_event_mm *old;
+
+	lockdep_assert_held(&user_event_mm_mutex);
+
+	rcu_read_lock();
+	old = user_event_mm_find(uemm->mm);
+	if (old && !refcount_inc_not_zero(&old->refcnt))
+		old = NULL;
+	rcu_read_unlock();
+	if (old)
+		return old;
+
+	user_event_mm_get(uemm);
+	atomic_inc(&user_event_nr_mms);
+	spin_lock(&user_event_mms_lock);
+	hash_add_rcu(user_event_mms, &uemm->node, (unsigned long)uemm->mm);
+	spin_unlock(&user_event_mms_lock);
+	/*
+	 * Pairs with the barrier in user_event_enablers_update(): either an
+	 * update sees this record, or the state it changed is seen here.
+	 */
+	smp_mb();
 	return uemm;
 }
 
@@ -300,53 +427,41 @@ static void user_event_mm_refill(struct user_event_mm *uemm)
 	}
 }
 
-/*
- * The record of @mm, created if there is none yet, with a reference for
- * the caller. @mm must be held (mm_users) by the caller.
- */
-static struct user_event_mm *user_event_mm_get_or_create(struct mm_struct *mm)
+/* Drops a record that was never published (or lost its publication) */
+static void user_event_mm_discard(struct user_event_mm *uemm)
 {
-	struct user_event_mm *uemm;
+	user_event_mm_put(uemm);
+}
 
-	mutex_lock(&user_event_mm_mutex);
+/*
+ * The record of the caller's address space, created if there is none
+ * yet, with a reference for the caller.
+ */
+static struct user_event_mm *user_event_mm_current(void)
+{
+	struct user_event_mm *uemm, *found;
+	struct mm_struct *mm = current->mm;
 
 	rcu_read_lock();
-	uemm = user_event_mm_find(mm);
-	if (uemm && !refcount_inc_not_zero(&uemm->refcnt))
-		uemm = NULL;
+	found = user_event_mm_find(mm);
+	if (found && !refcount_inc_not_zero(&found->refcnt))
+		found = NULL;
 	rcu_read_unlock();
-	if (uemm)
+	if (found)
 		goto out;
 
 	uemm = user_event_mm_alloc(mm);
 	if (!uemm)
-		goto out;
+		return NULL;
 
-	if (mmu_notifier_register(&uemm->mn, mm)) {
-		mmdrop(uemm->mm);
-		kfree(uemm);
-		module_put(THIS_MODULE);
-		uemm = NULL;
-		goto out;
-	}
-	uemm->mn_registered = true;
-
-	/* One reference for the table, one for the caller */
-	refcount_set(&uemm->refcnt, 2);
-	spin_lock(&user_event_mms_lock);
-	hash_add_rcu(user_event_mms, &uemm->node, (unsigned long)mm);
-	spin_unlock(&user_event_mms_lock);
-out:
+	mutex_lock(&user_event_mm_mutex);
+	found = user_event_mm_publish(uemm);
 	mutex_unlock(&user_event_mm_mutex);
-	if (uemm)
-		user_event_mm_refill(uemm);
-	return uemm;
-}
-
-/* The calling process's address space record, created on first use */
-static struct user_event_mm *user_event_mm_current(void)
-{
-	return user_event_mm_get_or_create(current->mm);
+	if (found != uemm)
+		user_event_mm_discard(uemm);
+out:
+	user_event_mm_refill(found);
+	return found;
 }
 
 /*
@@ -379,29 +494,6 @@ static int user_event_enabler_write(struct mm_struct *mm,
 	return 0;
 }
 
-/* True when the enabler's bit already reads @enabled (no fault, no COW) */
-static bool user_event_enabler_is(struct mm_struct *mm,
-				  struct user_event_enabler *enabler,
-				  bool enabled)
-{
-	struct page *page;
-	void *kaddr;
-	bool set;
-
-	mmap_assert_locked(mm);
-
-	if (ue_pin_user_page_remote(mm, enabler->addr, FOLL_NOFAULT,
-				    &page) != 1)
-		return false;
-
-	kaddr = kmap_local_page(page);
-	set = test_bit(enabler->bit, kaddr + offset_in_page(enabler->addr));
-	kunmap_local(kaddr);
-
-	unpin_user_page(page);
-	return set == enabled;
-}
-
 static unsigned long user_event_enabler_key(unsigned long uaddr, u8 ubit)
 {
 	/* Words are aligned to their size: the low bits are free */
@@ -414,7 +506,7 @@ user_event_enabler_find(struct user_event_mm *uemm, unsigned long uaddr,
 {
 	struct user_event_enabler *enabler;
 
-	lockdep_assert_held(ue_ksyms.event_mutex);
+	lockdep_assert_held(&uemm->lock);
 
 	hash_for_each_possible(uemm->enabler_hash, enabler, hnode,
 			       user_event_enabler_key(uaddr, ubit))
@@ -425,20 +517,26 @@ user_event_enabler_find(struct user_event_mm *uemm, unsigned long uaddr,
 	return NULL;
 }
 
-/* Puts @enabler on the lists of @uemm; event_mutex held */
+/* Puts @enabler on the lists of @uemm */
 static void user_event_enabler_add(struct user_event_mm *uemm,
 				   struct user_event_enabler *enabler)
 {
+	lockdep_assert_held(&uemm->lock);
+
 	enabler->add_seq = atomic64_inc_return(&uemm->seq);
 	enabler->del_seq = 0;
+	INIT_LIST_HEAD(&enabler->fault_link);
 	uemm->nr_enablers++;
 	list_add_tail_rcu(&enabler->link, &uemm->enablers);
 	hash_add(uemm->enabler_hash, &enabler->hnode,
 		 user_event_enabler_key(enabler->uaddr, enabler->ubit));
 }
 
-/* Faults the page in for write; true when it is there now */
-static bool user_event_fault_in(struct mm_struct *mm, unsigned long uaddr)
+/*
+ * Faults the page in for write, with no lock of ours held. Returns 0 when
+ * it is there now, -EINTR for a fatal signal, else -EFAULT.
+ */
+static int user_event_fault_in(struct mm_struct *mm, unsigned long uaddr)
 {
 	bool unlocked = false;
 	int ret;
@@ -448,71 +546,99 @@ static bool user_event_fault_in(struct mm_struct *mm, unsigned long uaddr)
 			       &unlocked);
 	mmap_read_unlock(mm);
 
-	return !ret;
+	if (ret == -EINTR || ret == -ERESTARTSYS)
+		return -EINTR;
+	return ret ? -EFAULT : 0;
 }
 
-static void user_event_fault_queue(struct user_event_mm *uemm,
-				   struct user_event_enabler *enabler,
-				   int attempt);
-
-static void user_event_fault_work(struct work_struct *work)
+/*
+ * Hands a bit that could not be written to the address space's fault
+ * work: one work item per address space, whatever the number of enablers.
+ */
+static void user_event_fault_add(struct user_event_mm *uemm,
+				 struct user_event_enabler *enabler)
 {
-	struct user_event_fault *fault = container_of(work,
-						      struct user_event_fault,
-						      work);
-	struct user_event_mm *uemm = fault->uemm;
+	lockdep_assert_held(&uemm->lock);
+
+	/* A new state change: a new budget of attempts */
+	enabler->fault_attempts = 0;
+	if (list_empty(&enabler->fault_link))
+		list_add_tail(&enabler->fault_link, &uemm->faults);
+
+	user_event_mm_get(uemm);
+	if (!queue_work(user_event_fault_wq, &uemm->fault_work))
+		user_event_mm_put(uemm);
+}
+
+/*
+ * Writes the bits of the faulting enablers whose word is in the page at
+ * @page_addr, now that it was faulted in (@ok) or not. Those written, out
+ * of attempts, or not faulted in leave the list.
+ */
+static void user_event_mm_fault_done(struct user_event_mm *uemm,
+				     unsigned long page_addr, bool ok)
+{
+	struct user_event_enabler *enabler, *next;
+	struct mm_struct *mm = uemm->mm;
+
+	lockdep_assert_held(&uemm->lock);
+
+	mmap_read_lock(mm);
+	list_for_each_entry_safe(enabler, next, &uemm->faults, fault_link) {
+		if ((enabler->addr & PAGE_MASK) != page_addr)
+			continue;
+		if (ok && user_event_enabler_write(mm, enabler,
+						   user_event_status(enabler->event)) &&
+		    ++enabler->fault_attempts < MAX_FAULT_ATTEMPTS)
+			continue;
+		list_del_init(&enabler->fault_link);
+	}
+	mmap_read_unlock(mm);
+}
+
+/*
+ * The fault work of one address space: faults in the pages of its
+ * enablers that could not be written, one page at a time, with no lock of
+ * ours held, and writes their bits after each. A fault that blocks (say
+ * userfaultfd) holds this one item only: other address spaces have their
+ * own, and teardown runs on another workqueue.
+ */
+static void user_event_mm_fault_work(struct work_struct *work)
+{
+	struct user_event_mm *uemm = container_of(work, struct user_event_mm,
+						  fault_work);
 	struct user_event_enabler *enabler;
 	struct mm_struct *mm = uemm->mm;
-	int ret;
+	unsigned long addr;
+	bool ok;
 
-	if (READ_ONCE(uemm->dead) || !mmget_not_zero(mm))
-		goto out;
+	for (;;) {
+		mutex_lock(&uemm->lock);
+		enabler = list_first_entry_or_null(&uemm->faults,
+						   struct user_event_enabler,
+						   fault_link);
+		addr = enabler ? enabler->addr : 0;
+		mutex_unlock(&uemm->lock);
 
-	if (!user_event_fault_in(mm, fault->uaddr))
-		goto out_mm;
+		if (!enabler || READ_ONCE(uemm->dead) || !mmget_not_zero(mm))
+			break;
 
-	mutex_lock(ue_ksyms.event_mutex);
-	enabler = user_event_enabler_find(uemm, fault->uaddr, fault->ubit);
-	if (enabler && !READ_ONCE(uemm->dead)) {
-		mmap_read_lock(mm);
-		ret = user_event_enabler_write(mm, enabler,
-					       user_event_status(enabler->event));
-		mmap_read_unlock(mm);
-		if (ret && fault->attempt + 1 < MAX_FAULT_ATTEMPTS)
-			user_event_fault_queue(uemm, enabler,
-					       fault->attempt + 1);
+		ok = !user_event_fault_in(mm, addr);
+
+		mutex_lock(&uemm->lock);
+		user_event_mm_fault_done(uemm, addr & PAGE_MASK, ok);
+		mutex_unlock(&uemm->lock);
+		user_event_mm_mmput(mm);
+		cond_resched();
 	}
-	mutex_unlock(ue_ksyms.event_mutex);
 
-out_mm:
-	mmput(mm);
-out:
 	user_event_mm_put(uemm);
-	kfree(fault);
-}
-
-static void user_event_fault_queue(struct user_event_mm *uemm,
-				   struct user_event_enabler *enabler,
-				   int attempt)
-{
-	struct user_event_fault *fault;
-
-	fault = kzalloc(sizeof(*fault), GFP_KERNEL);
-	if (!fault)
-		return;
-
-	INIT_WORK(&fault->work, user_event_fault_work);
-	user_event_mm_get(uemm);
-	fault->uemm = uemm;
-	fault->uaddr = enabler->uaddr;
-	fault->ubit = enabler->ubit;
-	fault->attempt = attempt;
-	queue_work(user_event_mm_wq, &fault->work);
 }
 
 /*
  * Writes the event's new state into every address space that registered
- * it. Called under event_mutex whenever a probe attaches or detaches.
+ * it. Called under event_mutex whenever a probe attaches or detaches,
+ * after the new state was published.
  */
 void user_event_enablers_update(struct user_event *user)
 {
@@ -524,6 +650,9 @@ void user_event_enablers_update(struct user_event *user)
 
 	lockdep_assert_held(ue_ksyms.event_mutex);
 
+	/* Full barrier: pairs with the one in user_event_mm_publish() */
+	atomic64_inc_return(&user_event_changes);
+
 	rcu_read_lock();
 	hash_for_each_rcu(user_event_mms, bkt, uemm, node)
 		if (refcount_inc_not_zero(&uemm->refcnt))
@@ -534,40 +663,53 @@ void user_event_enablers_update(struct user_event *user)
 		list_del_init(&uemm->update_link);
 
 		if (!READ_ONCE(uemm->dead) && mmget_not_zero(uemm->mm)) {
+			mutex_lock(&uemm->lock);
 			mmap_read_lock(uemm->mm);
 			list_for_each_entry(enabler, &uemm->enablers, link)
 				if (enabler->event == user && !enabler->del_seq &&
 				    user_event_enabler_write(uemm->mm, enabler,
 							     enabled))
-					user_event_fault_queue(uemm, enabler, 0);
+					user_event_fault_add(uemm, enabler);
 			mmap_read_unlock(uemm->mm);
-			mmput(uemm->mm);
+			mutex_unlock(&uemm->lock);
+			user_event_mm_mmput(uemm->mm);
 		}
 
 		user_event_mm_put(uemm);
 	}
 }
 
+/*
+ * A quick look, before an event is created for it, whether the calling
+ * process has the (address, bit) already. user_event_enabler_create()
+ * checks again, atomically with the insertion.
+ */
 bool user_event_enabler_exists(unsigned long uaddr, u8 ubit)
 {
 	struct user_event_mm *uemm;
 	bool found = false;
 
-	mutex_lock(ue_ksyms.event_mutex);
 	rcu_read_lock();
 	uemm = user_event_mm_find(current->mm);
-	if (uemm)
-		found = user_event_enabler_find(uemm, uaddr, ubit);
+	if (uemm && !refcount_inc_not_zero(&uemm->refcnt))
+		uemm = NULL;
 	rcu_read_unlock();
-	mutex_unlock(ue_ksyms.event_mutex);
+	if (!uemm)
+		return false;
 
+	mutex_lock(&uemm->lock);
+	found = user_event_enabler_find(uemm, uaddr, ubit);
+	mutex_unlock(&uemm->lock);
+
+	user_event_mm_put(uemm);
 	return found;
 }
 
 /*
  * Adds an enabler for @user in the calling process and writes the current
  * state into it. The bit must be writable now (it is faulted in here, in
- * the caller's own context), otherwise the registration fails.
+ * the caller's own context, with no lock of ours held), otherwise the
+ * registration fails. The caller holds a reference of @user and no lock.
  */
 int user_event_enabler_create(struct user_event *user,
 			      const struct user_write_reg *reg)
@@ -576,7 +718,9 @@ int user_event_enabler_create(struct user_event *user,
 	struct mm_struct *mm = current->mm;
 	struct user_event_mm *uemm;
 	unsigned long offset;
-	int attempt, ret = -EFAULT;
+	int attempt, ret;
+
+	might_sleep();
 
 	enabler = kzalloc(sizeof(*enabler), GFP_KERNEL_ACCOUNT);
 	if (!enabler)
@@ -597,44 +741,56 @@ int user_event_enabler_create(struct user_event *user,
 	offset = sizeof(long) - enabler->size - offset;
 #endif
 	enabler->bit = enabler->ubit + offset * BITS_PER_BYTE;
-	user_event_get(user);
 	enabler->event = user;
 
 	for (attempt = 0; attempt < MAX_FAULT_ATTEMPTS; attempt++) {
-		mutex_lock(ue_ksyms.event_mutex);
-		if (uemm->nr_enablers >= max_enablers) {
-			mutex_unlock(ue_ksyms.event_mutex);
+		mutex_lock(&uemm->lock);
+		/* One (address, bit) per address space, whatever the event */
+		if (user_event_enabler_find(uemm, enabler->uaddr,
+					    enabler->ubit)) {
+			ret = -EADDRINUSE;
+		} else if (uemm->nr_enablers >= max_enablers) {
 			ret = -EMFILE;
-			break;
+		} else {
+			mmap_read_lock(mm);
+			ret = user_event_enabler_write(mm, enabler,
+						       user_event_status(user));
+			mmap_read_unlock(mm);
+			if (!ret) {
+				/* Legal: the caller holds a reference */
+				user_event_get(user);
+				user_event_enabler_add(uemm, enabler);
+			}
 		}
-		mmap_read_lock(mm);
-		ret = user_event_enabler_write(mm, enabler,
-					       user_event_status(user));
-		mmap_read_unlock(mm);
-		if (!ret)
-			user_event_enabler_add(uemm, enabler);
-		mutex_unlock(ue_ksyms.event_mutex);
+		mutex_unlock(&uemm->lock);
 
-		if (!ret || !user_event_fault_in(mm, enabler->uaddr))
+		if (ret != -EFAULT)
 			break;
+		ret = user_event_fault_in(mm, enabler->uaddr);
+		if (ret)
+			break;
+		ret = -EFAULT;
 	}
 
-	if (ret) {
-		user_event_put(user);
+	if (ret)
 		kfree(enabler);
-	}
 
 	user_event_mm_put(uemm);
 	return ret;
 }
 
+/*
+ * Removes the caller's enabler of (address, bit) and clears the bit. As
+ * upstream, the enabler is gone even when the bit cannot be cleared (its
+ * page was unmapped or made read-only): then the result is -EFAULT.
+ */
 int user_event_enabler_remove(const struct user_write_unreg *unreg)
 {
 	struct user_event_enabler *enabler, word;
 	struct mm_struct *mm = current->mm;
 	struct user_event_mm *uemm;
 	bool keep = false;
-	int ret;
+	int attempt, ret = 0;
 
 	rcu_read_lock();
 	uemm = user_event_mm_find(mm);
@@ -644,7 +800,7 @@ int user_event_enabler_remove(const struct user_write_unreg *unreg)
 	if (!uemm)
 		return -ENOENT;
 
-	mutex_lock(ue_ksyms.event_mutex);
+	mutex_lock(&uemm->lock);
 	enabler = user_event_enabler_find(uemm, unreg->disable_addr,
 					  unreg->disable_bit);
 	if (enabler) {
@@ -655,6 +811,7 @@ int user_event_enabler_remove(const struct user_write_unreg *unreg)
 		 */
 		enabler->del_seq = atomic64_inc_return(&uemm->seq);
 		uemm->nr_enablers--;
+		list_del_init(&enabler->fault_link);
 		keep = atomic_read(&uemm->forks_pending);
 		if (!keep) {
 			list_del_rcu(&enabler->link);
@@ -662,10 +819,10 @@ int user_event_enabler_remove(const struct user_write_unreg *unreg)
 		}
 		word = *enabler;
 		mmap_read_lock(mm);
-		ret = user_event_enabler_write(mm, enabler, false);
+		ret = user_event_enabler_write(mm, &word, false);
 		mmap_read_unlock(mm);
 	}
-	mutex_unlock(ue_ksyms.event_mutex);
+	mutex_unlock(&uemm->lock);
 
 	if (!enabler) {
 		user_event_mm_put(uemm);
@@ -673,76 +830,215 @@ int user_event_enabler_remove(const struct user_write_unreg *unreg)
 	}
 
 	/* No longer updated: clear the bit even if it must fault in */
-	if (ret && user_event_fault_in(mm, word.uaddr)) {
-		mmap_read_lock(mm);
-		user_event_enabler_write(mm, &word, false);
-		mmap_read_unlock(mm);
+	for (attempt = 1; ret == -EFAULT && attempt < MAX_FAULT_ATTEMPTS;
+	     attempt++) {
+		ret = user_event_fault_in(mm, word.uaddr);
+		if (ret)
+			break;
+		mutex_lock(&uemm->lock);
+		/* Registered again meanwhile: the bit is the new one's */
+		if (user_event_enabler_find(uemm, word.uaddr, word.ubit)) {
+			ret = 0;
+		} else {
+			mmap_read_lock(mm);
+			ret = user_event_enabler_write(mm, &word, false);
+			mmap_read_unlock(mm);
+		}
+		mutex_unlock(&uemm->lock);
 	}
 
 	if (!keep)
 		user_event_enabler_free(enabler);
 	user_event_mm_put(uemm);
-	return 0;
+	return ret;
 }
 
 /*
- * Copies the enablers of @parent into the record of the child's address
- * space @mm (held), then writes every bit of the child that disagrees with
- * its event: a state change written to the parent after dup_mmap() copied
- * its memory is not in the child's copy of the words. Words that are
- * already right are only read, so their pages stay shared with the parent.
+ * True when the enabler's bit already reads @enabled in the caller's own
+ * memory: read without a fault, a pin or a copy on write.
+ */
+static bool user_event_enabler_reads(struct user_event_mm *uemm,
+				     struct user_event_enabler *enabler,
+				     bool enabled)
+{
+	unsigned long word;
+
+	if (current->mm != uemm->mm ||
+	    copy_from_user_nofault(&word, (void __user *)enabler->addr,
+				   sizeof(word)))
+		return false;
+
+	return test_bit(enabler->bit, &word) == enabled;
+}
+
+/*
+ * Makes every bit of a fork child agree with its event: a state change
+ * written to the parent after dup_mmap() copied its memory is not in the
+ * child's copy. Words that are right already are only read, in the
+ * child's own context; the others are written (or handed to the fault
+ * work). Under the record's lock, which orders it with updates.
+ */
+static void user_event_mm_resync(struct user_event_mm *uemm)
+{
+	struct user_event_enabler *enabler;
+	unsigned int n = 0;
+	bool enabled;
+
+	lockdep_assert_held(&uemm->lock);
+
+	list_for_each_entry(enabler, &uemm->enablers, link) {
+		if (enabler->del_seq)
+			continue;
+		if (++n % FORK_COPY_BATCH == 0)
+			cond_resched();
+		enabled = user_event_status(enabler->event);
+		if (user_event_enabler_reads(uemm, enabler, enabled))
+			continue;
+		mmap_read_lock(uemm->mm);
+		if (user_event_enabler_write(uemm->mm, enabler, enabled))
+			user_event_fault_add(uemm, enabler);
+		mmap_read_unlock(uemm->mm);
+	}
+}
+
+/* Did the parent have @enabler when the child was forked at @seq? */
+static bool user_event_enabler_at_fork(struct user_event_enabler *enabler,
+				       u64 seq)
+{
+	return enabler->add_seq < seq &&
+	       (!enabler->del_seq || enabler->del_seq > seq);
+}
+
+/*
+ * Copies into @copies the enablers @parent had at the fork numbered @seq,
+ * with no lock: under RCU, dropped only at an enabler this fork copies,
+ * which stays on the parent's list while the fork is pending (so its next
+ * pointer is valid when RCU is taken again). Returns how many.
+ */
+static unsigned int user_event_mm_fork_snapshot(struct user_event_mm *parent,
+						u64 seq,
+						struct list_head *copies)
+{
+	struct user_event_enabler *enabler, *copy;
+	unsigned int n = 0;
+
+	rcu_read_lock();
+	list_for_each_entry_rcu(enabler, &parent->enablers, link) {
+		if (!user_event_enabler_at_fork(enabler, seq))
+			continue;
+		if (n >= max_enablers) {
+			pr_warn_ratelimited("max_enablers reached copying enablers at fork\n");
+			break;
+		}
+		copy = kmalloc(sizeof(*copy), GFP_NOWAIT | __GFP_NOWARN |
+			       __GFP_ACCOUNT);
+		if (!copy || (n % FORK_COPY_BATCH == 0 && need_resched())) {
+			rcu_read_unlock();
+			if (!copy)
+				copy = kmalloc(sizeof(*copy),
+					       GFP_KERNEL_ACCOUNT);
+			cond_resched();
+			rcu_read_lock();
+			if (!copy) {
+				pr_warn_ratelimited("out of memory copying enablers at fork\n");
+				break;
+			}
+		}
+		memset(copy, 0, sizeof(*copy));
+		copy->uaddr = enabler->uaddr;
+		copy->addr = enabler->addr;
+		copy->ubit = enabler->ubit;
+		copy->bit = enabler->bit;
+		copy->size = enabler->size;
+		/* Legal: the parent's enabler holds one, and stays */
+		user_event_get(enabler->event);
+		copy->event = enabler->event;
+		list_add_tail(&copy->free_link, copies);
+		n++;
+	}
+	rcu_read_unlock();
+
+	return n;
+}
+
+/*
+ * Gives the child's address space @mm (held, the caller's) the enablers
+ * of @parent at the fork numbered @seq. No global lock: the copy is
+ * made into a record nobody sees yet, whose bits are fixed, then
+ * published; a state change since the first fix makes a second one, under
+ * the record's lock (see user_event_mm_publish()).
  */
 static void user_event_mm_fork_copy(struct user_event_mm *parent,
 				    struct mm_struct *mm, u64 seq)
 {
-	struct user_event_enabler *enabler, *copy;
-	struct user_event_mm *uemm;
-	bool enabled;
+	struct user_event_enabler *enabler, *next;
+	struct user_event_mm *uemm, *found;
+	LIST_HEAD(copies);
+	LIST_HEAD(gone);
+	u64 changes;
 
-	uemm = user_event_mm_get_or_create(mm);
+	if (!user_event_mm_fork_snapshot(parent, seq, &copies))
+		return;
+
+	uemm = user_event_mm_alloc(mm);
 	if (!uemm) {
 		pr_warn_ratelimited("out of memory copying enablers at fork\n");
-		return;
+		list_splice(&copies, &gone);
+		goto free;
 	}
 
-	mutex_lock(ue_ksyms.event_mutex);
-	if (READ_ONCE(uemm->dead))
-		goto out;
+	changes = atomic64_read(&user_event_changes);
+	smp_rmb();	/* the state below is at least as new */
 
-	/* Those the parent had at fork, even if it dropped them since */
-	list_for_each_entry(enabler, &parent->enablers, link) {
-		if (enabler->add_seq > seq ||
-		    (enabler->del_seq && enabler->del_seq < seq))
-			continue;
-		/* The child registered this word itself already */
-		if (user_event_enabler_find(uemm, enabler->uaddr,
-					    enabler->ubit))
-			continue;
-		if (uemm->nr_enablers >= max_enablers) {
-			pr_warn_ratelimited("max_enablers reached copying enablers at fork\n");
-			break;
+	mutex_lock(&uemm->lock);
+	list_for_each_entry_safe(enabler, next, &copies, free_link) {
+		list_del(&enabler->free_link);
+		user_event_enabler_add(uemm, enabler);
+	}
+	user_event_mm_resync(uemm);
+	mutex_unlock(&uemm->lock);
+
+	mutex_lock(&user_event_mm_mutex);
+	found = user_event_mm_publish(uemm);
+	mutex_unlock(&user_event_mm_mutex);
+
+	if (found != uemm) {
+		/*
+		 * The child registered enablers of its own first (only
+		 * possible for a task work that ran late): merge, keeping
+		 * its own.
+		 */
+		mutex_lock(&uemm->lock);
+		WRITE_ONCE(uemm->dead, true);
+		user_event_mm_reap(uemm, &copies);
+		mutex_unlock(&uemm->lock);
+		user_event_mm_discard(uemm);
+
+		mutex_lock(&found->lock);
+		list_for_each_entry_safe(enabler, next, &copies, free_link) {
+			if (user_event_enabler_find(found, enabler->uaddr,
+						    enabler->ubit) ||
+			    found->nr_enablers >= max_enablers)
+				continue;
+			list_del(&enabler->free_link);
+			user_event_enabler_add(found, enabler);
 		}
-		copy = kmemdup(enabler, sizeof(*enabler), GFP_KERNEL_ACCOUNT);
-		if (!copy)
-			break;
-		user_event_get(copy->event);
-		user_event_enabler_add(uemm, copy);
+		user_event_mm_resync(found);
+		mutex_unlock(&found->lock);
+		list_splice(&copies, &gone);
+		user_event_mm_put(found);
+		goto free;
 	}
 
-	mmap_read_lock(mm);
-	list_for_each_entry(enabler, &uemm->enablers, link) {
-		if (enabler->del_seq)
-			continue;
-		enabled = user_event_status(enabler->event);
-		if (user_event_enabler_is(mm, enabler, enabled))
-			continue;
-		if (user_event_enabler_write(mm, enabler, enabled))
-			user_event_fault_queue(uemm, enabler, 0);
+	if (atomic64_read(&user_event_changes) != changes) {
+		mutex_lock(&uemm->lock);
+		user_event_mm_resync(uemm);
+		mutex_unlock(&uemm->lock);
 	}
-	mmap_read_unlock(mm);
-out:
-	mutex_unlock(ue_ksyms.event_mutex);
+	user_event_mm_refill(uemm);
 	user_event_mm_put(uemm);
+free:
+	user_event_enablers_free(&gone);
 }
 
 /* The last fork in flight lets go of what only it could still copy */
@@ -760,11 +1056,17 @@ static void user_event_mm_fork_done(struct user_event_mm *parent)
 		return;
 	}
 
-	mutex_lock(ue_ksyms.event_mutex);
-	/* A fork that started since needs none of them: it came later */
-	if (!parent->torn_down)
+	mutex_lock(&parent->lock);
+	/*
+	 * A fork that started since then may be copying, and dropping RCU
+	 * at the enablers it copies: leave them all to the last fork. The
+	 * barrier orders this read after the unregistrations seen under the
+	 * lock (whose del_seq are then older than any such fork's seq).
+	 */
+	smp_mb();
+	if (!parent->torn_down && !atomic_read(&parent->forks_pending))
 		user_event_mm_reap(parent, &gone);
-	mutex_unlock(ue_ksyms.event_mutex);
+	mutex_unlock(&parent->lock);
 
 	user_event_enablers_free(&gone);
 }
@@ -781,7 +1083,7 @@ static void user_event_fork_work(struct callback_head *twork)
 	/* A child killed before it ran has nothing to copy to */
 	if (mmget_not_zero(mm)) {
 		user_event_mm_fork_copy(parent, mm, fork->seq);
-		mmput(mm);
+		user_event_mm_mmput(mm);
 	}
 	mmdrop(mm);
 
@@ -789,6 +1091,7 @@ static void user_event_fork_work(struct callback_head *twork)
 	user_event_mm_refill(parent);
 	user_event_mm_put(parent);
 	kfree(fork);
+	user_event_twork_end();
 }
 
 static struct user_event_fork *user_event_mm_take_spare(struct user_event_mm *uemm)
@@ -831,6 +1134,7 @@ static void user_event_mm_refill_work(struct callback_head *twork)
 	clear_bit(0, &uemm->refill_queued);
 	user_event_mm_refill(uemm);
 	user_event_mm_put(uemm);
+	user_event_twork_end();
 }
 
 /*
@@ -874,8 +1178,10 @@ static void user_event_fork_probe(void *data, struct task_struct *parent,
 	atomic_inc(&uemm->forks_pending);
 	fork->seq = atomic64_inc_return(&uemm->seq);
 	init_task_work(&fork->twork, user_event_fork_work);
+	user_event_twork_start();
 	if (task_work_add(child, &fork->twork, TWA_RESUME)) {
 		/* Only an exiting task refuses task work */
+		user_event_twork_end();
 		atomic_dec(&uemm->forks_pending);
 		mmdrop(child->mm);	/* not the last: the child holds it */
 		user_event_mm_put_spare(uemm, fork);
@@ -887,26 +1193,45 @@ static void user_event_fork_probe(void *data, struct task_struct *parent,
 	if (!test_and_set_bit(0, &uemm->refill_queued)) {
 		user_event_mm_get(uemm);
 		init_task_work(&uemm->refill_twork, user_event_mm_refill_work);
+		user_event_twork_start();
 		if (task_work_add(current, &uemm->refill_twork, TWA_RESUME)) {
+			user_event_twork_end();
 			clear_bit(0, &uemm->refill_queued);
 			user_event_mm_put(uemm);
 		}
 	}
 }
 
-static void user_event_find_fork_tp(struct tracepoint *tp, void *priv)
+/* sched_process_exit: after exit_mm()'s mmput() of the task's mm */
+static void user_event_exit_probe(void *data, struct task_struct *task)
+{
+	user_event_mm_kick_scan();
+}
+
+/* sched_process_exec: after exec_mmap()'s mmput() of the old mm */
+static void user_event_exec_probe(void *data, struct task_struct *task,
+				  pid_t old_pid, struct linux_binprm *bprm)
+{
+	user_event_mm_kick_scan();
+}
+
+static void user_event_find_tps(struct tracepoint *tp, void *priv)
 {
 	if (!strcmp(tp->name, "sched_process_fork"))
 		fork_tp = tp;
+	else if (!strcmp(tp->name, "sched_process_exit"))
+		exit_tp = tp;
+	else if (!strcmp(tp->name, "sched_process_exec"))
+		exec_tp = tp;
 }
 
 int user_events_mm_init(void)
 {
 	int ret;
 
-	for_each_kernel_tracepoint(user_event_find_fork_tp, NULL);
-	if (!fork_tp) {
-		pr_err("tracepoint sched_process_fork not found\n");
+	for_each_kernel_tracepoint(user_event_find_tps, NULL);
+	if (!fork_tp || !exit_tp || !exec_tp) {
+		pr_err("tracepoint sched_process_fork, _exit or _exec not found\n");
 		return -ENOENT;
 	}
 
@@ -914,10 +1239,35 @@ int user_events_mm_init(void)
 	if (!user_event_mm_wq)
 		return -ENOMEM;
 
+	/* Faults may block for long: never in the way of teardowns */
+	user_event_fault_wq = alloc_workqueue("user_events_fault", WQ_UNBOUND,
+					      0);
+	if (!user_event_fault_wq) {
+		ret = -ENOMEM;
+		goto destroy_mm_wq;
+	}
+
+	ret = tracepoint_probe_register(exit_tp, user_event_exit_probe, NULL);
+	if (ret)
+		goto destroy_fault_wq;
+	ret = tracepoint_probe_register(exec_tp, user_event_exec_probe, NULL);
+	if (ret)
+		goto unregister_exit;
 	ret = tracepoint_probe_register(fork_tp, user_event_fork_probe, NULL);
 	if (ret)
-		destroy_workqueue(user_event_mm_wq);
+		goto unregister_exec;
 
+	return 0;
+
+unregister_exec:
+	tracepoint_probe_unregister(exec_tp, user_event_exec_probe, NULL);
+unregister_exit:
+	tracepoint_probe_unregister(exit_tp, user_event_exit_probe, NULL);
+	tracepoint_synchronize_unregister();
+destroy_fault_wq:
+	destroy_workqueue(user_event_fault_wq);
+destroy_mm_wq:
+	destroy_workqueue(user_event_mm_wq);
 	return ret;
 }
 
@@ -928,16 +1278,27 @@ void user_events_mm_exit(void)
 	int bkt;
 
 	tracepoint_probe_unregister(fork_tp, user_event_fork_probe, NULL);
+	tracepoint_probe_unregister(exec_tp, user_event_exec_probe, NULL);
+	tracepoint_probe_unregister(exit_tp, user_event_exit_probe, NULL);
 	tracepoint_synchronize_unregister();
 
-	/* Let pending registrations and faults finish, then drop the rest */
+	/*
+	 * Task works of ours that dropped their last reference may still
+	 * run: wait until each has done its last step, then until none can
+	 * be between that step and its return (see the top of this file).
+	 */
+	wait_var_event(&user_event_tworks, !atomic_read(&user_event_tworks));
+	ue_synchronize_rcu_tasks();
+
+	/* Records are module references: on a failed init, none is left */
+	flush_workqueue(user_event_fault_wq);
 	flush_workqueue(user_event_mm_wq);
 	hash_for_each_safe(user_event_mms, bkt, tmp, uemm, node)
 		user_event_mm_kill(uemm);
+	/* Teardowns queue frees */
 	flush_workqueue(user_event_mm_wq);
-	/* Teardowns queued frees */
 	flush_workqueue(user_event_mm_wq);
 
+	destroy_workqueue(user_event_fault_wq);
 	destroy_workqueue(user_event_mm_wq);
-	mmu_notifier_synchronize();
 }

@@ -9,6 +9,10 @@
 #                                            multi-threaded TCG, -smp 2)
 #   guest.sh tcg    <module.ko> <ue_bench>   registration time and memory
 #                                            (plain TCG, -smp 2)
+#   guest.sh forks  <module.ko> <ue_bench>   fork and fork+exit of a process
+#                                            with 0, 1, 4096, 65536 enable
+#                                            bits, worst user_events_status
+#                                            read meanwhile (plain TCG)
 #
 # Prints ue_bench's tab-separated lines (see bench/ue_bench.c) on stdout;
 # Exit status non-zero if a step failed.
@@ -145,6 +149,11 @@ tcg)
 	step "$b" enablers -N 10000
 	step "$b" regtime -N "$events" -m $((events < 10000 ? events : 10000))
 	info "events at the end: $(grep '^Active' $t/user_events_status)"
+	;;
+forks)
+	load
+	step "$b" forks -l "${UE_BENCH_FORK_LEVELS:-0,1,4096,65536}" -r 21
+	unload
 	;;
 *)
 	echo "unknown mode $mode" >&2

@@ -1549,6 +1549,105 @@ static void cmd_enablers(long count)
 	free(words);
 }
 
+/*
+ * -- forks: fork() of a process with N enable bits -----------------------
+ *
+ * "FORK <bits> <fork ms> <fork+exit ms> <worst status ms>": the median
+ * time fork() takes in the parent, the median time from fork() to the
+ * parent's waitpid() of a child that exits at once (its task work copies
+ * the enablers before that), and the worst time a reader of
+ * user_events_status (which takes event_mutex) waited meanwhile.
+ */
+static volatile int fork_stop;
+static double fork_status_worst;
+
+static void *fork_status_reader(void *arg)
+{
+	static char buf[1 << 16];
+
+	(void)arg;
+	while (!fork_stop) {
+		uint64_t t0 = now_ns();
+		double dt;
+
+		read_file(TRACEFS "/user_events_status", buf, sizeof(buf));
+		dt = (now_ns() - t0) / 1e6;
+		if (dt > fork_status_worst)
+			fork_status_worst = dt;
+		usleep(1000);
+	}
+	return NULL;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static void cmd_forks(const char *levels, int reps)
+{
+	char *list = strdup(levels), *tok, *save = NULL;
+
+	for (tok = strtok_r(list, ",", &save); tok;
+	     tok = strtok_r(NULL, ",", &save)) {
+		long bits = atol(tok), i;
+		/* Enablers belong to the address space: one process per level */
+		pid_t level = fork();
+		int st;
+
+		if (level < 0)
+			die("fork");
+		if (level) {
+			waitpid(level, &st, 0);
+			if (!WIFEXITED(st) || WEXITSTATUS(st))
+				fail("forks level %ld: status %#x", bits, st);
+			/* Let the enablers and the event go */
+			usleep(200000);
+			continue;
+		}
+		uint32_t *words = calloc(bits / 32 + 1, 4);
+		double fork_ms[64], total_ms[64];
+		pthread_t reader;
+		int fd = open_data(), r, ret;
+
+		for (i = 0; i < bits; i++) {
+			ret = reg_write(fd, "fork_ev u32 x", &words[i / 32],
+					i % 32, 0);
+			if (ret < 0)
+				die("enabler %ld: %s", i, strerror(-ret));
+		}
+		fork_status_worst = 0;
+		fork_stop = 0;
+		if (pthread_create(&reader, NULL, fork_status_reader, NULL))
+			die("pthread_create");
+		for (r = 0; r < reps && r < 64; r++) {
+			uint64_t t0 = now_ns(), t1;
+			pid_t pid = fork();
+
+			if (pid < 0)
+				die("fork");
+			if (!pid)
+				_exit(0);
+			t1 = now_ns();
+			waitpid(pid, NULL, 0);
+			fork_ms[r] = (t1 - t0) / 1e6;
+			total_ms[r] = (now_ns() - t0) / 1e6;
+			usleep(20000);
+		}
+		fork_stop = 1;
+		pthread_join(reader, NULL);
+		qsort(fork_ms, r, sizeof(double), cmp_double);
+		qsort(total_ms, r, sizeof(double), cmp_double);
+		printf("FORK\t%ld\t%.3f\t%.3f\t%.3f\n", bits, fork_ms[r / 2],
+		       total_ms[r / 2], fork_status_worst);
+		fflush(stdout);
+		_exit(failures ? 1 : 0);
+	}
+	free(list);
+}
+
 /* -- scale: writer threads on separate CPUs ------------------------------ */
 
 struct thr {
@@ -1760,7 +1859,9 @@ int main(int argc, char **argv)
 		cmd_regtime(total, memat);
 	else if (!strcmp(cmd, "enablers"))
 		cmd_enablers(total);
+	else if (!strcmp(cmd, "forks"))
+		cmd_forks(levels, opt_reps);
 	else
-		die("usage: ue_bench rows|reg|scale|regtime|enablers|prof|warmup [options]");
+		die("usage: ue_bench rows|reg|scale|regtime|enablers|forks|prof|warmup [options]");
 	return failures ? 1 : 0;
 }

@@ -669,7 +669,7 @@ static void op_reg_write(struct worker *w)
 
 static void op_unreg(struct worker *w)
 {
-	int slot = any_fd(w), i, e;
+	int slot = any_fd(w), i, e, page;
 	char what[96];
 
 	if (!w->nen || one_in(&w->r, 10)) {
@@ -694,11 +694,17 @@ static void op_unreg(struct worker *w)
 	i = rn(&w->r, w->nen);
 	if (!w->en[i].live)
 		return;
+	page = (w->en[i].addr - (uintptr_t)w->pages) / PAGE;
 	e = unreg(data_fd(w, slot), w->en[i].addr, w->en[i].bit);
-	snprintf(what, sizeof(what), "unreg of a live enabler (%s size %d bit %d)",
-		 names[w->en[i].n].name, w->en[i].size, w->en[i].bit);
-	EXPECT(e, what, 0);
-	if (e)
+	snprintf(what, sizeof(what), "unreg of a live enabler (%s size %d bit %d page %s)",
+		 names[w->en[i].n].name, w->en[i].size, w->en[i].bit,
+		 w->pst[page] == P_RW ? "rw" : w->pst[page] == P_RO ? "ro" : "unmapped");
+	/* As upstream: a word that cannot be cleared gives EFAULT, and goes */
+	if (w->pst[page] == P_RW)
+		EXPECT(e, what, 0);
+	else
+		EXPECT(e, what, EFAULT);
+	if (e && e != EFAULT)
 		return;
 	w->en[i].live = false;
 	bit_set_used(w, w->en[i].pbit, false);
@@ -1086,9 +1092,13 @@ static void child_main(struct worker *w)
 					struct enabler *en = &w->en[rn(&w->r, w->nen)];
 					int e = unreg(proc_fd, en->addr, en->bit);
 
-					/* ENOENT only if the copy failed for lack of memory */
-					EXPECT(e, "child: unreg of an inherited enabler", 0, ENOENT);
-					if (!e)
+					/*
+					 * ENOENT only if the copy failed for lack of
+					 * memory; EFAULT if its page is gone or read-only
+					 */
+					EXPECT(e, "child: unreg of an inherited enabler", 0, ENOENT,
+					       EFAULT);
+					if (!e || e == EFAULT)
 						en->live = false;
 				}
 				break;

@@ -1,0 +1,587 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Remote write enablers against the life of address spaces, under
+ * hostile conditions: signals at fork and at a first registration, enable
+ * words on a page whose fault userfaultfd holds (at registration, and for
+ * 600 bits at an enable), a fork of a process with max_enablers (65536)
+ * bits, and unregistration of a word that is gone or read-only.
+ * UE_MM_BITS=N runs the fork test with N bits instead.
+ *
+ * Needs root, tracefs and user_events.ko loaded with default parameters.
+ */
+#define _GNU_SOURCE
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <time.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <linux/userfaultfd.h>
+
+#include "ue_test.h"
+
+#define PREFIX		"ue_mm_"
+#define WAIT_MS		2000
+/* The enable bits of the fork test: the default max_enablers */
+#define MANY_BITS	65536
+/* How long userfaultfd holds the fault */
+#define UFFD_HOLD_MS	4000
+
+static int wreg(int fd, const char *desc, const void *addr, int bit)
+{
+	struct user_write_reg reg;
+
+	memset(&reg, 0, sizeof(reg));
+	reg.size = sizeof(reg);
+	reg.enable_bit = bit;
+	reg.enable_size = 4;
+	reg.enable_addr = (__u64)(uintptr_t)addr;
+	reg.name_args = (__u64)(uintptr_t)desc;
+
+	if (ioctl(fd, DIAG_IOCSREG, &reg) < 0)
+		return -errno;
+
+	return 0;
+}
+
+static int wunreg(int fd, const void *addr, int bit)
+{
+	struct user_write_unreg unreg;
+
+	memset(&unreg, 0, sizeof(unreg));
+	unreg.size = sizeof(unreg);
+	unreg.disable_bit = bit;
+	unreg.disable_addr = (__u64)(uintptr_t)addr;
+
+	if (ioctl(fd, DIAG_IOCSUNREG, &unreg) < 0)
+		return -errno;
+
+	return 0;
+}
+
+static uint32_t word_read(const volatile uint32_t *addr)
+{
+	return __atomic_load_n(addr, __ATOMIC_SEQ_CST);
+}
+
+/* Wait up to ms for the word to read want; 0 when it did, else -1 */
+static int word_wait(const volatile uint32_t *addr, uint32_t want, int ms)
+{
+	int waited;
+
+	for (waited = 0; waited <= ms; waited += 5) {
+		if (word_read(addr) == want)
+			return 0;
+		usleep(5000);
+	}
+
+	return -1;
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static void *map_pages(int n)
+{
+	void *p = mmap(NULL, n * 4096, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	return p == MAP_FAILED ? NULL : p;
+}
+
+static void cleanup(void)
+{
+	ue_write_file(UE_TRACEFS "/dynamic_events", "!u:" PREFIX "dyn\n",
+		      false);
+	ue_delete_prefix(PREFIX);
+}
+
+FIXTURE(mm) {
+	int fd;
+};
+
+FIXTURE_SETUP(mm)
+{
+	cleanup();
+	self->fd = ue_open_data();
+	ASSERT_LE(0, self->fd);
+}
+
+FIXTURE_TEARDOWN(mm)
+{
+	if (self->fd >= 0)
+		close(self->fd);
+	ue_enable(PREFIX "sig", false);
+	ue_enable(PREFIX "many", false);
+	ue_enable(PREFIX "heldmany", false);
+	cleanup();
+}
+
+/*
+ * Upstream 6.12: the enabler of a word that was unmapped is removed, and
+ * the unregistration fails with EFAULT (the bit could not be cleared).
+ */
+TEST_F(mm, unreg_munmapped_efault)
+{
+	uint32_t *word = map_pages(1);
+
+	ASSERT_NE(NULL, word);
+	ASSERT_EQ(0, wreg(self->fd, PREFIX "unmap u32 a", word, 3));
+	ASSERT_EQ(0, munmap(word, 4096));
+	ASSERT_EQ(-EFAULT, wunreg(self->fd, word, 3));
+	/* Gone all the same */
+	ASSERT_EQ(-ENOENT, wunreg(self->fd, word, 3));
+}
+
+/* The same for a word made read-only */
+TEST_F(mm, unreg_readonly_efault)
+{
+	uint32_t *word = map_pages(1);
+
+	ASSERT_NE(NULL, word);
+	ASSERT_EQ(0, wreg(self->fd, PREFIX "ro u32 a", word, 5));
+	ASSERT_EQ(0, mprotect(word, 4096, PROT_READ));
+	ASSERT_EQ(-EFAULT, wunreg(self->fd, word, 5));
+	ASSERT_EQ(-ENOENT, wunreg(self->fd, word, 5));
+	/* Writable again: the (address, bit) is free */
+	ASSERT_EQ(0, mprotect(word, 4096, PROT_READ | PROT_WRITE));
+	ASSERT_EQ(0, wreg(self->fd, PREFIX "ro u32 a", word, 5));
+	ASSERT_EQ(0, wunreg(self->fd, word, 5));
+	munmap(word, 4096);
+}
+
+static volatile sig_atomic_t signals;
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	signals++;
+}
+
+/*
+ * A signal sent to a child right after fork() must not cost it the
+ * enablers it inherits: once the event is enabled, every child's copy of
+ * the word must have the bit.
+ */
+#define SIG_CHILDREN 10
+TEST_F(mm, fork_signal_keeps_enablers)
+{
+	volatile uint32_t *word = map_pages(1);
+	int go[SIG_CHILDREN][2], i, status, failed = 0;
+	pid_t pids[SIG_CHILDREN];
+	struct sigaction sa;
+
+	ASSERT_NE(NULL, word);
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal;
+	sa.sa_flags = SA_RESTART;
+	ASSERT_EQ(0, sigaction(SIGUSR1, &sa, NULL));
+
+	ASSERT_EQ(0, wreg(self->fd, PREFIX "sig u32 a", (void *)word, 0));
+	ASSERT_EQ(0, word_read(word));
+
+	for (i = 0; i < SIG_CHILDREN; i++) {
+		char c;
+
+		ASSERT_EQ(0, pipe(go[i]));
+		pids[i] = fork();
+		ASSERT_LE(0, pids[i]);
+		if (!pids[i]) {
+			close(go[i][1]);
+			/* Wait until the event is enabled, then look */
+			while (read(go[i][0], &c, 1) < 0 && errno == EINTR)
+				;
+			_exit(word_wait(word, 1, WAIT_MS) ? 1 : 0);
+		}
+		kill(pids[i], SIGUSR1);
+		close(go[i][0]);
+	}
+
+	ASSERT_EQ(0, ue_enable(PREFIX "sig", true));
+	/* The page is shared with the children: written by the fault work */
+	ASSERT_EQ(0, word_wait(word, 1, WAIT_MS));
+
+	for (i = 0; i < SIG_CHILDREN; i++) {
+		ASSERT_EQ(1, write(go[i][1], "g", 1));
+		close(go[i][1]);
+	}
+	for (i = 0; i < SIG_CHILDREN; i++) {
+		ASSERT_EQ(pids[i], waitpid(pids[i], &status, 0));
+		if (!WIFEXITED(status) || WEXITSTATUS(status))
+			failed++;
+	}
+	ASSERT_EQ(0, failed) {
+		TH_LOG("%d of %d children lost their enable bit", failed,
+		       SIG_CHILDREN);
+	}
+	ASSERT_EQ(0, ue_enable(PREFIX "sig", false));
+	ASSERT_EQ(0, word_wait(word, 0, WAIT_MS));
+}
+
+/*
+ * A process's first registration (which creates the record of its
+ * address space) while signals rain on it: never ENOMEM.
+ */
+#define FIRST_REG_ROUNDS 20
+TEST_F(mm, first_reg_under_signals)
+{
+	int i, status, bad = 0;
+
+	for (i = 0; i < FIRST_REG_ROUNDS; i++) {
+		int ready[2];
+		pid_t pid, killer;
+		char c;
+
+		ASSERT_EQ(0, pipe(ready));
+		pid = fork();
+		ASSERT_LE(0, pid);
+		if (!pid) {
+			struct sigaction sa;
+			uint32_t *word;
+			int fd, ret, j;
+
+			memset(&sa, 0, sizeof(sa));
+			sa.sa_handler = on_signal;
+			sa.sa_flags = SA_RESTART;
+			sigaction(SIGUSR1, &sa, NULL);
+			/* Many mappings: taking all their locks is slow */
+			for (j = 0; j < 2000; j++)
+				mmap(NULL, 4096, j & 1 ? PROT_READ :
+				     PROT_READ | PROT_WRITE,
+				     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+			word = map_pages(1);
+			fd = ue_open_data();
+			if (!word || fd < 0)
+				_exit(2);
+			if (write(ready[1], "r", 1) != 1)
+				_exit(2);
+			while (signals < 5)
+				;
+			ret = wreg(fd, PREFIX "first u32 a", word, 0);
+			_exit(ret == -ENOMEM ? 3 : ret ? 4 : 0);
+		}
+		close(ready[1]);
+		ASSERT_EQ(1, read(ready[0], &c, 1));
+		close(ready[0]);
+		killer = fork();
+		ASSERT_LE(0, killer);
+		if (!killer) {
+			while (!kill(pid, SIGUSR1))
+				;
+			_exit(0);
+		}
+		ASSERT_EQ(pid, waitpid(pid, &status, 0));
+		kill(killer, SIGKILL);
+		waitpid(killer, NULL, 0);
+		if (!WIFEXITED(status) || WEXITSTATUS(status)) {
+			TH_LOG("round %d: child status %#x", i, status);
+			bad++;
+		}
+	}
+	ASSERT_EQ(0, bad);
+}
+
+/* A page whose faults a thread of ours answers late */
+struct uffd_holder {
+	int uffd;
+	void *page;
+	int hold_ms;
+	int served;
+};
+
+static void *uffd_serve(void *arg)
+{
+	struct uffd_holder *h = arg;
+	struct uffd_msg msg;
+	struct pollfd pfd = { .fd = h->uffd, .events = POLLIN };
+
+	while (poll(&pfd, 1, 20000) == 1) {
+		struct uffdio_zeropage zp;
+
+		if (read(h->uffd, &msg, sizeof(msg)) != sizeof(msg))
+			continue;
+		if (msg.event != UFFD_EVENT_PAGEFAULT)
+			continue;
+		usleep(h->hold_ms * 1000);
+		memset(&zp, 0, sizeof(zp));
+		zp.range.start = msg.arg.pagefault.address & ~4095ULL;
+		zp.range.len = 4096;
+		ioctl(h->uffd, UFFDIO_ZEROPAGE, &zp);
+		h->served++;
+		return NULL;
+	}
+
+	return NULL;
+}
+
+static int uffd_setup(struct uffd_holder *h)
+{
+	struct uffdio_api api = { .api = UFFD_API };
+	struct uffdio_register reg;
+
+	h->uffd = syscall(__NR_userfaultfd, O_CLOEXEC);
+	if (h->uffd < 0)
+		return -errno;
+	if (ioctl(h->uffd, UFFDIO_API, &api))
+		return -errno;
+	h->page = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (h->page == MAP_FAILED)
+		return -errno;
+	memset(&reg, 0, sizeof(reg));
+	reg.range.start = (uintptr_t)h->page;
+	reg.range.len = 4096;
+	reg.mode = UFFDIO_REGISTER_MODE_MISSING;
+	if (ioctl(h->uffd, UFFDIO_REGISTER, &reg))
+		return -errno;
+
+	return 0;
+}
+
+/*
+ * While a registration waits on a fault that userfaultfd holds, another
+ * process's registration and a u: write to dynamic_events finish at once.
+ */
+TEST_F_TIMEOUT(mm, held_fault_blocks_nobody, 60)
+{
+	uint32_t *mine = map_pages(1);
+	int ready[2], status;
+	double t0, reg_s, dyn_s;
+	pid_t pid;
+	char c;
+
+	ASSERT_NE(NULL, mine);
+	ASSERT_EQ(0, pipe(ready));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		struct uffd_holder h = { .hold_ms = UFFD_HOLD_MS };
+		pthread_t t;
+		int fd = ue_open_data(), ret;
+
+		if (fd < 0 || uffd_setup(&h))
+			_exit(2);
+		pthread_create(&t, NULL, uffd_serve, &h);
+		if (write(ready[1], "r", 1) != 1)
+			_exit(2);
+		/* Faults the word in, which waits for the thread */
+		ret = wreg(fd, PREFIX "held u32 a", h.page, 0);
+		pthread_join(t, NULL);
+		_exit(ret ? 3 : h.served == 1 ? 0 : 4);
+	}
+	close(ready[1]);
+	ASSERT_EQ(1, read(ready[0], &c, 1));
+	close(ready[0]);
+	/* Let the child get into the fault */
+	usleep(500 * 1000);
+
+	t0 = now_s();
+	ASSERT_EQ(0, wreg(self->fd, PREFIX "other u32 a", mine, 0));
+	reg_s = now_s() - t0;
+
+	t0 = now_s();
+	ASSERT_EQ(0, ue_write_file(UE_TRACEFS "/dynamic_events",
+				   "u:" PREFIX "dyn u32 a\n", false));
+	dyn_s = now_s() - t0;
+
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	ASSERT_TRUE(WIFEXITED(status));
+	ASSERT_EQ(0, WEXITSTATUS(status));
+
+	TH_LOG("registration %.3f s, dynamic_events %.3f s", reg_s, dyn_s);
+	ASSERT_GT(1.0, reg_s);
+	ASSERT_GT(1.0, dyn_s);
+	ASSERT_EQ(0, wunreg(self->fd, mine, 0));
+}
+
+/*
+ * 600 enable bits on a page whose next fault userfaultfd holds, then the
+ * event is enabled: the faults wait, but only in the work of that address
+ * space. Another process's teardown (its event is deleted once unused)
+ * must not wait behind them.
+ */
+#define HELD_BITS 600
+TEST_F_TIMEOUT(mm, held_faults_block_no_teardown, 60)
+{
+	int ready[2], go[2], status;
+	uint32_t *mine = map_pages(1);
+	double t0, gone_s = -1;
+	pid_t pid, other;
+	char c;
+
+	ASSERT_NE(NULL, mine);
+	ASSERT_EQ(0, pipe(ready));
+	ASSERT_EQ(0, pipe(go));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		struct uffd_holder h = { .hold_ms = UFFD_HOLD_MS };
+		struct uffdio_zeropage zp;
+		int fd = ue_open_data(), i;
+		pthread_t t;
+
+		close(go[1]);
+		if (fd < 0 || uffd_setup(&h))
+			_exit(2);
+		/* Present now, without a fault */
+		memset(&zp, 0, sizeof(zp));
+		zp.range.start = (uintptr_t)h.page;
+		zp.range.len = 4096;
+		if (ioctl(h.uffd, UFFDIO_ZEROPAGE, &zp))
+			_exit(2);
+		for (i = 0; i < HELD_BITS; i++)
+			if (wreg(fd, PREFIX "heldmany u32 a",
+				 (uint32_t *)h.page + i / 32, i % 32))
+				_exit(3);
+		/* Missing again: the next write faults into userfaultfd */
+		if (madvise(h.page, 4096, MADV_DONTNEED))
+			_exit(2);
+		pthread_create(&t, NULL, uffd_serve, &h);
+		if (write(ready[1], "r", 1) != 1)
+			_exit(2);
+		if (read(go[0], &c, 1) != 1)
+			_exit(2);
+		pthread_join(t, NULL);
+		_exit(h.served == 1 ? 0 : 4);
+	}
+	close(ready[1]);
+	close(go[0]);
+	ASSERT_EQ(1, read(ready[0], &c, 1));
+	close(ready[0]);
+
+	/* The bits cannot be written: faults, held */
+	ASSERT_EQ(0, ue_enable(PREFIX "heldmany", true));
+	usleep(300 * 1000);
+
+	/* A process registers an event of its own, then exits */
+	other = fork();
+	ASSERT_LE(0, other);
+	if (!other) {
+		int fd = ue_open_data();
+
+		_exit(fd < 0 || wreg(fd, PREFIX "td u32 a", mine, 0) ? 1 : 0);
+	}
+	ASSERT_EQ(other, waitpid(other, &status, 0));
+	ASSERT_EQ(0, status);
+	t0 = now_s();
+	while (now_s() - t0 < UFFD_HOLD_MS / 1000.0 + 2) {
+		if (!ue_event_exists(PREFIX "td")) {
+			gone_s = now_s() - t0;
+			break;
+		}
+		usleep(5000);
+	}
+
+	ASSERT_EQ(1, write(go[1], "g", 1));
+	close(go[1]);
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	ASSERT_TRUE(WIFEXITED(status));
+	ASSERT_EQ(0, WEXITSTATUS(status));
+	ASSERT_EQ(0, ue_enable(PREFIX "heldmany", false));
+
+	TH_LOG("the other process's event went %.3f s after its exit", gone_s);
+	ASSERT_LE(0, gone_s);
+	ASSERT_GT(1.0, gone_s);
+}
+
+static volatile int status_stop;
+static double status_worst;
+
+/* Reads user_events_status (which takes event_mutex) in a loop */
+static void *status_reader(void *arg)
+{
+	static char buf[1 << 16];
+
+	(void)arg;
+	while (!status_stop) {
+		double t0 = now_s(), dt;
+
+		ue_read_file(UE_STATUS_FILE, buf, sizeof(buf));
+		dt = now_s() - t0;
+		if (dt > status_worst)
+			status_worst = dt;
+		usleep(2000);
+	}
+
+	return NULL;
+}
+
+/*
+ * A fork of a process with 65536 enable bits: the child inherits them
+ * all, and the fork holds no lock that user_events_status waits on.
+ */
+#define MANY_FORKS 3
+TEST_F_TIMEOUT(mm, fork_many_bits, 300)
+{
+	int bits = getenv("UE_MM_BITS") ? atoi(getenv("UE_MM_BITS")) :
+		   MANY_BITS;
+	int words = bits / 32, i, j, status;
+	volatile uint32_t *mem = map_pages((words * 4 + 4095) / 4096);
+	pthread_t reader;
+	double t0, fork_worst = 0;
+	int go[MANY_FORKS][2];
+	pid_t pids[MANY_FORKS];
+
+	ASSERT_NE(NULL, mem);
+	for (i = 0; i < words; i++)
+		for (j = 0; j < 32; j++)
+			ASSERT_EQ(0, wreg(self->fd, PREFIX "many u32 a",
+					  (void *)&mem[i], j));
+	ASSERT_EQ(-EADDRINUSE, wreg(self->fd, PREFIX "many u32 a",
+				    (void *)&mem[0], 0));
+
+	status_worst = 0;
+	status_stop = 0;
+	ASSERT_EQ(0, pthread_create(&reader, NULL, status_reader, NULL));
+	usleep(100 * 1000);
+
+	for (i = 0; i < MANY_FORKS; i++) {
+		char c;
+
+		ASSERT_EQ(0, pipe(go[i]));
+		t0 = now_s();
+		pids[i] = fork();
+		ASSERT_LE(0, pids[i]);
+		if (!pids[i]) {
+			close(go[i][1]);
+			while (read(go[i][0], &c, 1) < 0 && errno == EINTR)
+				;
+			/* Every bit of the first and the last word */
+			_exit(word_wait(&mem[0], 0xffffffff, WAIT_MS * 5) ||
+			      word_wait(&mem[words - 1], 0xffffffff,
+					WAIT_MS) ? 1 : 0);
+		}
+		if (now_s() - t0 > fork_worst)
+			fork_worst = now_s() - t0;
+		close(go[i][0]);
+	}
+	usleep(500 * 1000);
+	status_stop = 1;
+	pthread_join(reader, NULL);
+
+	ASSERT_EQ(0, ue_enable(PREFIX "many", true));
+	for (i = 0; i < MANY_FORKS; i++) {
+		ASSERT_EQ(1, write(go[i][1], "g", 1));
+		close(go[i][1]);
+	}
+	for (i = 0; i < MANY_FORKS; i++) {
+		ASSERT_EQ(pids[i], waitpid(pids[i], &status, 0));
+		ASSERT_TRUE(WIFEXITED(status));
+		ASSERT_EQ(0, WEXITSTATUS(status));
+	}
+	ASSERT_EQ(0, ue_enable(PREFIX "many", false));
+
+	TH_LOG("fork %.3f s, worst user_events_status read %.3f s",
+	       fork_worst, status_worst);
+	ASSERT_GT(1.0, status_worst);
+	close(self->fd);
+	self->fd = -1;
+	munmap((void *)mem, words * 4);
+}
+
+TEST_HARNESS_MAIN

@@ -288,11 +288,12 @@ static struct user_event_quota *user_event_quota_find(kuid_t uid)
 }
 
 /*
- * Charges one object of @kind to @uid. Fails with -EMFILE at the bound,
+ * Charges @n objects of @kind to @uid. Fails with -EMFILE past the bound,
  * unless @force (copies made at fork are charged, never refused: the
  * process had them already, and fork is bounded by RLIMIT_NPROC).
  */
-int user_event_charge(kuid_t uid, enum user_event_quota_kind kind, bool force)
+int user_event_charge(kuid_t uid, enum user_event_quota_kind kind,
+		      unsigned int n, bool force)
 {
 	unsigned int limit = user_event_quota_limit(kind);
 	struct user_event_quota *q, *new;
@@ -311,29 +312,31 @@ int user_event_charge(kuid_t uid, enum user_event_quota_kind kind, bool force)
 		hash_add(user_event_quotas, &q->node, __kuid_val(uid));
 	}
 	/* Root is bounded by the global limits only */
-	if (!force && limit && q->count[kind] >= limit &&
+	if (!force && limit && (q->count[kind] >= limit ||
+				n > limit - q->count[kind]) &&
 	    !uid_eq(uid, GLOBAL_ROOT_UID))
 		ret = -EMFILE;
 	else
-		q->count[kind]++;
+		q->count[kind] += n;
 	spin_unlock(&user_event_quota_lock);
 
 	kfree(new);
 	return ret;
 }
 
-void user_event_uncharge(kuid_t uid, enum user_event_quota_kind kind)
+void user_event_uncharge(kuid_t uid, enum user_event_quota_kind kind,
+			 unsigned int n)
 {
 	struct user_event_quota *q;
 	int i;
 
 	spin_lock(&user_event_quota_lock);
 	q = user_event_quota_find(uid);
-	if (WARN_ON_ONCE(!q || !q->count[kind])) {
+	if (WARN_ON_ONCE(!q || q->count[kind] < n)) {
 		spin_unlock(&user_event_quota_lock);
 		return;
 	}
-	q->count[kind]--;
+	q->count[kind] -= n;
 	for (i = 0; i < UE_QUOTA_KINDS; i++)
 		if (q->count[i])
 			break;
@@ -1782,7 +1785,7 @@ static int user_event_register(struct user_event *user)
 
 	/* Everything that can fail below is undone by the labels at the end */
 	user->owner = current_uid();
-	ret = user_event_charge(user->owner, UE_QUOTA_EVENTS, false);
+	ret = user_event_charge(user->owner, UE_QUOTA_EVENTS, 1, false);
 	if (ret)
 		goto free;
 
@@ -1819,7 +1822,7 @@ static int user_event_register(struct user_event *user)
 put_module:
 	module_put(THIS_MODULE);
 uncharge:
-	user_event_uncharge(user->owner, UE_QUOTA_EVENTS);
+	user_event_uncharge(user->owner, UE_QUOTA_EVENTS, 1);
 free:
 	user_event_free(user);
 	return ret;
@@ -1854,7 +1857,7 @@ static int user_event_destroy(struct user_event *user)
 	if (user->multi)
 		hash_del(&user->multi_node);
 	user_event_count--;
-	user_event_uncharge(user->owner, UE_QUOTA_EVENTS);
+	user_event_uncharge(user->owner, UE_QUOTA_EVENTS, 1);
 
 	if (user->status_index) {
 		WRITE_ONCE(status_page[user->status_index], 0);

@@ -22,8 +22,10 @@ enum user_event_quota_kind {
 };
 
 /* Provided by trace_events_user.c */
-int user_event_charge(kuid_t uid, enum user_event_quota_kind kind, bool force);
-void user_event_uncharge(kuid_t uid, enum user_event_quota_kind kind);
+int user_event_charge(kuid_t uid, enum user_event_quota_kind kind,
+		      unsigned int n, bool force);
+void user_event_uncharge(kuid_t uid, enum user_event_quota_kind kind,
+			 unsigned int n);
 u8 user_event_status(struct user_event *user);
 void user_event_get(struct user_event *user);
 void user_event_put(struct user_event *user);

@@ -162,6 +162,7 @@ struct user_event_enabler {
 	struct list_head free_link;
 	struct list_head fault_link;	/* user_event_mm.faults, or empty */
 	struct user_event *event;
+	kuid_t owner;			/* charged for it (max_enablers_per_uid) */
 	unsigned long uaddr;		/* as registered */
 	unsigned long addr;		/* aligned to a long for bit ops */
 	u8 ubit;			/* as registered */
@@ -283,6 +284,7 @@ static void user_event_mm_scan_work(struct work_struct *work)
 /* Frees an enabler that is on no list; no lock may be held */
 static void user_event_enabler_free(struct user_event_enabler *enabler)
 {
+	user_event_uncharge(enabler->owner, UE_QUOTA_ENABLERS, 1);
 	user_event_put(enabler->event);
 	kfree_rcu(enabler, rcu);
 }
@@ -742,6 +744,14 @@ int user_event_enabler_create(struct user_event *user,
 #endif
 	enabler->bit = enabler->ubit + offset * BITS_PER_BYTE;
 	enabler->event = user;
+	enabler->owner = current_uid();
+
+	ret = user_event_charge(enabler->owner, UE_QUOTA_ENABLERS, 1, false);
+	if (ret) {
+		kfree(enabler);
+		user_event_mm_put(uemm);
+		return ret;
+	}
 
 	for (attempt = 0; attempt < MAX_FAULT_ATTEMPTS; attempt++) {
 		mutex_lock(&uemm->lock);
@@ -772,8 +782,10 @@ int user_event_enabler_create(struct user_event *user,
 		ret = -EFAULT;
 	}
 
-	if (ret)
+	if (ret) {
+		user_event_uncharge(enabler->owner, UE_QUOTA_ENABLERS, 1);
 		kfree(enabler);
+	}
 
 	user_event_mm_put(uemm);
 	return ret;
@@ -950,6 +962,7 @@ static unsigned int user_event_mm_fork_snapshot(struct user_event_mm *parent,
 		copy->ubit = enabler->ubit;
 		copy->bit = enabler->bit;
 		copy->size = enabler->size;
+		copy->owner = current_uid();
 		/* Legal: the parent's enabler holds one, and stays */
 		user_event_get(enabler->event);
 		copy->event = enabler->event;
@@ -975,10 +988,22 @@ static void user_event_mm_fork_copy(struct user_event_mm *parent,
 	struct user_event_mm *uemm, *found;
 	LIST_HEAD(copies);
 	LIST_HEAD(gone);
+	unsigned int n;
 	u64 changes;
 
-	if (!user_event_mm_fork_snapshot(parent, seq, &copies))
+	n = user_event_mm_fork_snapshot(parent, seq, &copies);
+	if (!n)
 		return;
+
+	/* The child had them already: charged, never refused */
+	if (user_event_charge(current_uid(), UE_QUOTA_ENABLERS, n, true)) {
+		pr_warn_ratelimited("out of memory copying enablers at fork\n");
+		list_for_each_entry_safe(enabler, next, &copies, free_link) {
+			user_event_put(enabler->event);
+			kfree(enabler);
+		}
+		return;
+	}
 
 	uemm = user_event_mm_alloc(mm);
 	if (!uemm) {

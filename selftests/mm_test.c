@@ -183,7 +183,7 @@ TEST_F(mm, fork_signal_keeps_enablers)
 	ASSERT_EQ(0, sigaction(SIGUSR1, &sa, NULL));
 
 	ASSERT_EQ(0, wreg(self->fd, PREFIX "sig u32 a", (void *)word, 0));
-	ASSERT_EQ(0, word_read(word));
+	ASSERT_EQ(0U, word_read(word));
 
 	for (i = 0; i < SIG_CHILDREN; i++) {
 		char c;

@@ -519,6 +519,141 @@ TEST_F(unload, max_events_per_uid_param)
 	ASSERT_EQ(0, chmod(UE_TRACEFS, root_st.st_mode & 07777));
 }
 
+/*
+ * As @uid (group UE_TEST_GID), in a child: registers remote write bits
+ * 0 .. n-1 of one word for PREFIX "qe u32 a" and writes, for each, 0 or
+ * -errno to @res_fd; then, if @hold_fd >= 0, waits until @hold_fd's
+ * other end, @hold_wr (closed here), is closed by the parent before
+ * exiting (keeping its bits). Returns the child's pid.
+ */
+static pid_t bits_as_uid(uid_t uid, int n, int res_fd, int hold_fd,
+			 int hold_wr)
+{
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		static __u64 word;
+		gid_t groups[1] = { UE_TEST_GID };
+		struct user_write_reg reg;
+		int fd = -1, i, r;
+		char c;
+
+		if (hold_wr >= 0)
+			close(hold_wr);
+		if (setgroups(1, groups) ||
+		    setresgid(UE_TEST_GID, UE_TEST_GID, UE_TEST_GID) ||
+		    setresuid(uid, uid, uid))
+			_exit(3);
+		fd = ue_open_data();
+		for (i = 0; i < n; i++) {
+			memset(&reg, 0, sizeof(reg));
+			reg.size = sizeof(reg);
+			reg.enable_bit = i;
+			reg.enable_size = sizeof(word);
+			reg.enable_addr = (__u64)(uintptr_t)&word;
+			reg.name_args = (__u64)(uintptr_t)(PREFIX "qe u32 a");
+			r = fd < 0 ? fd :
+			    ioctl(fd, DIAG_IOCSREG, &reg) < 0 ? -errno : 0;
+			if (write(res_fd, &r, sizeof(r)) != sizeof(r))
+				_exit(2);
+		}
+		close(res_fd);
+		if (hold_fd >= 0 && read(hold_fd, &c, 1) < 0)
+			_exit(4);
+		_exit(0);
+	}
+
+	return pid;
+}
+
+/* The n results of bits_as_uid(), as a string of '0' and 'E' (EMFILE) */
+static void bits_results(int res_fd, int n, char *out)
+{
+	int i, r;
+
+	for (i = 0; i < n; i++) {
+		if (read(res_fd, &r, sizeof(r)) != sizeof(r))
+			r = -EIO;
+		out[i] = !r ? '0' : r == -EMFILE ? 'E' : '?';
+	}
+	out[n] = '\0';
+}
+
+/*
+ * max_enablers_per_uid: the bound is over all the user's processes; at it
+ * the next bit gets EMFILE, another user is not affected, and the bits of
+ * a process that exits make room again.
+ */
+TEST_F(unload, max_enablers_per_uid_param)
+{
+	int res[2], hold[2], status, i;
+	struct stat root_st;
+	char got[8];
+	pid_t holder, pid;
+
+	ASSERT_EQ(0, stat(UE_TRACEFS, &root_st));
+	ASSERT_EQ(0, chmod(UE_TRACEFS, (root_st.st_mode & 07777) | 0011));
+	ASSERT_EQ(0, do_rmmod(self->out, sizeof(self->out))) {
+		TH_LOG("rmmod: %s", self->out);
+	}
+	ASSERT_EQ(0, do_insmod_params(self->out, sizeof(self->out),
+				      "data_gid=4242 data_mode=0660 max_enablers_per_uid=3")) {
+		TH_LOG("insmod: %s", self->out);
+	}
+
+	/* A process of the user takes 2 of its 3 and keeps them */
+	ASSERT_EQ(0, pipe(res));
+	ASSERT_EQ(0, pipe(hold));
+	holder = bits_as_uid(UE_TEST_UID, 2, res[1], hold[0], hold[1]);
+	ASSERT_LT(0, holder);
+	bits_results(res[0], 2, got);
+	EXPECT_STREQ("00", got);
+
+	/* Another process of the same user gets the third only */
+	pid = bits_as_uid(UE_TEST_UID, 3, res[1], -1, hold[1]);
+	ASSERT_LT(0, pid);
+	bits_results(res[0], 3, got);
+	EXPECT_STREQ("0EE", got);
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+
+	/* Another user has its own 3 */
+	pid = bits_as_uid(UE_TEST_UID + 1, 4, res[1], -1, hold[1]);
+	ASSERT_LT(0, pid);
+	bits_results(res[0], 4, got);
+	EXPECT_STREQ("000E", got);
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+
+	/* The holder exits: its bits go (from a work item), room again */
+	close(hold[1]);
+	ASSERT_EQ(holder, waitpid(holder, &status, 0));
+	for (i = 0; i < 50; i++) {
+		pid = bits_as_uid(UE_TEST_UID, 3, res[1], -1, -1);
+		ASSERT_LT(0, pid);
+		bits_results(res[0], 3, got);
+		ASSERT_EQ(pid, waitpid(pid, &status, 0));
+		if (!strcmp(got, "000"))
+			break;
+		usleep(100000);
+	}
+	EXPECT_STREQ("000", got);
+	close(res[0]);
+	close(res[1]);
+	close(hold[0]);
+
+	/* Back to the defaults (the bits went with their processes) */
+	for (i = 0; i < 50 && do_rmmod(self->out, sizeof(self->out)); i++) {
+		ue_delete_prefix(PREFIX);
+		usleep(100000);
+	}
+	ASSERT_FALSE(mod_loaded()) {
+		TH_LOG("rmmod: %s", self->out);
+	}
+	ASSERT_EQ(0, do_insmod(self->out, sizeof(self->out))) {
+		TH_LOG("insmod: %s", self->out);
+	}
+	ASSERT_EQ(0, chmod(UE_TRACEFS, root_st.st_mode & 07777));
+}
+
 static void file_owner(const char *path, int *mode, int *gid)
 {
 	struct stat st;

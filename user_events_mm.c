@@ -470,6 +470,38 @@ out:
  * Sets or clears the enabler's bit without faulting. Returns -EFAULT when
  * the page is not there (or not writable) right now.
  */
+/*
+ * Makes the page of @addr writable without waiting for anything: after
+ * fork() the word's page is shared copy-on-write (the parent's too), and
+ * FOLL_NOFAULT cannot write it. Breaking that sharing needs neither user
+ * space nor I/O, so it is done here, with the mmap lock held, as a fault
+ * that gives up instead of waiting (FAULT_FLAG_RETRY_NOWAIT keeps the
+ * lock): a userfaultfd, I/O or a page lock makes it fail at once, and the
+ * fault work then faults the page in with no lock held. Only private
+ * writable mappings: a shared one may need its file system. Without this,
+ * a bit written right after a fork would reach the word only from the
+ * work item, after the system call that changed the state returned.
+ */
+static bool user_event_make_writable(struct mm_struct *mm, unsigned long addr)
+{
+	struct vm_area_struct *vma;
+	vm_fault_t ret;
+
+	mmap_assert_locked(mm);
+
+	vma = vma_lookup(mm, addr);
+	if (!vma || !(vma->vm_flags & VM_WRITE) ||
+	    (vma->vm_flags & (VM_SHARED | VM_IO | VM_PFNMAP)))
+		return false;
+
+	ret = handle_mm_fault(vma, addr,
+			      FAULT_FLAG_WRITE | FAULT_FLAG_REMOTE |
+			      FAULT_FLAG_ALLOW_RETRY | FAULT_FLAG_RETRY_NOWAIT,
+			      NULL);
+
+	return !(ret & (VM_FAULT_ERROR | VM_FAULT_RETRY));
+}
+
 static int user_event_enabler_write(struct mm_struct *mm,
 				    struct user_event_enabler *enabler,
 				    bool enabled)
@@ -481,7 +513,10 @@ static int user_event_enabler_write(struct mm_struct *mm,
 	mmap_assert_locked(mm);
 
 	if (ue_pin_user_page_remote(mm, enabler->addr,
-				    FOLL_WRITE | FOLL_NOFAULT, &page) != 1)
+				    FOLL_WRITE | FOLL_NOFAULT, &page) != 1 &&
+	    (!user_event_make_writable(mm, enabler->addr) ||
+	     ue_pin_user_page_remote(mm, enabler->addr,
+				     FOLL_WRITE | FOLL_NOFAULT, &page) != 1))
 		return -EFAULT;
 
 	kaddr = kmap_local_page(page);

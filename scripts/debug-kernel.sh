@@ -37,7 +37,8 @@
 # UE_TEST_TIMEOUT (seconds per selftest program, default 2400),
 # UE_DEBUG_RACES (ue_races arguments, default "dup 2000 fork 50"),
 # UE_DEBUG_JOBS (make -j, default nproc), UE_DEBUG_SKIP="selftests stress
-# failnth regress kmemleak" to skip parts, UE_FAILNTH_MAX (fault points per
+# race failnth regress kmemleak" to skip parts, RACE_S/RACE_SEED/RACE_ARGS
+# for the concurrency fuzzer (race/), UE_FAILNTH_MAX (fault points per
 # operation, default 200). The last line is "N passed, N failed".
 set -euo pipefail
 
@@ -528,6 +529,17 @@ if [[ $skip != *" stress "* ]]; then
 	# 50 fork iterations instead of 300 (UE_DEBUG_RACES to change)
 	guest stress $((secs * 3 + 2400)) env "UE_RACES_ARGS=${UE_DEBUG_RACES:-dup 2000 fork 50}" \
 		"$UE_REPO/stress/guest.sh" "$ko" "$bindir/ue_stress" "$secs" "$seed"
+fi
+if [[ $skip != *" race "* ]]; then
+	# The concurrency fuzzer (race/): RACE_S (default 120), RACE_SEED,
+	# RACE_ARGS (e.g. -R: no rmmod/insmod loop)
+	gcc -O2 -g -Wall -Wextra -Werror -pthread -I"$UE_REPO/include" -o "$bindir/ue_race" "$UE_REPO/race/ue_race.c"
+	rsecs=${RACE_S:-120}
+	rseed=${RACE_SEED:-$(od -An -N6 -tu8 /dev/urandom | tr -d ' ')}
+	read -r -a rargs <<<"${RACE_ARGS:-}"
+	echo "(race seed $rseed, ${rsecs}s${RACE_ARGS:+, $RACE_ARGS})"
+	guest race $((rsecs * 3 + 1800)) env "UE_KCSAN_MODULE=$kcsan_module" \
+		"$UE_REPO/race/guest.sh" "$ko" "$bindir/ue_race" "$rsecs" "$rseed" "${rargs[@]}"
 fi
 if [[ $flavor == kasan && $skip != *" failnth "* ]]; then
 	gcc -O2 -g -Wall -Wextra -Werror -I"$UE_REPO/include" -o "$bindir/ue_failnth" "$UE_REPO/faultinj/ue_failnth.c"

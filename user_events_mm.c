@@ -476,11 +476,15 @@ out:
  * FOLL_NOFAULT cannot write it. Breaking that sharing needs neither user
  * space nor I/O, so it is done here, with the mmap lock held, as a fault
  * that gives up instead of waiting (FAULT_FLAG_RETRY_NOWAIT keeps the
- * lock): a userfaultfd, I/O or a page lock makes it fail at once, and the
- * fault work then faults the page in with no lock held. Only private
- * writable mappings: a shared one may need its file system. Without this,
- * a bit written right after a fork would reach the word only from the
- * work item, after the system call that changed the state returned.
+ * lock): a userfaultfd or a page lock makes it fail at once, and the
+ * fault work then faults the page in with no lock held. Only anonymous
+ * private memory (heap, stack, anonymous mmap): in a file mapping, even a
+ * private one, a page that is not there is read from the file, and
+ * RETRY_NOWAIT does not keep a file system (FUSE) from waiting for its
+ * server there. Words in other memory get the bit from the fault work.
+ * Without this, a bit written right after a fork would reach the word
+ * only from the work item, after the system call that changed the state
+ * returned.
  */
 static bool user_event_make_writable(struct mm_struct *mm, unsigned long addr)
 {
@@ -490,7 +494,7 @@ static bool user_event_make_writable(struct mm_struct *mm, unsigned long addr)
 	mmap_assert_locked(mm);
 
 	vma = vma_lookup(mm, addr);
-	if (!vma || !(vma->vm_flags & VM_WRITE) ||
+	if (!vma || !vma_is_anonymous(vma) || !(vma->vm_flags & VM_WRITE) ||
 	    (vma->vm_flags & (VM_SHARED | VM_IO | VM_PFNMAP)))
 		return false;
 

@@ -64,22 +64,6 @@ static int wreg(int fd, const char *desc, const void *addr, int size,
 	return 0;
 }
 
-/* Raw DIAG_IOCSUNREG. Returns 0 or -errno. */
-static int wunreg(int fd, const void *addr, int bit)
-{
-	struct user_write_unreg unreg;
-
-	memset(&unreg, 0, sizeof(unreg));
-	unreg.size = sizeof(unreg);
-	unreg.disable_bit = bit;
-	unreg.disable_addr = (__u64)(uintptr_t)addr;
-
-	if (ioctl(fd, DIAG_IOCSUNREG, &unreg) < 0)
-		return -errno;
-
-	return 0;
-}
-
 static uint64_t word_read(const void *addr, int size)
 {
 	if (size == 8)
@@ -363,7 +347,7 @@ static void ctx_teardown(struct __test_metadata *_metadata, struct ctx *c)
 		close(c->perf_fd);
 	/* Enablers belong to the process, not to a data fd */
 	for (i = 0; i < c->nregs && fd >= 0; i++)
-		wunreg(fd, c->regs[i].addr, c->regs[i].bit);
+		ue_wunreg(fd, c->regs[i].addr, c->regs[i].bit);
 	if (fd >= 0)
 		close(fd);
 	if (c->fd >= 0)
@@ -418,7 +402,7 @@ static void cforget(struct ctx *c, const void *addr, int bit)
 /* Unregister and forget the registration */
 static int cunreg(struct ctx *c, int fd, const void *addr, int bit)
 {
-	int ret = wunreg(fd, addr, bit);
+	int ret = ue_wunreg(fd, addr, bit);
 
 	cforget(c, addr, bit);
 
@@ -601,7 +585,7 @@ TEST_F(abi, size_rules)
 		}
 	}
 	ASSERT_FALSE(ue_event_exists(PREFIX "size"));
-	ASSERT_EQ(-ENOENT, wunreg(self->c.fd, w, 0));
+	ASSERT_EQ(-ENOENT, ue_wunreg(self->c.fd, w, 0));
 
 	/* Larger than a page */
 	memset(buf, 0, sizeof(buf));
@@ -620,24 +604,24 @@ TEST_F(abi, size_rules)
 	buf[4095] = 1;
 	ASSERT_EQ(-E2BIG, reg_sized(self->c.fd, buf, 4096, desc, w));
 	ASSERT_FALSE(ue_event_exists(PREFIX "size"));
-	ASSERT_EQ(-ENOENT, wunreg(self->c.fd, w, 0));
+	ASSERT_EQ(-ENOENT, ue_wunreg(self->c.fd, w, 0));
 
 	/* Larger with a zero tail works, write_index still at offset 24 */
 	memset(buf, 0, sizeof(buf));
 	ASSERT_EQ(0, reg_sized(self->c.fd, buf, 32, desc, w));
 	memcpy(&idx, buf + 24, sizeof(idx));
 	ASSERT_EQ(0U, idx);
-	ASSERT_EQ(0, wunreg(self->c.fd, w, 0));
+	ASSERT_EQ(0, ue_wunreg(self->c.fd, w, 0));
 
 	memset(buf, 0, sizeof(buf));
 	ASSERT_EQ(0, reg_sized(self->c.fd, buf, 4096, desc, w));
 	memcpy(&idx, buf + 24, sizeof(idx));
 	ASSERT_EQ(0U, idx);
-	ASSERT_EQ(0, wunreg(self->c.fd, w, 0));
+	ASSERT_EQ(0, ue_wunreg(self->c.fd, w, 0));
 
 	memset(buf, 0, sizeof(buf));
 	ASSERT_EQ(0, reg_sized(self->c.fd, buf, 28, desc, w));
-	ASSERT_EQ(0, wunreg(self->c.fd, w, 0));
+	ASSERT_EQ(0, ue_wunreg(self->c.fd, w, 0));
 
 	/* Size 24 is the status page ABI, on the same event */
 	ASSERT_EQ(0, ue_reg(self->c.fd, desc, &sidx, &widx));
@@ -657,7 +641,7 @@ TEST_F(abi, enable_size_rules)
 			TH_LOG("enable_size %d", bad[i]);
 		}
 	}
-	ASSERT_EQ(-ENOENT, wunreg(self->c.fd, w, 0));
+	ASSERT_EQ(-ENOENT, ue_wunreg(self->c.fd, w, 0));
 
 	ASSERT_EQ(0, creg(&self->c, self->c.fd, desc, w, 4, 0, 0, NULL));
 	ASSERT_EQ(0, creg(&self->c, self->c.fd, desc, w + 8, 8, 0, 0, NULL));
@@ -736,10 +720,10 @@ TEST_F(abi, bad_addresses_efault)
 	ASSERT_EQ(-EFAULT, wreg(self->c.fd, desc, none, 4, 0, 0, NULL));
 
 	/* None of them left an enabler behind */
-	ASSERT_EQ(-ENOENT, wunreg(self->c.fd, ro, 0));
-	ASSERT_EQ(-ENOENT, wunreg(self->c.fd, ro + 8, 0));
-	ASSERT_EQ(-ENOENT, wunreg(self->c.fd, none, 0));
-	ASSERT_EQ(-ENOENT, wunreg(self->c.fd, NULL, 0));
+	ASSERT_EQ(-ENOENT, ue_wunreg(self->c.fd, ro, 0));
+	ASSERT_EQ(-ENOENT, ue_wunreg(self->c.fd, ro + 8, 0));
+	ASSERT_EQ(-ENOENT, ue_wunreg(self->c.fd, none, 0));
+	ASSERT_EQ(-ENOENT, ue_wunreg(self->c.fd, NULL, 0));
 
 	/* The same registration on writable memory works */
 	ASSERT_EQ(0, creg(&self->c, self->c.fd, desc, self->c.mem, 4, 0, 0, NULL));
@@ -763,7 +747,7 @@ TEST_F(abi, unknown_flags_einval)
 	}
 	ASSERT_FALSE(ue_event_exists(PREFIX "flags"));
 	ASSERT_EQ(0, multi_dirs(PREFIX "flags", NULL, 0));
-	ASSERT_EQ(-ENOENT, wunreg(self->c.fd, self->c.mem, 0));
+	ASSERT_EQ(-ENOENT, ue_wunreg(self->c.fd, self->c.mem, 0));
 }
 
 TEST_F(abi, bad_name_args_efault)
@@ -776,7 +760,7 @@ TEST_F(abi, bad_name_args_efault)
 
 	ASSERT_EQ(-EFAULT, wreg(self->c.fd, NULL, self->c.mem, 4, 0, 0, NULL));
 	ASSERT_EQ(-EFAULT, wreg(self->c.fd, gone, self->c.mem, 4, 0, 0, NULL));
-	ASSERT_EQ(-ENOENT, wunreg(self->c.fd, self->c.mem, 0));
+	ASSERT_EQ(-ENOENT, ue_wunreg(self->c.fd, self->c.mem, 0));
 }
 
 /* Drop CAP_SYS_ADMIN and CAP_PERFMON from the effective set */
@@ -820,7 +804,7 @@ TEST_F(abi, persist_needs_perfmon)
 		res[3] = wreg(self->c.fd, PREFIX "perm_n u32 a", w, 4, 2, 0, NULL);
 		res[4] = wreg(self->c.fd, PREFIX "perm_m u32 a", w, 4, 3,
 			      USER_EVENT_REG_MULTI_FORMAT, NULL);
-		res[5] = wunreg(self->c.fd, w, 2) ?: wunreg(self->c.fd, w, 3);
+		res[5] = ue_wunreg(self->c.fd, w, 2) ?: ue_wunreg(self->c.fd, w, 3);
 		if (write(pipefd[1], res, sizeof(res)) != sizeof(res))
 			_exit(2);
 		_exit(0);
@@ -857,7 +841,7 @@ TEST_F(abi, delete_persistent_needs_perfmon)
 	ASSERT_LE(0, fd);
 	ASSERT_EQ(0, wreg(fd, PREFIX "pdel_p u32 a", self->c.mem, 4, 0,
 			  USER_EVENT_REG_PERSIST, NULL));
-	ASSERT_EQ(0, wunreg(fd, self->c.mem, 0));
+	ASSERT_EQ(0, ue_wunreg(fd, self->c.mem, 0));
 	ASSERT_EQ(0, ue_reg(fd, PREFIX "pdel_s u32 a", NULL, NULL));
 	close(fd);
 	ASSERT_EQ(0, ue_write_file(UE_TRACEFS "/dynamic_events",
@@ -1023,10 +1007,10 @@ TEST_F(abi, unregister)
 	ASSERT_WORD(&w[1], 4, FILL32 | 1);
 
 	/* Nothing registered there: ENOENT, and the words are untouched */
-	ASSERT_EQ(-ENOENT, wunreg(self->c.fd, &w[0], 6));
-	ASSERT_EQ(-ENOENT, wunreg(self->c.fd, &w[0], 0));
-	ASSERT_EQ(-ENOENT, wunreg(self->c.fd, &w[2], 7));
-	ASSERT_EQ(-ENOENT, wunreg(self->c.fd, (char *)&w[0] + 1, 7));
+	ASSERT_EQ(-ENOENT, ue_wunreg(self->c.fd, &w[0], 6));
+	ASSERT_EQ(-ENOENT, ue_wunreg(self->c.fd, &w[0], 0));
+	ASSERT_EQ(-ENOENT, ue_wunreg(self->c.fd, &w[2], 7));
+	ASSERT_EQ(-ENOENT, ue_wunreg(self->c.fd, (char *)&w[0] + 1, 7));
 	ASSERT_WORD(&w[0], 4, FILL32 | (1U << 7));
 
 	/* Reserved fields must be zero */
@@ -1064,7 +1048,7 @@ TEST_F(abi, unregister)
 	w[0] = FILL32 | (1U << 7);
 	ASSERT_EQ(0, ue_enable(name, false));
 	ASSERT_WORD(&w[0], 4, FILL32 | (1U << 7));
-	ASSERT_EQ(-ENOENT, wunreg(self->c.fd, &w[0], 7));
+	ASSERT_EQ(-ENOENT, ue_wunreg(self->c.fd, &w[0], 7));
 
 	/* Enablers belong to the process: another data fd unregisters too */
 	ASSERT_EQ(0, ue_enable(name, true));
@@ -1073,7 +1057,7 @@ TEST_F(abi, unregister)
 	ASSERT_LE(0, self->c.fd2);
 	ASSERT_EQ(0, cunreg(&self->c, self->c.fd2, &w[1], 0));
 	ASSERT_WORD(&w[1], 4, FILL32 & ~1U);
-	ASSERT_EQ(-ENOENT, wunreg(self->c.fd, &w[1], 0));
+	ASSERT_EQ(-ENOENT, ue_wunreg(self->c.fd, &w[1], 0));
 	ASSERT_EQ(0, ue_enable(name, false));
 }
 

@@ -75,21 +75,6 @@ static int wreg(int fd, const char *desc, const void *addr, int size,
 	return 0;
 }
 
-static int wunreg(int fd, const void *addr, int bit)
-{
-	struct user_write_unreg unreg;
-
-	memset(&unreg, 0, sizeof(unreg));
-	unreg.size = sizeof(unreg);
-	unreg.disable_bit = bit;
-	unreg.disable_addr = (__u64)(uintptr_t)addr;
-
-	if (ioctl(fd, DIAG_IOCSUNREG, &unreg) < 0)
-		return -errno;
-
-	return 0;
-}
-
 static uint64_t word_read(const void *addr, int size)
 {
 	if (size == 8)
@@ -290,7 +275,7 @@ static void __attribute__((noreturn)) peer_serve(int in, int out,
 			if (pw->fd < 0)
 				pw->fd = open(UE_DATA_FILE, O_RDWR | O_CLOEXEC);
 			reply = pw->fd < 0 ? -errno :
-				wunreg(pw->fd, pw->addr, pw->bit);
+				ue_wunreg(pw->fd, pw->addr, pw->bit);
 			break;
 		case CMD_QUIT:
 			_exit(0);
@@ -483,7 +468,7 @@ FIXTURE_TEARDOWN(life)
 		}
 	}
 	for (i = 0; i < self->nregs && fd >= 0; i++)
-		wunreg(fd, self->regs[i].addr, self->regs[i].bit);
+		ue_wunreg(fd, self->regs[i].addr, self->regs[i].bit);
 	if (fd >= 0)
 		close(fd);
 	if (self->fd >= 0)
@@ -530,7 +515,7 @@ static int unreg(FIXTURE_DATA(life) *self, const void *addr, int bit)
 {
 	forget(self, addr, bit);
 
-	return wunreg(self->fd, addr, bit);
+	return ue_wunreg(self->fd, addr, bit);
 }
 
 /*
@@ -660,7 +645,7 @@ TEST_F(life, fork_parent_unreg_keeps_child)
 	ASSERT_WORD_SOON(w, 4, FILL32 & ~1U);
 	sleep_ms(200);
 	ASSERT_EQ((int64_t)(CHILD32 | 1), peer_call(child, CMD_READ, 0));
-	ASSERT_EQ(-ENOENT, wunreg(self->fd, w, 0));
+	ASSERT_EQ(-ENOENT, ue_wunreg(self->fd, w, 0));
 
 	/* The child's enabler still works, the parent's word is left alone */
 	ASSERT_EQ(0, ue_enable(name, false));
@@ -791,7 +776,7 @@ TEST_F(life, thread_shares_enablers)
 
 	/* One set of enablers: the thread's one is unregistered here */
 	ASSERT_EQ(0, unreg(self, w, 1));
-	ASSERT_EQ(-ENOENT, wunreg(self->fd, w, 1));
+	ASSERT_EQ(-ENOENT, ue_wunreg(self->fd, w, 1));
 	ASSERT_EQ(0, ue_enable(name, true));
 	ASSERT_WORD_SOON(w, 4, (FILL32 & ~3U) | 1);
 	ASSERT_EQ(0, ue_enable(name, false));
@@ -1099,7 +1084,7 @@ TEST_F_TIMEOUT(life, fork_storm, 240)
 				case 0:
 					break;
 				case 1:
-					wunreg(self->fd, w1, 0);
+					ue_wunreg(self->fd, w1, 0);
 					break;
 				case 2:
 					wreg(self->fd, desc2, cw, 4, 5, 0, NULL);
@@ -1229,7 +1214,7 @@ TEST_F(life, munmap_then_toggle)
 	if (ret)
 		TH_LOG("DIAG_IOCSUNREG of an unmapped word: %s", strerror(-ret));
 	ASSERT_TRUE(ret == 0 || ret == -EFAULT);
-	ASSERT_EQ(-ENOENT, wunreg(self->fd, p, 0));
+	ASSERT_EQ(-ENOENT, ue_wunreg(self->fd, p, 0));
 
 	/* New memory at the address is not touched */
 	q = mmap(p, page, PROT_READ | PROT_WRITE,

@@ -44,21 +44,6 @@ static int wreg(int fd, const char *desc, const void *addr, int bit)
 	return 0;
 }
 
-static int wunreg(int fd, const void *addr, int bit)
-{
-	struct user_write_unreg unreg;
-
-	memset(&unreg, 0, sizeof(unreg));
-	unreg.size = sizeof(unreg);
-	unreg.disable_bit = bit;
-	unreg.disable_addr = (__u64)(uintptr_t)addr;
-
-	if (ioctl(fd, DIAG_IOCSUNREG, &unreg) < 0)
-		return -errno;
-
-	return 0;
-}
-
 static uint32_t word_read(const volatile uint32_t *addr)
 {
 	return __atomic_load_n(addr, __ATOMIC_SEQ_CST);
@@ -167,7 +152,7 @@ TEST_F(mm, state_in_word_at_once_after_fork)
 	}
 	EXPECT_EQ(0, late_on);
 	EXPECT_EQ(0, late_off);
-	ASSERT_EQ(0, wunreg(self->fd, word, 0));
+	ASSERT_EQ(0, ue_wunreg(self->fd, word, 0));
 }
 
 TEST_F(mm, unreg_munmapped_efault)
@@ -177,9 +162,9 @@ TEST_F(mm, unreg_munmapped_efault)
 	ASSERT_NE(NULL, word);
 	ASSERT_EQ(0, wreg(self->fd, PREFIX "unmap u32 a", word, 3));
 	ASSERT_EQ(0, munmap(word, 4096));
-	ASSERT_EQ(-EFAULT, wunreg(self->fd, word, 3));
+	ASSERT_EQ(-EFAULT, ue_wunreg(self->fd, word, 3));
 	/* Gone all the same */
-	ASSERT_EQ(-ENOENT, wunreg(self->fd, word, 3));
+	ASSERT_EQ(-ENOENT, ue_wunreg(self->fd, word, 3));
 }
 
 /* The same for a word made read-only */
@@ -190,12 +175,12 @@ TEST_F(mm, unreg_readonly_efault)
 	ASSERT_NE(NULL, word);
 	ASSERT_EQ(0, wreg(self->fd, PREFIX "ro u32 a", word, 5));
 	ASSERT_EQ(0, mprotect(word, 4096, PROT_READ));
-	ASSERT_EQ(-EFAULT, wunreg(self->fd, word, 5));
-	ASSERT_EQ(-ENOENT, wunreg(self->fd, word, 5));
+	ASSERT_EQ(-EFAULT, ue_wunreg(self->fd, word, 5));
+	ASSERT_EQ(-ENOENT, ue_wunreg(self->fd, word, 5));
 	/* Writable again: the (address, bit) is free */
 	ASSERT_EQ(0, mprotect(word, 4096, PROT_READ | PROT_WRITE));
 	ASSERT_EQ(0, wreg(self->fd, PREFIX "ro u32 a", word, 5));
-	ASSERT_EQ(0, wunreg(self->fd, word, 5));
+	ASSERT_EQ(0, ue_wunreg(self->fd, word, 5));
 	munmap(word, 4096);
 }
 
@@ -440,7 +425,7 @@ TEST_F_TIMEOUT(mm, held_fault_blocks_nobody, 60)
 	TH_LOG("registration %.3f s, dynamic_events %.3f s", reg_s, dyn_s);
 	ASSERT_GT(1.0, reg_s);
 	ASSERT_GT(1.0, dyn_s);
-	ASSERT_EQ(0, wunreg(self->fd, mine, 0));
+	ASSERT_EQ(0, ue_wunreg(self->fd, mine, 0));
 }
 
 /*

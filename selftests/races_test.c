@@ -54,27 +54,10 @@
  * Module load and unload (as the system calls, like unload_test.c)
  */
 
-static const char *mod_name(void)
-{
-	const char *name = getenv("UE_MODULE_NAME");
-
-	return name && *name ? name : "user_events";
-}
-
-static bool mod_loaded(void)
-{
-	char path[256];
-	struct stat st;
-
-	snprintf(path, sizeof(path), "/sys/module/%s/initstate", mod_name());
-
-	return stat(path, &st) == 0;
-}
-
 /* delete_module(O_NONBLOCK): 0 or -errno */
 static int do_rmmod(void)
 {
-	if (syscall(SYS_delete_module, mod_name(), O_NONBLOCK))
+	if (syscall(SYS_delete_module, ue_mod_name(), O_NONBLOCK))
 		return -errno;
 
 	return 0;
@@ -144,21 +127,6 @@ static int wreg(int fd, const char *desc, void *addr, int bit, int flags)
 	return 0;
 }
 
-static int wunreg(int fd, void *addr, int bit)
-{
-	struct user_write_unreg unreg;
-
-	memset(&unreg, 0, sizeof(unreg));
-	unreg.size = sizeof(unreg);
-	unreg.disable_bit = bit;
-	unreg.disable_addr = (__u64)(uintptr_t)addr;
-
-	if (ioctl(fd, DIAG_IOCSUNREG, &unreg) < 0)
-		return -errno;
-
-	return 0;
-}
-
 /* Does dynamic_events have a line starting with @line_prefix? */
 static bool dyn_has(const char *line_prefix)
 {
@@ -222,9 +190,9 @@ FIXTURE(races) {
 
 FIXTURE_SETUP(races)
 {
-	if (!mod_loaded())
+	if (!ue_mod_loaded())
 		ASSERT_EQ(0, do_insmod(""));
-	ASSERT_TRUE(mod_loaded());
+	ASSERT_TRUE(ue_mod_loaded());
 	ASSERT_EQ(0, ue_delete_prefix(PREFIX));
 	self->chmodded = false;
 }
@@ -233,9 +201,9 @@ FIXTURE_TEARDOWN(races)
 {
 	if (self->chmodded)
 		chmod(UE_TRACEFS, self->tracefs_st.st_mode & 07777);
-	if (!mod_loaded())
+	if (!ue_mod_loaded())
 		EXPECT_EQ(0, do_insmod(""));
-	if (mod_loaded())
+	if (ue_mod_loaded())
 		EXPECT_EQ(0, ue_delete_prefix(PREFIX));
 }
 
@@ -244,7 +212,7 @@ static int reload(const char *params)
 {
 	int ret;
 
-	if (mod_loaded()) {
+	if (ue_mod_loaded()) {
 		/* Every event pins the module: delete them all first */
 		ue_delete_prefix("");
 		ret = rmmod_retry();
@@ -298,7 +266,7 @@ static void *put_del_a(void *arg)
 		if (ret)
 			put_del_bad(pd, 2, ret);
 		else
-			ret = wunreg(fd, &word, 0);
+			ret = ue_wunreg(fd, &word, 0);
 		if (!pd->bad_op && ret)
 			put_del_bad(pd, 3, ret);
 		if (close(fd))
@@ -424,7 +392,7 @@ TEST_F_TIMEOUT(races, put_racing_delete_unprivileged, 90)
 	ASSERT_EQ(-EWOULDBLOCK, do_rmmod()) {				\
 		TH_LOG("rmmod was not refused while %s", what);		\
 	}								\
-	ASSERT_TRUE(mod_loaded());					\
+	ASSERT_TRUE(ue_mod_loaded());					\
 	ASSERT_EQ(0, access(UE_DATA_FILE, F_OK));			\
 } while (0)
 
@@ -472,7 +440,7 @@ TEST_F(races, eprobe_pins_module)
 	ASSERT_FALSE(ue_event_exists(PREFIX "x"));
 	ASSERT_EQ(0, ue_delete_prefix(""));
 	ASSERT_EQ(0, rmmod_retry());
-	ASSERT_FALSE(mod_loaded());
+	ASSERT_FALSE(ue_mod_loaded());
 	ASSERT_LE(0, ue_read_file(DYN_EVENTS, buf, sizeof(buf)));
 	ASSERT_EQ(NULL, strstr(buf, "u:"));
 	ASSERT_EQ(0, do_insmod(""));
@@ -614,7 +582,7 @@ TEST_F_TIMEOUT(races, enable_racing_rmmod, 60)
 	}
 	ASSERT_EQ(0, t.bad);
 	ASSERT_LE(20, t.loops);
-	ASSERT_TRUE(mod_loaded());
+	ASSERT_TRUE(ue_mod_loaded());
 	ASSERT_EQ(0, ue_del(PREFIX "en"));
 }
 
@@ -720,7 +688,7 @@ TEST_F_TIMEOUT(races, create_racing_rmmod, 90)
 		       c.bad_step, c.bad_err);
 	}
 	ASSERT_LT(0, c.created);
-	if (!mod_loaded())
+	if (!ue_mod_loaded())
 		ASSERT_EQ(0, do_insmod(""));
 	ASSERT_FALSE(ue_event_exists(PREFIX "y"));
 }
@@ -746,7 +714,7 @@ TEST_F_TIMEOUT(races, delete_then_recreate, 120)
 		fd = ue_open_data();
 		ASSERT_LE(0, fd);
 		ASSERT_EQ(0, wreg(fd, PREFIX "rc u64 a", &word, 0, 0));
-		ASSERT_EQ(0, wunreg(fd, &word, 0));
+		ASSERT_EQ(0, ue_wunreg(fd, &word, 0));
 		close(fd);
 
 		/* Its last reference is gone: the name is free or reusable */
@@ -798,9 +766,9 @@ TEST_F(races, del_every_event_of_name)
 	ASSERT_LT(0, multi_count(PREFIX "mf") + ue_event_exists(PREFIX "mf"));
 
 	/* Unused and persistent: one DIAG_IOCSDEL deletes all of them */
-	ASSERT_EQ(0, wunreg(fd, &word, 0));
-	ASSERT_EQ(0, wunreg(fd, &word, 1));
-	ASSERT_EQ(0, wunreg(fd, &word, 2));
+	ASSERT_EQ(0, ue_wunreg(fd, &word, 0));
+	ASSERT_EQ(0, ue_wunreg(fd, &word, 1));
+	ASSERT_EQ(0, ue_wunreg(fd, &word, 2));
 	close(fd);
 	ASSERT_EQ(0, ue_del(PREFIX "mf"));
 	ASSERT_EQ(0, multi_count(PREFIX "mf"));
@@ -814,8 +782,8 @@ TEST_F(races, del_every_event_of_name)
 			  USER_EVENT_REG_PERSIST | USER_EVENT_REG_MULTI_FORMAT));
 	ASSERT_EQ(0, wreg(fd, PREFIX "mo u8 c", &word, 1,
 			  USER_EVENT_REG_PERSIST | USER_EVENT_REG_MULTI_FORMAT));
-	ASSERT_EQ(0, wunreg(fd, &word, 0));
-	ASSERT_EQ(0, wunreg(fd, &word, 1));
+	ASSERT_EQ(0, ue_wunreg(fd, &word, 0));
+	ASSERT_EQ(0, ue_wunreg(fd, &word, 1));
 	close(fd);
 	ASSERT_EQ(2, multi_count(PREFIX "mo"));
 	ASSERT_EQ(0, ue_del(PREFIX "mo"));

@@ -153,6 +153,41 @@ static inline const char *ue_event_path(char *buf, size_t size,
 	return buf;
 }
 
+/* Raw DIAG_IOCSUNREG of (addr, bit). Returns 0 or -errno. */
+static inline int ue_wunreg(int fd, const void *addr, int bit)
+{
+	struct user_write_unreg unreg;
+
+	memset(&unreg, 0, sizeof(unreg));
+	unreg.size = sizeof(unreg);
+	unreg.disable_bit = bit;
+	unreg.disable_addr = (__u64)(uintptr_t)addr;
+
+	if (ioctl(fd, DIAG_IOCSUNREG, &unreg) < 0)
+		return -errno;
+
+	return 0;
+}
+
+/* The module's name: UE_MODULE_NAME (set by the guest runner) or user_events */
+static inline const char *ue_mod_name(void)
+{
+	const char *name = getenv("UE_MODULE_NAME");
+
+	return name && *name ? name : "user_events";
+}
+
+/* Is the module loaded (its /sys/module directory has an initstate)? */
+static inline bool ue_mod_loaded(void)
+{
+	char path[256];
+	struct stat st;
+
+	snprintf(path, sizeof(path), "/sys/module/%s/initstate", ue_mod_name());
+
+	return stat(path, &st) == 0;
+}
+
 /* Does events/user_events/NAME exist? */
 static inline bool ue_event_exists(const char *name)
 {

@@ -28,23 +28,6 @@
 
 #define PREFIX "ue_u_"
 
-static const char *mod_name(void)
-{
-	const char *name = getenv("UE_MODULE_NAME");
-
-	return name && *name ? name : "user_events";
-}
-
-static bool mod_loaded(void)
-{
-	char path[256];
-	struct stat st;
-
-	snprintf(path, sizeof(path), "/sys/module/%s/initstate", mod_name());
-
-	return stat(path, &st) == 0;
-}
-
 /*
  * rmmod and insmod as the system calls they make (no shell, no exec: the
  * 100 cycles below stay fast on slow debug kernels). 0 or -errno; @out
@@ -52,14 +35,14 @@ static bool mod_loaded(void)
  */
 static int do_rmmod(char *out, size_t size)
 {
-	if (syscall(SYS_delete_module, mod_name(), O_NONBLOCK)) {
+	if (syscall(SYS_delete_module, ue_mod_name(), O_NONBLOCK)) {
 		int err = errno;
 
-		snprintf(out, size, "rmmod %s: %s%s", mod_name(), strerror(err),
+		snprintf(out, size, "rmmod %s: %s%s", ue_mod_name(), strerror(err),
 			 err == EWOULDBLOCK ? " (is in use)" : "");
 		return -err;
 	}
-	snprintf(out, size, "rmmod %s: done", mod_name());
+	snprintf(out, size, "rmmod %s: done", ue_mod_name());
 	return 0;
 }
 
@@ -96,7 +79,7 @@ static long max_events_param(void)
 	ssize_t len;
 
 	snprintf(path, sizeof(path), "/sys/module/%s/parameters/max_events",
-		 mod_name());
+		 ue_mod_name());
 	len = ue_read_file(path, buf, sizeof(buf));
 	if (len < 0)
 		return len;
@@ -119,11 +102,11 @@ FIXTURE_SETUP(unload)
 	self->perf_fd = -1;
 	self->page = NULL;
 
-	if (!mod_loaded())
+	if (!ue_mod_loaded())
 		ASSERT_EQ(0, do_insmod(self->out, sizeof(self->out))) {
 			TH_LOG("insmod: %s", self->out);
 		}
-	ASSERT_TRUE(mod_loaded());
+	ASSERT_TRUE(ue_mod_loaded());
 	ASSERT_EQ(0, access(UE_DATA_FILE, F_OK));
 	/* Every event pins the module: start from none (other tests ran) */
 	ASSERT_EQ(0, ue_delete_prefix(""));
@@ -139,15 +122,15 @@ FIXTURE_TEARDOWN(unload)
 		close(self->fd);
 
 	/* Leave the module loaded, with default parameters, for what follows */
-	if (mod_loaded() && max_events_param() != DEFAULT_MAX_EVENTS) {
+	if (ue_mod_loaded() && max_events_param() != DEFAULT_MAX_EVENTS) {
 		ue_delete_prefix(PREFIX);
 		do_rmmod(self->out, sizeof(self->out));
 	}
-	if (!mod_loaded())
+	if (!ue_mod_loaded())
 		EXPECT_EQ(0, do_insmod(self->out, sizeof(self->out))) {
 			TH_LOG("insmod: %s", self->out);
 		}
-	if (mod_loaded())
+	if (ue_mod_loaded())
 		EXPECT_EQ(0, ue_delete_prefix(PREFIX));
 }
 
@@ -157,7 +140,7 @@ FIXTURE_TEARDOWN(unload)
 	ASSERT_EQ(-EWOULDBLOCK, __st) {					\
 		TH_LOG("%s", self->out);				\
 	}								\
-	ASSERT_TRUE(mod_loaded());					\
+	ASSERT_TRUE(ue_mod_loaded());					\
 	ASSERT_EQ(0, access(UE_DATA_FILE, F_OK));			\
 	ASSERT_EQ(0, access(UE_STATUS_FILE, F_OK));			\
 } while (0)
@@ -252,7 +235,7 @@ TEST_F(unload, rmmod_refused_while_events_exist)
 	ASSERT_EQ(0, do_rmmod(self->out, sizeof(self->out))) {
 		TH_LOG("rmmod: %s", self->out);
 	}
-	ASSERT_FALSE(mod_loaded());
+	ASSERT_FALSE(ue_mod_loaded());
 	ASSERT_NE(0, access(UE_DATA_FILE, F_OK));
 	ASSERT_NE(0, access(UE_STATUS_FILE, F_OK));
 	ASSERT_NE(0, access(UE_EVENTS_DIR, F_OK));
@@ -262,7 +245,7 @@ TEST_F(unload, rmmod_refused_while_events_exist)
 	ASSERT_EQ(0, do_insmod(self->out, sizeof(self->out))) {
 		TH_LOG("insmod: %s", self->out);
 	}
-	ASSERT_TRUE(mod_loaded());
+	ASSERT_TRUE(ue_mod_loaded());
 	ASSERT_FALSE(ue_event_exists(PREFIX "gone1"));
 	ASSERT_FALSE(ue_event_exists(PREFIX "gone2"));
 	n = ue_status_list(NULL, 0);
@@ -282,12 +265,12 @@ TEST_F(unload, rmmod_after_busy_cases)
 	ASSERT_EQ(0, do_rmmod(self->out, sizeof(self->out))) {
 		TH_LOG("rmmod: %s", self->out);
 	}
-	ASSERT_FALSE(mod_loaded());
+	ASSERT_FALSE(ue_mod_loaded());
 	ASSERT_NE(0, access(UE_DATA_FILE, F_OK));
 	ASSERT_EQ(0, do_insmod(self->out, sizeof(self->out))) {
 		TH_LOG("insmod: %s", self->out);
 	}
-	ASSERT_TRUE(mod_loaded());
+	ASSERT_TRUE(ue_mod_loaded());
 }
 
 TEST_F(unload, max_events_param)
@@ -645,7 +628,7 @@ TEST_F(unload, max_enablers_per_uid_param)
 		ue_delete_prefix(PREFIX);
 		usleep(100000);
 	}
-	ASSERT_FALSE(mod_loaded()) {
+	ASSERT_FALSE(ue_mod_loaded()) {
 		TH_LOG("rmmod: %s", self->out);
 	}
 	ASSERT_EQ(0, do_insmod(self->out, sizeof(self->out))) {
@@ -714,7 +697,7 @@ TEST_F(unload, access_control)
 	}
 	EXPECT_EQ(-EINVAL, do_insmod_params(self->out, sizeof(self->out),
 					    "data_mode=04666"));
-	EXPECT_FALSE(mod_loaded());
+	EXPECT_FALSE(ue_mod_loaded());
 	EXPECT_NE(0, access(UE_DATA_FILE, F_OK));
 
 	/* Back to the defaults */
@@ -794,7 +777,7 @@ TEST_F_TIMEOUT(unload, load_use_unload_100_cycles, 600)
 	int cycle, perf_fd, fd, i;
 
 	for (cycle = 0; cycle < 100; cycle++) {
-		if (!mod_loaded())
+		if (!ue_mod_loaded())
 			ASSERT_EQ(0, do_insmod(self->out, sizeof(self->out))) {
 				TH_LOG("cycle %d: insmod: %s", cycle, self->out);
 			}
@@ -835,7 +818,7 @@ TEST_F_TIMEOUT(unload, load_use_unload_100_cycles, 600)
 				break;
 			usleep(20000);
 		}
-		ASSERT_FALSE(mod_loaded()) {
+		ASSERT_FALSE(ue_mod_loaded()) {
 			TH_LOG("cycle %d: rmmod: %s", cycle, self->out);
 		}
 		ASSERT_TRUE(tracefs_clean(self->out, sizeof(self->out))) {
@@ -909,7 +892,7 @@ TEST_F(unload, max_enablers_param)
 			break;
 		usleep(20000);
 	}
-	ASSERT_FALSE(mod_loaded()) {
+	ASSERT_FALSE(ue_mod_loaded()) {
 		TH_LOG("rmmod: %s", self->out);
 	}
 	ASSERT_EQ(0, do_insmod(self->out, sizeof(self->out))) {

@@ -121,17 +121,50 @@ static bool fault_fired(void)
 }
 
 /*
+ * Address range of the first kernel function whose name starts with
+ * @prefix, from /proc/kallsyms (up to the next symbol). 0 if not found.
+ */
+static unsigned long ksym_range(const char *prefix, unsigned long *end)
+{
+	unsigned long addr, start = 0, best_next = ~0UL;
+	char line[512], name[256], type;
+	FILE *f = fopen("/proc/kallsyms", "r");
+
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "%lx %c %255s", &addr, &type, name) == 3 &&
+		    !start && addr && !strncmp(name, prefix, strlen(prefix)))
+			start = addr;
+	rewind(f);
+	while (start && fgets(line, sizeof(line), f))
+		if (sscanf(line, "%lx %c %255s", &addr, &type, name) == 3 &&
+		    addr > start && addr < best_next)
+			best_next = addr;
+	fclose(f);
+	*end = best_next;
+	return start;
+}
+
+/*
  * Faults only in calls from the module: its text range as the stack
  * trace filter of every fault type, and no rate limit, no messages.
+ * Except in the tracing core's event_define_fields(): it WARNs when it
+ * cannot allocate a field of an event being added (a WARN_ON_ONCE of the
+ * core, on every kind of event, that the module cannot avoid while it
+ * gives the core its fields with their array lengths); the reject range
+ * of the filter leaves it out.
  */
 static int setup(void)
 {
 	static const char *const kinds[] = { "failslab", "fail_page_alloc",
 					     "fail_usercopy" };
 	char path[256], buf[256], val[64];
-	unsigned long base = 0, size = 0;
+	unsigned long base = 0, size = 0, rej_start, rej_end = 0;
 	unsigned int i;
 	FILE *f;
+
+	rej_start = ksym_range("event_define_fields", &rej_end);
 
 	f = fopen("/proc/modules", "r");
 	if (!f)
@@ -177,7 +210,21 @@ static int setup(void)
 		snprintf(val, sizeof(val), "%lu", base + size);
 		if (write_str(path, val))
 			return -errno;
+		if (rej_start) {
+			snprintf(path, sizeof(path), "%s/%s/reject-start",
+				 DEBUGFS, kinds[i]);
+			snprintf(val, sizeof(val), "%lu", rej_start);
+			if (write_str(path, val))
+				return -errno;
+			snprintf(path, sizeof(path), "%s/%s/reject-end",
+				 DEBUGFS, kinds[i]);
+			snprintf(val, sizeof(val), "%lu", rej_end);
+			if (write_str(path, val))
+				return -errno;
+		}
 	}
+	printf("# module text %#lx-%#lx; event_define_fields %#lx-%#lx left out\n",
+	       base, base + size, rej_start, rej_end);
 	return 0;
 }
 

@@ -99,6 +99,38 @@ static long module_refcnt(void)
 	return strtol(buf, NULL, 10);
 }
 
+/* What is left, for the log; then deletes it so that the next check is fair */
+static void dump_state(void)
+{
+	static char buf[1 << 16];
+	char *line, *save;
+
+	if (!read_str(STATUS, buf, sizeof(buf)))
+		for (line = strtok_r(buf, "\n", &save); line;
+		     line = strtok_r(NULL, "\n", &save))
+			printf("#   status: %s\n", line);
+	if (!read_str(DYN, buf, sizeof(buf)))
+		for (line = strtok_r(buf, "\n", &save); line;
+		     line = strtok_r(NULL, "\n", &save))
+			printf("#   dynamic_events: %s\n", line);
+	sleep(2);	/* the reap work retries every second */
+	printf("#   2 s later: %ld events\n", active_events());
+	if (read_str(DYN, buf, sizeof(buf)))
+		return;
+	for (line = strtok_r(buf, "\n", &save); line;
+	     line = strtok_r(NULL, "\n", &save)) {
+		char cmd[300];
+		int ret;
+
+		if (strncmp(line, "u:", 2))
+			continue;
+		snprintf(cmd, sizeof(cmd), "!u:%.*s", (int)strcspn(line + 2, " :"),
+			 line + 2);
+		ret = write_str(DYN, cmd);
+		printf("#   %s: %s\n", cmd, ret ? strerror(-ret) : "deleted");
+	}
+}
+
 /* Arms the n-th fault point of this thread; 0 disarms */
 static void fail_nth(int n)
 {
@@ -361,8 +393,9 @@ static void run(const char *what, int (*op)(void), void (*undo)(void),
 			undo();
 		active = active_events();
 		if (active != want_active) {
-			printf("# %s: fault %d left %ld events (want %ld)\n",
-			       what, n, active, want_active);
+			printf("# %s: fault %d (result %d) left %ld events (want %ld)\n",
+			       what, n, ret, active, want_active);
+			dump_state();
 			bad++;
 			break;
 		}

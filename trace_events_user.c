@@ -2278,8 +2278,21 @@ out:
 	if (ret)
 		return ret;
 
-	if (put_user((u32)index, &ureg->write_index))
+	/*
+	 * A registration the caller is told failed must not stay: the bit
+	 * would be written, and the (address, bit) refused, with no way for
+	 * it to know. The write index stays, harmless, until the file closes.
+	 */
+	if (put_user((u32)index, &ureg->write_index)) {
+		struct user_write_unreg unreg = {
+			.size = sizeof(unreg),
+			.disable_bit = reg.enable_bit,
+			.disable_addr = reg.enable_addr,
+		};
+
+		user_event_enabler_remove(&unreg);
 		return -EFAULT;
+	}
 
 	return 0;
 }

@@ -103,6 +103,7 @@ FIXTURE_TEARDOWN(mm)
 		close(self->fd);
 	ue_enable(PREFIX "sig", false);
 	ue_enable(PREFIX "cow", false);
+	ue_enable(PREFIX "ro", false);
 	ue_enable(PREFIX "many", false);
 	ue_enable(PREFIX "heldmany", false);
 	cleanup();
@@ -112,6 +113,44 @@ FIXTURE_TEARDOWN(mm)
  * Upstream 6.12: the enabler of a word that was unmapped is removed, and
  * the unregistration fails with EFAULT (the bit could not be cleared).
  */
+/*
+ * DIAG_IOCSREG with the struct in read-only memory: it is read, but the
+ * write index cannot be written back, so the call fails with EFAULT, and
+ * then nothing may stay registered: the same (address, bit) is free, and
+ * the event goes with its last user (before: the enabler stayed, the bit
+ * was set by later state changes and the word gave EADDRINUSE).
+ */
+TEST_F(mm, reg_struct_read_only_registers_nothing)
+{
+	static uint32_t words[1024];
+	uint32_t *word = &words[256];
+	struct user_write_reg *ro;
+
+	ro = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
+		  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, ro);
+	memset(ro, 0, sizeof(*ro));
+	ro->size = sizeof(*ro);
+	ro->enable_bit = 3;
+	ro->enable_size = 4;
+	ro->enable_addr = (__u64)(uintptr_t)word;
+	ro->name_args = (__u64)(uintptr_t)PREFIX "ro u32 a";
+	ASSERT_EQ(0, mprotect(ro, 4096, PROT_READ));
+
+	ASSERT_EQ(-1, ioctl(self->fd, DIAG_IOCSREG, ro));
+	ASSERT_EQ(EFAULT, errno);
+	munmap(ro, 4096);
+
+	/* The bit is not registered: enabling does not set it... */
+	ASSERT_EQ(0, ue_enable(PREFIX "ro", true));
+	usleep(100000);
+	EXPECT_EQ(0U, word_read(word));
+	ASSERT_EQ(0, ue_enable(PREFIX "ro", false));
+	/* ...and the word is free for a registration that works */
+	ASSERT_EQ(0, wreg(self->fd, PREFIX "ro u32 a", word, 3));
+	ASSERT_EQ(0, ue_wunreg(self->fd, word, 3));
+}
+
 /*
  * After fork() the word's page is shared copy-on-write: the state change
  * must still be in the word when the write to the enable file returns,

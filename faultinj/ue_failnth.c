@@ -444,6 +444,22 @@ static void undo_reg_status(void)
 	del(data_fd, "fi_status");
 }
 
+/*
+ * Unregisters under injection; a failed unregistration (it could not even
+ * read its argument) leaves the bit registered, rightly: it is then undone
+ * with no fault armed, and the error returned.
+ */
+static int unreg_or_undo(int fd, __u8 bit)
+{
+	int ret = unreg(fd, bit);
+
+	if (ret) {
+		fail_nth(0);
+		unreg(fd, bit);
+	}
+	return ret;
+}
+
 /* Each remote write registration in a fresh file, closed afterwards */
 static int op_reg_write(void)
 {
@@ -453,7 +469,7 @@ static int op_reg_write(void)
 		return -errno;
 	ret = reg(fd, "fi_write u32 a; __data_loc char[] s", 0, 1, NULL);
 	if (!ret)
-		ret = unreg(fd, 1);
+		ret = unreg_or_undo(fd, 1);
 	close(fd);
 	return ret;
 }
@@ -466,7 +482,7 @@ static int op_reg_multi(void)
 		return -errno;
 	ret = reg(fd, "fi_multi u64 a", USER_EVENT_REG_MULTI_FORMAT, 2, NULL);
 	if (!ret)
-		ret = unreg(fd, 2);
+		ret = unreg_or_undo(fd, 2);
 	close(fd);
 	return ret;
 }

@@ -45,6 +45,8 @@ set -euo pipefail
 # --- inside the guest: kmemleak baseline, the command, unload, kmemleak scan
 if [[ ${1:-} == guest ]]; then
 	shift
+	# Every step runs and reports, whatever the command's status
+	set +e
 	kml=/sys/kernel/debug/kmemleak
 	modname=user_events
 	if [[ $(uname -r) == *-uekcsan ]]; then

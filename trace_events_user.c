@@ -1105,11 +1105,21 @@ static void user_event_reap_all(void)
 
 static void user_event_reap_fn(struct work_struct *work)
 {
+	struct user_event *user;
+
 	mutex_lock(ue_ksyms.event_mutex);
 	user_event_reap_all();
-	/* Those still held by the tracing core: try again in a second */
-	if (!list_empty(&user_event_reap_list))
-		queue_delayed_work(user_event_wq, &user_event_reap_work, HZ);
+	/*
+	 * Those still held by the tracing core without a probe (an eprobe, a
+	 * hist variable): try again in a second. An attached probe tells us
+	 * when it goes (user_event_update_status()).
+	 */
+	list_for_each_entry(user, &user_event_reap_list, reap_link)
+		if (!READ_ONCE(user->status)) {
+			queue_delayed_work(user_event_wq, &user_event_reap_work,
+					   HZ);
+			break;
+		}
 	mutex_unlock(ue_ksyms.event_mutex);
 }
 

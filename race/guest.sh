@@ -52,23 +52,10 @@ st=${PIPESTATUS[0]}
 # the module's code count (see scripts/guest/run.sh); the core kernel's own
 # are counted in a comment.
 if [[ -n ${UE_KCSAN_MODULE:-} ]]; then
-	dmesg | awk '
-		/BUG: KCSAN:/ {
-			inrep = 1; block = $0 "\n"
-			ours = $0 ~ /data-race in (.* )?(user_events?_|user_status_|ue_)/
-			next
-		}
-		inrep {
-			block = block $0 "\n"
-			if ($0 ~ /==========/) {
-				if (!ours) n++
-				else printf "%s", block > "/tmp/kcsan-ours"
-				inrep = 0
-			}
-		}
-		END { printf "# %d data race report(s) of the core kernel alone, ignored\n", n }'
-	mapfile -t klines < <(dmesg | grep -v -E 'BUG: KCSAN:|data-race' | grep -E "$kpat"
-		cat /tmp/kcsan-ours 2>/dev/null)
+	rm -f /tmp/kcsan-other.log
+	mapfile -t klines < <(dmesg | awk -v other=/tmp/kcsan-other.log \
+		-f "$(dirname "$0")/../scripts/guest/kcsan-filter.awk" | grep -E "$kpat")
+	tail -n 1 /tmp/kcsan-other.log 2>/dev/null
 else
 	mapfile -t klines < <(dmesg | grep -E "$kpat")
 fi

@@ -202,31 +202,13 @@ kpat+='KASAN:|UBSAN:|unable to handle (kernel|page fault)|soft lockup|hard LOCKU
 kpat+='detected stalls on CPU|stack-protector|refcount_t:|list_(add|del) corruption|'
 kpat+='double fault|kernel stack overflow)'
 # KCSAN kernels (UE_KCSAN_MODULE=<module>): a data race report counts only
-# when one of the two racing accesses is in the module's code (its title
-# names a function of ours: user_event*, user_status_*, ue_*). The core
-# kernel's own races are listed in DIR/kcsan-other.log and otherwise
-# ignored, also when they only interrupted the module or ran in its work
-# items.
+# when one of the racing accesses is in the module's code; the core
+# kernel's own are listed in DIR/kcsan-other.log (kcsan-filter.awk).
 scan=$log
 if [[ -n ${UE_KCSAN_MODULE:-} ]]; then
 	scan=$outdir/console.scanned
-	awk -v other="$outdir/kcsan-other.log" '
-		/BUG: KCSAN:/ {
-			inrep = 1; block = $0 "\n"
-			ours = $0 ~ /data-race in (.* )?(user_events?_|user_status_|ue_)/
-			next
-		}
-		inrep {
-			block = block $0 "\n"
-			if ($0 ~ /==========/) {
-				if (ours) printf "%s", block
-				else printf "%s", block >> other
-				inrep = 0
-			}
-			next
-		}
-		{ print }
-		END { if (inrep) printf "%s", block }' "$log" >"$scan"
+	awk -v other="$outdir/kcsan-other.log" \
+		-f "$(dirname "${BASH_SOURCE[0]}")/kcsan-filter.awk" "$log" >"$scan"
 fi
 mapfile -t klines < <(grep -a -E "\[ *[0-9]+\.[0-9]+\] .*$kpat" "$scan" |
 	grep -a -v -E "\] (Kernel )?[Cc]ommand line: " | head -n 20 || true)

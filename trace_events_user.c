@@ -250,8 +250,15 @@ static void __percpu *write_buffer;
 
 static struct dyn_event_operations user_event_dyn_ops;
 
+/*
+ * The module's own tracefs files, under user_files_mutex: see
+ * prepare_unload_set()
+ */
+static DEFINE_MUTEX(user_files_mutex);
 static struct dentry *data_dentry;
 static struct dentry *status_dentry;
+static bool user_files_removed;
+static bool user_events_loaded;
 
 /*
  * Per-user accounting. A record exists while its user has anything
@@ -2583,6 +2590,128 @@ static struct dentry *user_events_create_file(const char *name, ushort mode,
 	return dentry;
 }
 
+/*
+ * Removes one of the module's files and makes sure nothing can open it
+ * again. An O_PATH descriptor (or a cwd, a bind mount) keeps the unlinked
+ * inode, and /proc/<pid>/fd/<n> can reopen it after the module is gone;
+ * the VFS would then read file operations from freed module memory. A bad
+ * inode's operations are the kernel's own: such an open fails with EIO.
+ */
+static void user_events_file_remove(struct dentry **dentryp)
+{
+	struct dentry *dentry = *dentryp;
+	struct inode *inode;
+
+	lockdep_assert_held(&user_files_mutex);
+
+	if (!dentry)
+		return;
+
+	inode = d_inode(dentry);
+	ihold(inode);
+	ue_tracefs_remove(dentry);
+	make_bad_inode(inode);
+	iput(inode);
+	*dentryp = NULL;
+}
+
+static void user_events_files_remove(void)
+{
+	user_events_file_remove(&status_dentry);
+	user_events_file_remove(&data_dentry);
+}
+
+static int user_events_files_create(void)
+{
+	struct dentry *dentry;
+
+	lockdep_assert_held(&user_files_mutex);
+
+	dentry = user_events_create_file("user_events_data", data_mode,
+					 data_gid, &user_data_fops);
+	if (IS_ERR(dentry))
+		return PTR_ERR(dentry);
+	data_dentry = dentry;
+
+	dentry = user_events_create_file("user_events_status", status_mode,
+					 status_gid, &user_status_fops);
+	if (IS_ERR(dentry)) {
+		user_events_file_remove(&data_dentry);
+		return PTR_ERR(dentry);
+	}
+	status_dentry = dentry;
+
+	return 0;
+}
+
+/*
+ * prepare_unload: the first step of unloading.
+ *
+ * The VFS pins a module's file operations through fops->owner, and an open
+ * of a file whose owner is going away WARNs in do_dentry_open(). A module
+ * is marked going before its exit function runs, so files removed only in
+ * module_exit() leave a window in which an open of user_events_data or
+ * user_events_status WARNs (and panics with panic_on_warn). So the files
+ * hold a reference on the module while they exist, and rmmod is refused
+ * until an administrator writes 1 here: that removes the files and drops
+ * the reference. Writing 0 creates them again (refused once rmmod began).
+ * scripts/user-events-clear --unload does both steps.
+ *
+ * user_files_mutex covers the files' dentries, user_files_removed and the
+ * module reference the files hold. The reference is dropped last, after
+ * the mutex: from then on rmmod may run module_exit(), and only the sysfs
+ * teardown that follows it waits for this handler to return.
+ */
+static int prepare_unload_set(const char *val, const struct kernel_param *kp)
+{
+	bool remove, put = false;
+	int ret;
+
+	ret = kstrtobool(val, &remove);
+	if (ret)
+		return ret;
+
+	/* On the insmod command line: the files do not exist yet */
+	if (!READ_ONCE(user_events_loaded)) {
+		pr_err("prepare_unload can only be written once the module is loaded\n");
+		return -EINVAL;
+	}
+
+	mutex_lock(&user_files_mutex);
+	if (remove && !user_files_removed) {
+		user_events_files_remove();
+		user_files_removed = true;
+		put = true;
+	} else if (!remove && user_files_removed) {
+		/* Refused once rmmod has begun: the files stay away */
+		if (!try_module_get(THIS_MODULE)) {
+			ret = -EBUSY;
+		} else {
+			ret = user_events_files_create();
+			if (ret)
+				put = true;
+			else
+				user_files_removed = false;
+		}
+	}
+	mutex_unlock(&user_files_mutex);
+
+	if (put)
+		module_put(THIS_MODULE);
+
+	return ret;
+}
+
+static const struct kernel_param_ops prepare_unload_ops = {
+	.set = prepare_unload_set,
+	.get = param_get_bool,
+};
+
+module_param_cb(prepare_unload, &prepare_unload_ops, &user_files_removed,
+		0644);
+MODULE_PARM_DESC(prepare_unload,
+		 "Write 1 to remove user_events_data and user_events_status so that the module can be unloaded, 0 to restore them");
+
 static int __init user_events_check_params(void)
 {
 	if ((data_mode & ~0666) || (status_mode & ~0666)) {
@@ -2645,20 +2774,14 @@ static int __init user_events_init(void)
 	if (ret)
 		goto free_wq;
 
-	data_dentry = user_events_create_file("user_events_data", data_mode,
-					      data_gid, &user_data_fops);
-	if (IS_ERR(data_dentry)) {
-		ret = PTR_ERR(data_dentry);
+	mutex_lock(&user_files_mutex);
+	ret = user_events_files_create();
+	mutex_unlock(&user_files_mutex);
+	if (ret)
 		goto mm_exit;
-	}
-
-	status_dentry = user_events_create_file("user_events_status",
-						status_mode, status_gid,
-						&user_status_fops);
-	if (IS_ERR(status_dentry)) {
-		ret = PTR_ERR(status_dentry);
-		goto remove_data;
-	}
+	/* The files pin the module until prepare_unload removes them */
+	__module_get(THIS_MODULE);
+	WRITE_ONCE(user_events_loaded, true);
 
 	/*
 	 * Last: from here on "u:" commands can create events, which pin the
@@ -2667,8 +2790,6 @@ static int __init user_events_init(void)
 	user_event_dyn_register();
 	return 0;
 
-remove_data:
-	ue_tracefs_remove(data_dentry);
 mm_exit:
 	user_events_mm_exit();
 free_wq:
@@ -2684,8 +2805,9 @@ free_page:
 }
 
 /*
- * Runs only once the module's reference count is 0: no event exists (each
- * pins the module), no file is open, no address space has enablers. The
+ * Runs only once the module's reference count is 0: prepare_unload removed
+ * the files, no event exists (each pins the module), no file is open, no
+ * address space has enablers. The
  * RCU callbacks that freed the last events may still be running: they
  * drop the module reference as their last step, and rcu_barrier() waits
  * for them to return.
@@ -2701,8 +2823,8 @@ static void __exit user_events_exit(void)
 	 */
 	mutex_lock(ue_ksyms.event_mutex);
 	mutex_unlock(ue_ksyms.event_mutex);
-	ue_tracefs_remove(status_dentry);
-	ue_tracefs_remove(data_dentry);
+	/* Gone already: they pinned the module until prepare_unload */
+	WARN_ON(data_dentry || status_dentry);
 
 	user_events_mm_exit();
 	/* A reap queued before the last event was deleted finds nothing */

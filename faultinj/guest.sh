@@ -16,8 +16,7 @@ fi
 echo "ok - failnth: insmod"
 "$bin" "$max" | sed -u '/^[0-9]* passed, [0-9]* failed$/s/^/# ue_failnth: /'
 st=${PIPESTATUS[0]}
-"$(dirname "$0")/../scripts/user-events-clear" "$tracing"
-if rmmod "$modname"; then
+if "$(dirname "$0")/../scripts/user-events-clear" --unload "$modname" "$tracing"; then
 	echo "ok - failnth: rmmod"
 else
 	echo "not ok - failnth: rmmod"

@@ -63,9 +63,8 @@ echo 0 >"$tracing/events/enable" 2>/dev/null
 
 unloaded=0
 for _ in $(seq 1 40); do
-	# Every event pins the module: delete them all first
-	"$(dirname "$0")/../scripts/user-events-clear" "$tracing" 2>/dev/null
-	if rmmod "$modname" 2>/dev/null; then
+	# Every event pins the module, and so do its files: delete, unload
+	if "$(dirname "$0")/../scripts/user-events-clear" --unload "$modname" "$tracing" 2>/dev/null; then
 		unloaded=1
 		break
 	fi

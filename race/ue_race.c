@@ -589,6 +589,23 @@ static int do_fork(unsigned long long *s, bool exec)
 	return 0;
 }
 
+/*
+ * The unload as an administrator makes it: prepare_unload removes the
+ * files (they pin the module until then), then delete_module; if that is
+ * refused, the files come back. 0 or -errno of delete_module.
+ */
+static int mod_unload(void)
+{
+	int ret;
+
+	write_str("/sys/module/" MOD_NAME "/parameters/prepare_unload", "1", 0);
+	ret = syscall(SYS_delete_module, MOD_NAME, O_NONBLOCK) ? -errno : 0;
+	if (ret)
+		write_str("/sys/module/" MOD_NAME "/parameters/prepare_unload",
+			  "0", 0);
+	return ret;
+}
+
 static int do_rmmod(unsigned long long *s)
 {
 	char name[32], line[128];
@@ -617,7 +634,7 @@ static int do_rmmod(unsigned long long *s)
 			snprintf(line, sizeof(line), "!u:%s\n", name);
 			write_str(DYN_FILE, line, O_APPEND);
 		}
-	ret = syscall(SYS_delete_module, MOD_NAME, O_NONBLOCK) ? -errno : 0;
+	ret = mod_unload();
 	if (ret && ret != -EWOULDBLOCK && ret != -ENOENT && ret != -EBUSY)
 		bad("delete_module: %s", strerror(-ret));
 	if (!ret)
@@ -1038,8 +1055,7 @@ static void cleanup_and_check(void)
 		int ret = -1;
 
 		for (j = 0; j < 100; j++) {
-			ret = syscall(SYS_delete_module, MOD_NAME, O_NONBLOCK) ?
-			      -errno : 0;
+			ret = mod_unload();
 			if (!ret || ret == -ENOENT)
 				break;
 			usleep(50000);

@@ -64,9 +64,9 @@ if [[ ${1:-} == guest ]]; then
 	st=$?
 	# The command unloads the module; make sure it is gone
 	if grep -q "^$modname " /proc/modules; then
-		"$(dirname "${BASH_SOURCE[0]}")/user-events-clear" 2>/dev/null
-		rmmod "$modname" 2>/dev/null || sleep 5
-		rmmod "$modname" 2>/dev/null
+		"$(dirname "${BASH_SOURCE[0]}")/user-events-clear" --unload "$modname" 2>/dev/null ||
+			sleep 5
+		"$(dirname "${BASH_SOURCE[0]}")/user-events-clear" --unload "$modname" 2>/dev/null
 	fi
 	if grep -q "^$modname " /proc/modules; then
 		echo "not ok - debug: module unloaded before the kmemleak scan"

@@ -109,7 +109,8 @@ else
 	echo "# no python3: event round trip skipped"
 fi
 
-check "rmmod user_events" rmmod user_events
+check "rmmod user_events is refused before prepare_unload" eval '! rmmod user_events 2>/dev/null'
+check "modprobe -r user_events (user-events-clear --unload)" modprobe -r user_events
 check "module is unloaded" eval '! loaded'
 check "user_events_data is gone after rmmod" test ! -e $tracing/user_events_data
 

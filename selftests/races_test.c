@@ -14,6 +14,8 @@
  *  create_racing_rmmod      create/enable/disable/delete of an event while
  *                           another thread unloads and reloads the module
  *  open_racing_rmmod        opening the module's files while it unloads
+ *  opath_reopen_after_unload  an O_PATH descriptor reopened after the unload
+ *  prepare_unload_restores_files  the first step of unloading, undone
  *  delete_then_recreate     a name whose last reference is gone can be
  *                           created again at once, with other fields
  *  del_every_event_of_name  DIAG_IOCSDEL deletes every event of a name,
@@ -54,13 +56,10 @@
  * Module load and unload (as the system calls, like unload_test.c)
  */
 
-/* delete_module(O_NONBLOCK): 0 or -errno */
+/* prepare_unload, delete_module(O_NONBLOCK): 0 or -errno */
 static int do_rmmod(void)
 {
-	if (syscall(SYS_delete_module, ue_mod_name(), O_NONBLOCK))
-		return -errno;
-
-	return 0;
+	return ue_mod_unload();
 }
 
 /* finit_module($UE_MODULE, params): 0 or -errno */
@@ -694,13 +693,152 @@ TEST_F_TIMEOUT(races, create_racing_rmmod, 90)
 }
 
 /*
- * Not tested here: an open of user_events_data or user_events_status that
- * meets the module while rmmod has begun makes do_dentry_open() WARN
- * (fops_get() of a going module fails; the open gets ENODEV). The VFS
- * pins a module's file operations only through fops->owner, and a module
- * cannot remove its tracefs files before it is marked going. See
- * "Open issues" in Documentation/security.rst; ue_race still finds it.
+ * open racing rmmod
+ *
+ * The module's files pin it until prepare_unload removes them, so no open
+ * can meet a module that rmmod has marked going (do_dentry_open() WARNs
+ * when fops_get() fails). Before: a WARN within seconds. A plain
+ * delete_module() without prepare_unload is refused.
  */
+struct opener {
+	long end_ms;
+	long opened, absent;
+	int bad_err;
+};
+
+static void *open_fn(void *arg)
+{
+	static const char * const files[] = {
+		UE_TRACEFS "/user_events_data", UE_TRACEFS "/user_events_status",
+	};
+	struct opener *o = arg;
+	int fd, i = 0;
+
+	while (now_ms() < __atomic_load_n(&o->end_ms, __ATOMIC_SEQ_CST)) {
+		fd = open(files[i++ & 1], O_RDWR | O_CLOEXEC);
+		if (fd >= 0) {
+			o->opened++;
+			close(fd);
+		} else if (errno == ENOENT || errno == EIO) {
+			/* EIO: looked up before prepare_unload removed it */
+			o->absent++;
+		} else if (!o->bad_err) {
+			o->bad_err = errno;
+		}
+	}
+
+	return NULL;
+}
+
+TEST_F_TIMEOUT(races, open_racing_rmmod, 90)
+{
+	struct opener o[2] = { 0 };
+	long tries = 0, unloads = 0, plain_refused = 0;
+	int ret, bad = 0, i;
+	pthread_t th[2];
+
+	for (i = 0; i < 2; i++) {
+		o[i].end_ms = now_ms() + 2 * RACE_MS;
+		ASSERT_EQ(0, pthread_create(&th[i], NULL, open_fn, &o[i]));
+	}
+	while (now_ms() < o[0].end_ms && !bad) {
+		/* Without the first step: always refused, files in place */
+		ret = syscall(SYS_delete_module, ue_mod_name(), O_NONBLOCK) ?
+		      -errno : 0;
+		if (ret == -EWOULDBLOCK)
+			plain_refused++;
+		else
+			bad = ret ? ret : -EEXIST;
+		ret = do_rmmod();
+		tries++;
+		if (!ret) {
+			unloads++;
+			bad = do_insmod("");
+		} else if (ret != -EWOULDBLOCK) {
+			bad = ret;
+		}
+	}
+	for (i = 0; i < 2; i++) {
+		__atomic_store_n(&o[i].end_ms, 0, __ATOMIC_SEQ_CST);
+		pthread_join(th[i], NULL);
+	}
+	printf("# %ld unload tries, %ld unloads, %ld plain rmmod refused; opens: %ld+%ld, absent %ld+%ld\n",
+	       tries, unloads, plain_refused, o[0].opened, o[1].opened,
+	       o[0].absent, o[1].absent);
+
+	ASSERT_EQ(0, bad);
+	ASSERT_EQ(0, o[0].bad_err);
+	ASSERT_EQ(0, o[1].bad_err);
+	ASSERT_LT(0, unloads);
+	ASSERT_EQ(tries, plain_refused);
+	if (!ue_mod_loaded())
+		ASSERT_EQ(0, do_insmod(""));
+	ASSERT_EQ(0, access(UE_TRACEFS "/user_events_data", F_OK));
+}
+
+/*
+ * An O_PATH descriptor keeps the removed file's inode after the unload;
+ * reopening it through /proc/self/fd must fail in the kernel's code. Before:
+ * the VFS read file operations from the freed module (oops).
+ */
+TEST_F(races, opath_reopen_after_unload)
+{
+	static const char * const files[] = {
+		UE_TRACEFS "/user_events_data", UE_TRACEFS "/user_events_status",
+	};
+	int opath[2], fd, i;
+	char path[64];
+
+	for (i = 0; i < 2; i++) {
+		opath[i] = open(files[i], O_PATH | O_CLOEXEC);
+		ASSERT_LE(0, opath[i]);
+	}
+	ASSERT_EQ(0, rmmod_retry());
+	ASSERT_FALSE(ue_mod_loaded());
+	for (i = 0; i < 2; i++) {
+		snprintf(path, sizeof(path), "/proc/self/fd/%d", opath[i]);
+		fd = open(path, O_RDWR | O_CLOEXEC);
+		ASSERT_EQ(-1, fd);
+		ASSERT_EQ(EIO, errno) {
+			TH_LOG("reopen of %s: %s", files[i], strerror(errno));
+		}
+		close(opath[i]);
+	}
+	ASSERT_EQ(0, do_insmod(""));
+}
+
+/* prepare_unload 0 brings the files back, with their mode and group */
+TEST_F(races, prepare_unload_restores_files)
+{
+	struct stat before, after;
+	int fd;
+
+	ASSERT_EQ(0, stat(UE_TRACEFS "/user_events_data", &before));
+	fd = open(UE_TRACEFS "/user_events_data", O_RDWR | O_CLOEXEC);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, ue_mod_prepare_unload(true));
+	ASSERT_EQ(-1, access(UE_TRACEFS "/user_events_data", F_OK));
+	ASSERT_EQ(ENOENT, errno);
+	ASSERT_EQ(-1, access(UE_TRACEFS "/user_events_status", F_OK));
+	/* An open file still pins the module, and still works */
+	ASSERT_EQ(-EWOULDBLOCK, syscall(SYS_delete_module, ue_mod_name(),
+					O_NONBLOCK) ? -errno : 0);
+	ASSERT_EQ(0, ue_reg(fd, PREFIX "opn u32 a", NULL, NULL));
+	close(fd);
+	ASSERT_EQ(0, ue_mod_prepare_unload(false));
+	ASSERT_EQ(0, stat(UE_TRACEFS "/user_events_data", &after));
+	ASSERT_EQ(before.st_mode, after.st_mode);
+	ASSERT_EQ(before.st_gid, after.st_gid);
+	ASSERT_EQ(0, access(UE_TRACEFS "/user_events_status", F_OK));
+	/* Twice is the same as once, both ways */
+	ASSERT_EQ(0, ue_mod_prepare_unload(false));
+	ASSERT_EQ(0, ue_mod_prepare_unload(true));
+	ASSERT_EQ(0, ue_mod_prepare_unload(true));
+	ASSERT_EQ(0, ue_mod_prepare_unload(false));
+	ASSERT_EQ(0, access(UE_TRACEFS "/user_events_data", F_OK));
+	ue_del(PREFIX "opn");
+	ASSERT_FALSE(ue_event_exists(PREFIX "opn"));
+}
 
 /* ---------------------------------------------------------------------
  * delete then re-create (the pattern of upstream's dyn_test after abi_test)

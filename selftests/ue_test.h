@@ -188,6 +188,45 @@ static inline bool ue_mod_loaded(void)
 	return stat(path, &st) == 0;
 }
 
+/*
+ * The module's files pin it until 1 is written to its prepare_unload
+ * parameter, which removes them; 0 restores them. 0 or -errno.
+ */
+static inline int ue_mod_prepare_unload(bool on)
+{
+	char path[256];
+	int fd, ret = 0;
+
+	snprintf(path, sizeof(path), "/sys/module/%s/parameters/prepare_unload",
+		 ue_mod_name());
+	fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (write(fd, on ? "1" : "0", 1) != 1)
+		ret = -errno;
+	close(fd);
+
+	return ret;
+}
+
+/*
+ * Unloads the module as an administrator would (prepare_unload, then
+ * delete_module(O_NONBLOCK)); if that is refused, the files are restored.
+ * 0 or the -errno of delete_module.
+ */
+static inline int ue_mod_unload(void)
+{
+	int ret;
+
+	ue_mod_prepare_unload(true);
+	if (!syscall(SYS_delete_module, ue_mod_name(), O_NONBLOCK))
+		return 0;
+	ret = -errno;
+	ue_mod_prepare_unload(false);
+
+	return ret;
+}
+
 /* Does events/user_events/NAME exist? */
 static inline bool ue_event_exists(const char *name)
 {

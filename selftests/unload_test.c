@@ -35,8 +35,9 @@
  */
 static int do_rmmod(char *out, size_t size)
 {
-	if (syscall(SYS_delete_module, ue_mod_name(), O_NONBLOCK)) {
-		int err = errno;
+	int err = -ue_mod_unload();
+
+	if (err) {
 
 		snprintf(out, size, "rmmod %s: %s%s", ue_mod_name(), strerror(err),
 			 err == EWOULDBLOCK ? " (is in use)" : "");

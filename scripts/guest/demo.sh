@@ -79,7 +79,8 @@ n=$(grep -c -E ' test: ' "$t/trace")
 echo "($n test event(s) in the trace)"
 
 step "rmmod user_events"
-# Events pin the module: delete them first (scripts/user-events-clear)
-"$(dirname "$0")/../user-events-clear" "$t" || rc=1
-rmmod user_events && echo unloaded || rc=1
+# Events pin the module, and so do its files until prepare_unload
+# removes them: user-events-clear --unload deletes the events, writes
+# prepare_unload and runs rmmod
+"$(dirname "$0")/../user-events-clear" --unload user_events "$t" && echo unloaded || rc=1
 exit "$rc"

@@ -152,11 +152,12 @@ if loaded; then
 	# events of the status page ABI and dynamic_events), as an admin would.
 	left=$(grep -c '^u:' "$tracing/dynamic_events")
 	echo "# $left event(s) left by the tests, deleted with user-events-clear"
-	check "user-events-clear before rmmod" "$(dirname "$0")/../user-events-clear"
-	rmout=$(rmmod "$modname" 2>&1)
+	# user-events-clear --unload: prepare_unload (the files pin the
+	# module), then rmmod
+	rmout=$("$(dirname "$0")/../user-events-clear" --unload "$modname" 2>&1)
 	st=$?
 	[[ -n $rmout ]] && echo "# $rmout"
-	check "rmmod $modname" test "$st" -eq 0
+	check "user-events-clear --unload $modname" test "$st" -eq 0
 else
 	notok "module still loaded before rmmod (a test unloaded it and it was not reloaded)"
 fi

@@ -258,6 +258,7 @@ static DEFINE_MUTEX(user_files_mutex);
 static struct dentry *data_dentry;
 static struct dentry *status_dentry;
 static bool user_files_removed;
+static bool user_files_pinned;
 static bool user_events_loaded;
 
 /*
@@ -2591,34 +2592,86 @@ static struct dentry *user_events_create_file(const char *name, ushort mode,
 }
 
 /*
- * Removes one of the module's files and makes sure nothing can open it
- * again. An O_PATH descriptor (or a cwd, a bind mount) keeps the unlinked
- * inode, and /proc/<pid>/fd/<n> can reopen it after the module is gone;
- * the VFS would then read file operations from freed module memory. A bad
- * inode's operations are the kernel's own: such an open fails with EIO.
+ * A removed file whose dentry someone may still hold: an O_PATH
+ * descriptor, a cwd, or an open() that looked it up before the removal and
+ * has not yet taken its module reference (do_dentry_open() reads i_fop,
+ * then tries to pin fops->owner). While any exists, the files keep their
+ * module reference. On user_files_gone, under user_files_mutex.
  */
-static void user_events_file_remove(struct dentry **dentryp)
+struct user_gone_file {
+	struct list_head link;
+	struct dentry *dentry;
+};
+
+static LIST_HEAD(user_files_gone);
+
+/*
+ * Removes one of the module's files and makes sure nothing can open it
+ * again: the inode becomes a bad inode, whose file operations are the
+ * kernel's own (an open fails with EIO), so /proc/PID/fd/N of an O_PATH
+ * descriptor cannot reach our code any more. The dentry is kept, with a
+ * reference of ours, on user_files_gone.
+ */
+static void user_events_file_remove(struct dentry **dentryp,
+				    struct user_gone_file *gone)
 {
 	struct dentry *dentry = *dentryp;
-	struct inode *inode;
 
 	lockdep_assert_held(&user_files_mutex);
 
-	if (!dentry)
-		return;
-
-	inode = d_inode(dentry);
-	ihold(inode);
+	gone->dentry = dget(dentry);
 	ue_tracefs_remove(dentry);
-	make_bad_inode(inode);
-	iput(inode);
+	make_bad_inode(d_inode(dentry));
+	list_add_tail(&gone->link, &user_files_gone);
 	*dentryp = NULL;
 }
 
-static void user_events_files_remove(void)
+/*
+ * Forgets the removed files nobody holds any more. Such a dentry is
+ * unhashed: no lookup finds it again, so a count of 1 (ours) stays 1.
+ * Returns true when none is left.
+ */
+static bool user_files_gone_prune(void)
 {
-	user_events_file_remove(&status_dentry);
-	user_events_file_remove(&data_dentry);
+	struct user_gone_file *gone, *next;
+	unsigned int count;
+
+	lockdep_assert_held(&user_files_mutex);
+
+	/* Our i_fop stores before the reads of the counts */
+	smp_mb();
+	list_for_each_entry_safe(gone, next, &user_files_gone, link) {
+		spin_lock(&gone->dentry->d_lock);
+		count = d_count(gone->dentry);
+		spin_unlock(&gone->dentry->d_lock);
+		if (count > 1)
+			continue;
+		list_del(&gone->link);
+		dput(gone->dentry);
+		kfree(gone);
+	}
+
+	return list_empty(&user_files_gone);
+}
+
+static int user_events_files_remove(void)
+{
+	struct user_gone_file *gone[2];
+
+	lockdep_assert_held(&user_files_mutex);
+
+	gone[0] = kzalloc(sizeof(*gone[0]), GFP_KERNEL);
+	gone[1] = kzalloc(sizeof(*gone[1]), GFP_KERNEL);
+	if (!gone[0] || !gone[1]) {
+		kfree(gone[0]);
+		kfree(gone[1]);
+		return -ENOMEM;
+	}
+
+	user_events_file_remove(&status_dentry, gone[0]);
+	user_events_file_remove(&data_dentry, gone[1]);
+
+	return 0;
 }
 
 static int user_events_files_create(void)
@@ -2631,12 +2684,13 @@ static int user_events_files_create(void)
 					 data_gid, &user_data_fops);
 	if (IS_ERR(dentry))
 		return PTR_ERR(dentry);
-	data_dentry = dentry;
 
+	data_dentry = dentry;
 	dentry = user_events_create_file("user_events_status", status_mode,
 					 status_gid, &user_status_fops);
 	if (IS_ERR(dentry)) {
-		user_events_file_remove(&data_dentry);
+		ue_tracefs_remove(data_dentry);
+		data_dentry = NULL;
 		return PTR_ERR(dentry);
 	}
 	status_dentry = dentry;
@@ -2648,19 +2702,23 @@ static int user_events_files_create(void)
  * prepare_unload: the first step of unloading.
  *
  * The VFS pins a module's file operations through fops->owner, and an open
- * of a file whose owner is going away WARNs in do_dentry_open(). A module
- * is marked going before its exit function runs, so files removed only in
- * module_exit() leave a window in which an open of user_events_data or
- * user_events_status WARNs (and panics with panic_on_warn). So the files
- * hold a reference on the module while they exist, and rmmod is refused
- * until an administrator writes 1 here: that removes the files and drops
- * the reference. Writing 0 creates them again (refused once rmmod began).
- * scripts/user-events-clear --unload does both steps.
+ * of a file whose owner's reference count is 0 WARNs in do_dentry_open().
+ * delete_module() drops the count to 0 for a moment even when it then
+ * refuses (something else holds the module), and marks the module going
+ * before its exit function runs; files removed only in module_exit() let
+ * an open meet either. So the files hold a reference on the module
+ * (user_files_pinned) while they exist and while anything still holds a
+ * removed one's dentry, and rmmod is refused until an administrator writes
+ * 1 here: that removes the files. Writing 1 again retries once the holders
+ * (an open file, an O_PATH descriptor, a cwd) let go. Writing 0 creates the
+ * files again (refused with EBUSY once rmmod began).
+ * scripts/user-events-clear --unload does it all.
  *
- * user_files_mutex covers the files' dentries, user_files_removed and the
- * module reference the files hold. The reference is dropped last, after
- * the mutex: from then on rmmod may run module_exit(), and only the sysfs
- * teardown that follows it waits for this handler to return.
+ * user_files_mutex covers the files' dentries, user_files_gone,
+ * user_files_removed and user_files_pinned. The reference is dropped
+ * last, after the mutex: from then on rmmod may run module_exit(), and
+ * only the sysfs teardown that follows it waits for this handler to
+ * return.
  */
 static int prepare_unload_set(const char *val, const struct kernel_param *kp)
 {
@@ -2679,20 +2737,24 @@ static int prepare_unload_set(const char *val, const struct kernel_param *kp)
 
 	mutex_lock(&user_files_mutex);
 	if (remove && !user_files_removed) {
-		user_events_files_remove();
-		user_files_removed = true;
-		put = true;
+		ret = user_events_files_remove();
+		if (!ret)
+			user_files_removed = true;
 	} else if (!remove && user_files_removed) {
 		/* Refused once rmmod has begun: the files stay away */
-		if (!try_module_get(THIS_MODULE)) {
+		if (!user_files_pinned && !try_module_get(THIS_MODULE)) {
 			ret = -EBUSY;
 		} else {
+			user_files_pinned = true;
 			ret = user_events_files_create();
-			if (ret)
-				put = true;
-			else
+			if (!ret)
 				user_files_removed = false;
 		}
+	}
+	if (user_files_gone_prune() && user_files_removed &&
+	    user_files_pinned) {
+		user_files_pinned = false;
+		put = true;
 	}
 	mutex_unlock(&user_files_mutex);
 
@@ -2781,6 +2843,7 @@ static int __init user_events_init(void)
 		goto mm_exit;
 	/* The files pin the module until prepare_unload removes them */
 	__module_get(THIS_MODULE);
+	user_files_pinned = true;
 	WRITE_ONCE(user_events_loaded, true);
 
 	/*
@@ -2824,7 +2887,7 @@ static void __exit user_events_exit(void)
 	mutex_lock(ue_ksyms.event_mutex);
 	mutex_unlock(ue_ksyms.event_mutex);
 	/* Gone already: they pinned the module until prepare_unload */
-	WARN_ON(data_dentry || status_dentry);
+	WARN_ON(data_dentry || status_dentry || !list_empty(&user_files_gone));
 
 	user_events_mm_exit();
 	/* A reap queued before the last event was deleted finds nothing */

@@ -14,7 +14,8 @@
  *  create_racing_rmmod      create/enable/disable/delete of an event while
  *                           another thread unloads and reloads the module
  *  open_racing_rmmod        opening the module's files while it unloads
- *  opath_reopen_after_unload  an O_PATH descriptor reopened after the unload
+ *  opath_holds_removed_files  an O_PATH descriptor of a removed file keeps
+ *                           the module; reopening it gives EIO
  *  prepare_unload_restores_files  the first step of unloading, undone
  *  delete_then_recreate     a name whose last reference is gone can be
  *                           created again at once, with other fields
@@ -730,7 +731,30 @@ static void *open_fn(void *arg)
 	return NULL;
 }
 
-TEST_F_TIMEOUT(races, open_racing_rmmod, 90)
+/*
+ * The files removed, delete_module() until it goes (an open in flight
+ * holds a removed file for a moment); if it never does, the files come
+ * back. 0 or the last -errno.
+ */
+static int unload_while_opened(void)
+{
+	int i, ret = -EIO;
+
+	for (i = 0; i < 50; i++) {
+		/* Again: forgets the removed files nobody holds any more */
+		ue_mod_prepare_unload(true);
+		ret = syscall(SYS_delete_module, ue_mod_name(), O_NONBLOCK) ?
+		      -errno : 0;
+		if (ret != -EWOULDBLOCK)
+			return ret;
+		usleep(2000);
+	}
+	ue_mod_prepare_unload(false);
+
+	return ret;
+}
+
+TEST_F_TIMEOUT(races, open_racing_rmmod, 120)
 {
 	struct opener o[2] = { 0 };
 	long tries = 0, unloads = 0, plain_refused = 0;
@@ -738,23 +762,27 @@ TEST_F_TIMEOUT(races, open_racing_rmmod, 90)
 	pthread_t th[2];
 
 	for (i = 0; i < 2; i++) {
-		o[i].end_ms = now_ms() + 2 * RACE_MS;
+		o[i].end_ms = now_ms() + 3 * RACE_MS;
 		ASSERT_EQ(0, pthread_create(&th[i], NULL, open_fn, &o[i]));
 	}
 	while (now_ms() < o[0].end_ms && !bad) {
-		/* Without the first step: always refused, files in place */
-		ret = syscall(SYS_delete_module, ue_mod_name(), O_NONBLOCK) ?
-		      -errno : 0;
-		if (ret == -EWOULDBLOCK)
-			plain_refused++;
-		else
-			bad = ret ? ret : -EEXIST;
-		ret = do_rmmod();
+		/* The files exist: let the openers in */
+		usleep(10000);
+		/* delete_module() without the first step: always refused */
+		for (i = 0; i < 20 && !bad; i++) {
+			ret = syscall(SYS_delete_module, ue_mod_name(),
+				      O_NONBLOCK) ? -errno : 0;
+			if (ret == -EWOULDBLOCK)
+				plain_refused++;
+			else
+				bad = ret ? ret : -EEXIST;
+		}
+		ret = unload_while_opened();
 		tries++;
 		if (!ret) {
 			unloads++;
 			bad = do_insmod("");
-		} else if (ret != -EWOULDBLOCK) {
+		} else if (ret != -EWOULDBLOCK && !bad) {
 			bad = ret;
 		}
 	}
@@ -770,18 +798,22 @@ TEST_F_TIMEOUT(races, open_racing_rmmod, 90)
 	ASSERT_EQ(0, o[0].bad_err);
 	ASSERT_EQ(0, o[1].bad_err);
 	ASSERT_LT(0, unloads);
-	ASSERT_EQ(tries, plain_refused);
+	ASSERT_LT(0, o[0].opened);
+	ASSERT_LT(0, o[1].opened);
+	ASSERT_EQ(20 * tries, plain_refused);
 	if (!ue_mod_loaded())
 		ASSERT_EQ(0, do_insmod(""));
 	ASSERT_EQ(0, access(UE_TRACEFS "/user_events_data", F_OK));
 }
 
 /*
- * An O_PATH descriptor keeps the removed file's inode after the unload;
- * reopening it through /proc/self/fd must fail in the kernel's code. Before:
- * the VFS read file operations from the freed module (oops).
+ * An O_PATH descriptor of a removed file keeps the module: it could reopen
+ * the file through /proc/self/fd. Before: the unload went ahead and that
+ * reopen made the VFS read file operations from the freed module (oops).
+ * Now the unload is refused until the descriptor is closed, and the reopen
+ * fails with EIO in the kernel's own code.
  */
-TEST_F(races, opath_reopen_after_unload)
+TEST_F(races, opath_holds_removed_files)
 {
 	static const char * const files[] = {
 		UE_TRACEFS "/user_events_data", UE_TRACEFS "/user_events_status",
@@ -793,8 +825,9 @@ TEST_F(races, opath_reopen_after_unload)
 		opath[i] = open(files[i], O_PATH | O_CLOEXEC);
 		ASSERT_LE(0, opath[i]);
 	}
-	ASSERT_EQ(0, rmmod_retry());
-	ASSERT_FALSE(ue_mod_loaded());
+	ASSERT_EQ(0, ue_mod_prepare_unload(true));
+	ASSERT_EQ(-EWOULDBLOCK, syscall(SYS_delete_module, ue_mod_name(),
+					O_NONBLOCK) ? -errno : 0);
 	for (i = 0; i < 2; i++) {
 		snprintf(path, sizeof(path), "/proc/self/fd/%d", opath[i]);
 		fd = open(path, O_RDWR | O_CLOEXEC);
@@ -802,8 +835,15 @@ TEST_F(races, opath_reopen_after_unload)
 		ASSERT_EQ(EIO, errno) {
 			TH_LOG("reopen of %s: %s", files[i], strerror(errno));
 		}
-		close(opath[i]);
 	}
+	/* One descriptor left is enough to keep it */
+	close(opath[0]);
+	ASSERT_EQ(0, ue_mod_prepare_unload(true));
+	ASSERT_EQ(-EWOULDBLOCK, syscall(SYS_delete_module, ue_mod_name(),
+					O_NONBLOCK) ? -errno : 0);
+	close(opath[1]);
+	ASSERT_EQ(0, rmmod_retry());
+	ASSERT_FALSE(ue_mod_loaded());
 	ASSERT_EQ(0, do_insmod(""));
 }
 

@@ -360,11 +360,12 @@ TEST_F(direct, racing_rewrite_never_records_bad_loc)
 	ASSERT_EQ(0, pthread_create(&t, NULL, flip, &f));
 	/*
 	 * Until both outcomes were seen (on one CPU, the threads take turns
-	 * by time slices), at most 3000 records (the ring buffer keeps them
-	 * all) and at most 3 s.
+	 * by time slices) and 1000 records, at most 4000 records (the ring
+	 * buffer keeps them all) and at most 3 s.
 	 */
 	end = time(NULL) + 3;
-	for (i = 0; ok < 3000 && (!ok || !efault) && time(NULL) < end; i++) {
+	for (i = 0; (ok < 1000 || !efault) && ok < 4000 && time(NULL) < end;
+	     i++) {
 		ssize_t n = write(self->fd, buf, len);
 
 		if (n == len) {

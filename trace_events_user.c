@@ -1568,12 +1568,13 @@ static int user_event_fault_in_iovec(const struct user_bpf_iter *iter,
  * payload was not present, -EFAULT if the iovecs are short or the copy
  * failed the checks (the record is discarded in both cases), -ENOSPC if
  * nothing could be reserved (the caller takes the staged path: the same
- * checks and errors, and the same outcome in the trace), else 0.
+ * checks and errors, and the same outcome in the trace), else 0. Not
+ * inlined, so that function_graph shows the reserve, copy and commit apart
+ * from the checks around them (make bench's breakdown).
  */
-static int user_event_record_direct(struct user_event *user,
-				    struct trace_event_file *file,
-				    const struct user_bpf_iter *iter,
-				    size_t len)
+static noinline int
+user_event_record_direct(struct user_event *user, struct trace_event_file *file,
+			 const struct user_bpf_iter *iter, size_t len)
 {
 	struct trace_event_buffer fbuffer;
 	struct trace_entry *entry;
@@ -1610,9 +1611,9 @@ static int user_event_record_direct(struct user_event *user,
  * Staged: copies the payload of @iter to this CPU's write buffer and
  * delivers it from there. Returns -EAGAIN if a page was not present.
  */
-static int user_event_stage_and_deliver(struct user_event *user,
-					const struct user_bpf_iter *iter,
-					size_t len)
+static noinline int
+user_event_stage_and_deliver(struct user_event *user,
+			     const struct user_bpf_iter *iter, size_t len)
 {
 	void *buf = this_cpu_ptr(write_buffer);
 	int ret;

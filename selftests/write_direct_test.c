@@ -331,11 +331,24 @@ static void *flip(void *arg)
 	struct flipper *f = arg;
 	__u32 *loc = (__u32 *)(f->buf + 8);
 
+	volatile unsigned char *s = f->buf + 12;
+	volatile int j;
+
+	/*
+	 * Spins between the states: under TCG, vCPUs switch and interrupts
+	 * come only between translation blocks, that is at branches.
+	 */
 	while (!f->stop) {
 		__atomic_store_n(loc, f->bad, __ATOMIC_RELAXED);
-		f->buf[12 + 5] = 'X';
+		for (j = 0; j < 20; j++)
+			;
 		__atomic_store_n(loc, f->good, __ATOMIC_RELAXED);
-		f->buf[12 + 5] = '\0';
+		s[5] = 'X';
+		for (j = 0; j < 20; j++)
+			;
+		s[5] = '\0';
+		for (j = 0; j < 20; j++)
+			;
 	}
 	return NULL;
 }

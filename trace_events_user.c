@@ -1568,11 +1568,9 @@ static int user_event_fault_in_iovec(const struct user_bpf_iter *iter,
  * payload was not present, -EFAULT if the iovecs are short or the copy
  * failed the checks (the record is discarded in both cases), -ENOSPC if
  * nothing could be reserved (the caller takes the staged path: the same
- * checks and errors, and the same outcome in the trace), else 0. Not
- * inlined, so that function_graph shows the reserve, copy and commit apart
- * from the checks around them (make bench's breakdown).
+ * checks and errors, and the same outcome in the trace), else 0.
  */
-static noinline int
+static int
 user_event_record_direct(struct user_event *user, struct trace_event_file *file,
 			 const struct user_bpf_iter *iter, size_t len)
 {
@@ -1611,7 +1609,7 @@ user_event_record_direct(struct user_event *user, struct trace_event_file *file,
  * Staged: copies the payload of @iter to this CPU's write buffer and
  * delivers it from there. Returns -EAGAIN if a page was not present.
  */
-static noinline int
+static int
 user_event_stage_and_deliver(struct user_event *user,
 			     const struct user_bpf_iter *iter, size_t len)
 {

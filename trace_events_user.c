@@ -1268,9 +1268,35 @@ static int user_event_reg(struct trace_event_call *call,
 
 /* Write path */
 
-static void user_event_ftrace(struct user_event *user,
-			      struct trace_event_file *file,
-			      const void *data, size_t len)
+/*
+ * The write path, for an event and a payload that passed
+ * user_event_lookup_for_write():
+ *
+ *  - One copy (user_event_record_direct()): when the event's only consumer
+ *    is one ftrace event file with none of the flags that need the checks
+ *    of trace_trigger_soft_disabled() (triggers, soft disable, pid
+ *    filtering), the record is reserved in that file's ring buffer (or in
+ *    the core's per-CPU staging record, when the file has a filter) and the
+ *    payload is copied from the writer's iovecs straight into it. The
+ *    __data_loc/__rel_loc checks then run on that copy, which the writer
+ *    cannot change any more; a record that fails them, or whose copy
+ *    faulted, is discarded and never reaches a reader.
+ *  - Staged (user_event_stage_and_deliver()): in every other case (several
+ *    instances, perf or BPF, the flags above, a reserve that failed), the
+ *    payload is copied once to this CPU's write buffer, checked there, and
+ *    handed to every consumer from that copy.
+ *
+ * Both run with preemption disabled, which is the sched-RCU read side of
+ * user->probes, and with page faults disabled while user memory is read. A
+ * page of the payload that is not present makes the attempt return
+ * -EAGAIN with nothing recorded; user_event_emit() then faults it in with
+ * preemption enabled and tries once more.
+ */
+
+/* A staged payload, already checked, into one ftrace event file */
+static void user_event_ftrace_staged(struct user_event *user,
+				     struct trace_event_file *file,
+				     const void *data, size_t len)
 {
 	struct trace_event_buffer fbuffer;
 	struct trace_entry *entry;
@@ -1314,8 +1340,8 @@ static int user_event_bpf_ctx_size(struct user_event *user, int size)
  * read, and the payload after it. Nothing they may load is left over from
  * an earlier record.
  */
-static void user_event_perf(struct user_event *user, const void *data,
-			    size_t len)
+static void user_event_perf_staged(struct user_event *user,
+				   const void *data, size_t len)
 {
 	struct hlist_head *head = this_cpu_ptr(user->call.perf_events);
 	bool bpf = bpf_prog_array_valid(&user->call);
@@ -1355,18 +1381,19 @@ static void user_event_perf(struct user_event *user, const void *data,
 			      head, context, NULL);
 }
 #else
-static void user_event_perf(struct user_event *user, const void *data,
-			    size_t len)
+static void user_event_perf_staged(struct user_event *user,
+				   const void *data, size_t len)
 {
 }
 #endif
 
 /*
- * Checks that every __data_loc/__rel_loc field of the record points inside
- * the payload and that char arrays are NUL terminated within it.
+ * Checks the payload @data of @len bytes, a copy in kernel memory that the
+ * writer cannot change: every __data_loc/__rel_loc field must point inside
+ * the payload, and a char array must end with a NUL within it.
  */
-static int user_event_validate(struct user_event *user, const void *data,
-			       size_t len)
+static int user_event_check_locs(struct user_event *user, const void *data,
+				 size_t len)
 {
 	const size_t hdr = sizeof(struct trace_entry);
 	struct user_event_field *field;
@@ -1414,11 +1441,12 @@ static struct user_event *user_event_file_lookup(struct user_event_file *info,
 }
 
 /*
- * The checks every write makes once it has the index: returns the event,
- * or an error pointer for an index, a size or a state that is refused.
+ * Finds the event of write index @idx on @file and checks that a payload
+ * of @len bytes may be written to it now: returns the event, or an error
+ * pointer for an index, a size or a state that is refused. Copies nothing.
  */
 static __always_inline struct user_event *
-user_event_write_event(struct file *file, int idx, size_t len)
+user_event_lookup_for_write(struct file *file, int idx, size_t len)
 {
 	struct user_event *user;
 
@@ -1443,37 +1471,40 @@ user_event_write_event(struct file *file, int idx, size_t len)
 }
 
 /*
- * Hands the payload, staged in this CPU's write buffer with preemption
- * disabled, to every probe attached.
+ * Hands a payload staged in this CPU's write buffer (preemption disabled)
+ * to every consumer attached, once it passed the checks.
  */
-static int user_event_deliver(struct user_event *user, const void *buf,
-			      size_t len)
+static int user_event_deliver_staged(struct user_event *user, const void *buf,
+				     size_t len)
 {
 	struct user_event_probes *probes;
 	unsigned int i;
 	int ret;
 
-	ret = user->has_dyn ? user_event_validate(user, buf, len) : 0;
+	ret = user->has_dyn ? user_event_check_locs(user, buf, len) : 0;
 	if (unlikely(ret))
 		return ret;
 
 	probes = rcu_dereference_sched(user->probes);
 	if (probes)
 		for (i = 0; i < probes->nr_files; i++)
-			user_event_ftrace(user, probes->files[i], buf, len);
+			user_event_ftrace_staged(user, probes->files[i], buf,
+						 len);
 
 	if (READ_ONCE(user->status) & EVENT_STATUS_PERF)
-		user_event_perf(user, buf, len);
+		user_event_perf_staged(user, buf, len);
 
 	return 0;
 }
 
 /*
  * Copies @len bytes of the writer's iovecs, starting @skip bytes into the
- * first, to @buf. The destination is this CPU's write buffer (or a local)
- * and @len was checked against its size, so hardened usercopy's object
- * check is left out: on this path it would cost as much as the copy.
- * Faults are not taken when the caller disabled them.
+ * first, to @buf: this CPU's write buffer, a record reserved for the
+ * payload, or a local, @len checked against its size by the caller, so
+ * hardened usercopy's object check is left out: on this path it would cost
+ * as much as the copy. Returns -EFAULT if the iovecs are shorter than @len
+ * or a page is not there (faults are not taken when the caller disabled
+ * them); @buf may then hold part of the payload.
  */
 static int user_event_copy_iovec(void *buf, const struct iovec *iov,
 				 unsigned long nr_segs, size_t skip,
@@ -1530,40 +1561,127 @@ static int user_event_fault_in_iovec(const struct user_bpf_iter *iter,
 }
 
 /*
- * Stages the payload described by @iter (the writer's iovecs, from the
- * byte after the index) in this CPU's write buffer and delivers it. A page
- * that is not present is faulted in once, with preemption enabled.
+ * The file flags under which trace_trigger_soft_disabled() has work to do:
+ * such a file gets the staged path, which runs it before the record is
+ * reserved, as the tracing core's own events do.
  */
-static int user_event_write_iovec(struct user_event *user,
-				  struct user_bpf_iter *iter, size_t len)
+#define UE_FILE_FLAGS_STAGED (EVENT_FILE_FL_TRIGGER_MODE |		\
+			      EVENT_FILE_FL_SOFT_DISABLED |		\
+			      EVENT_FILE_FL_PID_FILTER)
+
+/*
+ * One copy: reserves the record for @file, copies the payload of @iter
+ * into it, checks that copy and commits it (the commit runs the file's
+ * filter and conditional triggers on it). Returns -EAGAIN if a page of the
+ * payload was not present, -EFAULT if the iovecs are short or the copy
+ * failed the checks (the record is discarded in both cases), -ENOSPC if
+ * nothing could be reserved (the caller takes the staged path: the same
+ * checks and errors, and the same outcome in the trace), else 0.
+ */
+static int
+user_event_record_direct(struct user_event *user, struct trace_event_file *file,
+			 const struct user_bpf_iter *iter, size_t len)
+{
+	struct trace_event_buffer fbuffer;
+	struct trace_entry *entry;
+	int ret;
+
+	entry = trace_event_buffer_reserve(&fbuffer, file,
+					   sizeof(*entry) + len);
+	if (unlikely(!entry))
+		return -ENOSPC;
+
+	pagefault_disable();
+	ret = user_event_copy_iovec(entry + 1, iter->iov, iter->nr_segs,
+				    iter->iov_offset, len);
+	pagefault_enable();
+	if (unlikely(ret)) {
+		ue_trace_event_discard(&fbuffer);
+		/* Short iovecs were ruled out by the caller */
+		return -EAGAIN;
+	}
+
+	if (user->has_dyn) {
+		ret = user_event_check_locs(user, entry + 1, len);
+		if (unlikely(ret)) {
+			ue_trace_event_discard(&fbuffer);
+			return ret;
+		}
+	}
+
+	trace_event_buffer_commit(&fbuffer);
+	return 0;
+}
+
+/*
+ * Staged: copies the payload of @iter to this CPU's write buffer and
+ * delivers it from there. Returns -EAGAIN if a page was not present.
+ */
+static int
+user_event_stage_and_deliver(struct user_event *user,
+			     const struct user_bpf_iter *iter, size_t len)
+{
+	void *buf = this_cpu_ptr(write_buffer);
+	int ret;
+
+	pagefault_disable();
+	ret = user_event_copy_iovec(buf, iter->iov, iter->nr_segs,
+				    iter->iov_offset, len);
+	pagefault_enable();
+	if (unlikely(ret))
+		return -EAGAIN;
+
+	return user_event_deliver_staged(user, buf, len);
+}
+
+/* One attempt at recording the payload, preemption disabled */
+static int user_event_emit_once(struct user_event *user,
+				const struct user_bpf_iter *iter, size_t len)
+{
+	struct user_event_probes *probes;
+	struct trace_event_file *file;
+	int ret;
+
+	probes = rcu_dereference_sched(user->probes);
+	if (likely(READ_ONCE(user->status) == EVENT_STATUS_FTRACE &&
+		   probes && probes->nr_files == 1)) {
+		file = probes->files[0];
+		if (likely(!(READ_ONCE(file->flags) & UE_FILE_FLAGS_STAGED))) {
+			ret = user_event_record_direct(user, file, iter, len);
+			if (likely(ret != -ENOSPC))
+				return ret;
+		}
+	}
+
+	return user_event_stage_and_deliver(user, iter, len);
+}
+
+/*
+ * Records the payload described by @iter (the writer's iovecs, from the
+ * byte after the index), @len bytes that the iovecs hold (checked by the
+ * caller). A page that is not present is faulted in once, with preemption
+ * enabled; a payload that still faults gives -EFAULT.
+ */
+static int user_event_emit(struct user_event *user,
+			   const struct user_bpf_iter *iter, size_t len)
 {
 	bool retried = false;
-	void *buf;
 	int ret;
 
 	for (;;) {
 		preempt_disable();
-		buf = this_cpu_ptr(write_buffer);
-		pagefault_disable();
-		ret = user_event_copy_iovec(buf, iter->iov, iter->nr_segs,
-					    iter->iov_offset, len);
-		pagefault_enable();
-		if (likely(!ret))
-			break;
+		ret = user_event_emit_once(user, iter, len);
 		preempt_enable();
+		if (likely(ret != -EAGAIN))
+			return ret;
 		if (retried || user_event_fault_in_iovec(iter, len))
 			return -EFAULT;
 		retried = true;
 	}
-
-	ret = user_event_deliver(user, buf, len);
-	preempt_enable();
-
-	return ret;
 }
 
 /* The payload of write(), after the index; out of the fast checks' way */
-static noinline int user_event_write_buf(struct user_event *user,
+static noinline int user_event_emit_ubuf(struct user_event *user,
 					 const char __user *ubuf, size_t count)
 {
 	struct iovec iov = {
@@ -1576,7 +1694,7 @@ static noinline int user_event_write_buf(struct user_event *user,
 		.iov = &iov,
 	};
 
-	return user_event_write_iovec(user, &iter, count - sizeof(int));
+	return user_event_emit(user, &iter, count - sizeof(int));
 }
 
 /* write(): the index, then the payload, from one user buffer */
@@ -1592,11 +1710,11 @@ static ssize_t user_events_write(struct file *file, const char __user *ubuf,
 	if (unlikely(get_user(idx, (const int __user *)ubuf)))
 		return -EFAULT;
 
-	user = user_event_write_event(file, idx, count - sizeof(idx));
+	user = user_event_lookup_for_write(file, idx, count - sizeof(idx));
 	if (IS_ERR(user))
 		return PTR_ERR(user);
 
-	ret = user_event_write_buf(user, ubuf, count);
+	ret = user_event_emit_ubuf(user, ubuf, count);
 
 	return ret ? ret : count;
 }
@@ -1604,12 +1722,12 @@ static ssize_t user_events_write(struct file *file, const char __user *ubuf,
 /*
  * Writes from an iterator over anything but user iovecs: io_uring's
  * registered buffers (IORING_OP_WRITE_FIXED) come as a bvec, and a kernel
- * caller would pass a kvec. Such memory is resident: it is copied with the
+ * caller would pass a kvec. Such memory is resident: it is staged with the
  * generic helper, with page faults disabled, in place of the iovec walk.
  */
-static noinline ssize_t user_events_write_copy(struct kiocb *kiocb,
-					       struct iov_iter *from,
-					       size_t total)
+static noinline ssize_t user_events_write_kernel_iter(struct kiocb *kiocb,
+						      struct iov_iter *from,
+						      size_t total)
 {
 	struct user_event *user;
 	size_t len, copied;
@@ -1620,7 +1738,7 @@ static noinline ssize_t user_events_write_copy(struct kiocb *kiocb,
 		return -EFAULT;
 
 	len = total - sizeof(idx);
-	user = user_event_write_event(kiocb->ki_filp, idx, len);
+	user = user_event_lookup_for_write(kiocb->ki_filp, idx, len);
 	if (IS_ERR(user))
 		return PTR_ERR(user);
 
@@ -1630,7 +1748,8 @@ static noinline ssize_t user_events_write_copy(struct kiocb *kiocb,
 	pagefault_disable();
 	copied = copy_from_iter(buf, len, from);
 	pagefault_enable();
-	ret = copied == len ? user_event_deliver(user, buf, len) : -EFAULT;
+	ret = copied == len ? user_event_deliver_staged(user, buf, len) :
+			      -EFAULT;
 	preempt_enable();
 
 	return ret ? ret : total;
@@ -1638,7 +1757,7 @@ static noinline ssize_t user_events_write_copy(struct kiocb *kiocb,
 
 /*
  * writev() and io_uring: the index and the payload in any iovecs, or in
- * any other iterator through user_events_write_copy().
+ * any other iterator through user_events_write_kernel_iter().
  */
 static ssize_t user_events_write_iter(struct kiocb *kiocb,
 				      struct iov_iter *from)
@@ -1661,7 +1780,7 @@ static ssize_t user_events_write_iter(struct kiocb *kiocb,
 		iter.iov = ue_iter_iov(from);
 		iter.nr_segs = from->nr_segs;
 	} else {
-		return user_events_write_copy(kiocb, from, total);
+		return user_events_write_kernel_iter(kiocb, from, total);
 	}
 	iter.iov_offset = from->iov_offset;
 
@@ -1669,8 +1788,8 @@ static ssize_t user_events_write_iter(struct kiocb *kiocb,
 					   iter.iov_offset, sizeof(idx))))
 		return -EFAULT;
 
-	user = user_event_write_event(kiocb->ki_filp, idx,
-				      total - sizeof(idx));
+	user = user_event_lookup_for_write(kiocb->ki_filp, idx,
+					   total - sizeof(idx));
 	if (IS_ERR(user))
 		return PTR_ERR(user);
 
@@ -1682,7 +1801,7 @@ static ssize_t user_events_write_iter(struct kiocb *kiocb,
 		iter.nr_segs--;
 	}
 
-	ret = user_event_write_iovec(user, &iter, total - sizeof(idx));
+	ret = user_event_emit(user, &iter, total - sizeof(idx));
 	if (ret)
 		return ret;
 

@@ -83,6 +83,8 @@ static const struct {
 	KSYM(dyn_event_ops_mutex),
 	KSYM(dyn_event_ops_list),
 	KSYM(dyn_event_list),
+	KSYM(trace_buffered_event),
+	KSYM(trace_buffered_event_cnt),
 };
 
 int user_events_ksyms_init(void)

@@ -9,6 +9,7 @@
 
 #include <linux/fs.h>
 #include <linux/mutex.h>
+#include <linux/ring_buffer.h>
 #include <linux/trace_events.h>
 
 struct user_events_ksyms {
@@ -20,6 +21,9 @@ struct user_events_ksyms {
 	struct mutex *dyn_event_ops_mutex;	/* guards dyn_event_ops_list */
 	struct list_head *dyn_event_ops_list;
 	struct list_head *dyn_event_list;
+	/* The tracing core's per-CPU staging record for filtered events */
+	struct ring_buffer_event * __percpu *trace_buffered_event;
+	int __percpu *trace_buffered_event_cnt;
 };
 
 extern struct user_events_ksyms ue_ksyms;
@@ -46,6 +50,26 @@ static inline void ue_tracefs_remove(struct dentry *dentry)
 {
 	user_events_call(ue_ksyms.tracefs_remove, (unsigned long)dentry,
 			 0, 0, 0, 0);
+}
+
+/*
+ * Drops a record reserved with trace_event_buffer_reserve() instead of
+ * committing it, the way the tracing core discards one: the record is
+ * either this CPU's staging record (trace_event_buffer_lock_reserve() gave
+ * it to a filtered or soft-disabled file, with preemption disabled) or an
+ * entry of a ring buffer, which ring_buffer_discard_commit() removes or
+ * turns into padding that readers skip. Either way, preemption is enabled
+ * again as after a commit.
+ */
+static inline void ue_trace_event_discard(struct trace_event_buffer *fbuffer)
+{
+	if (this_cpu_read(*ue_ksyms.trace_buffered_event) == fbuffer->event) {
+		this_cpu_dec(*ue_ksyms.trace_buffered_event_cnt);
+		preempt_enable_notrace();
+		return;
+	}
+
+	ring_buffer_discard_commit(fbuffer->buffer, fbuffer->event);
 }
 
 #endif /* _USER_EVENTS_KSYMS_H */

@@ -777,6 +777,28 @@ static void cmd_rows(void)
 		}
 	}
 
+	/*
+	 * The perf anchor: a kernel tracepoint (sys_enter of getppid) with
+	 * the same per-task perf event attached, as `perf record -e` would.
+	 * Its cost minus getppid()'s is what the core's own tracepoints pay
+	 * for perf delivery; the user_events perf rows beside it.
+	 */
+	{
+		struct perf_event_mmap_page *ring;
+		int pfd;
+
+		pfd = perf_attach(event_id("syscalls", "sys_enter_getppid"), &ring);
+		memset(&w, 0, sizeof(w));
+		w.ring = ring;
+		perf_drain(ring);
+		measure(&r, row_getppid, &w, opt_ops, between_perf);
+		print_row("getppid_perf", &r,
+			  "perf on syscalls:sys_enter_getppid (per task, mmap ring); %.0f perf bytes/op in the last repeat",
+			  (double)perf_drain(ring) / opt_ops);
+		munmap(ring, (PERF_RING_PAGES + 1) * 4096);
+		close(pfd);
+	}
+
 	/* 5 fields, one of them a 32-byte __rel_loc string */
 	{
 		static struct {

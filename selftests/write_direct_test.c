@@ -1,0 +1,402 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * user_events.ko selftests: the one-copy write path. With one ftrace
+ * event file as the only consumer, the payload is copied from the
+ * writer's iovecs straight into the reserved record and checked there;
+ * a record that fails the checks, or whose copy faults, is discarded.
+ * These tests check that such a write fails with the errno of the staged
+ * path and leaves nothing in the trace, with and without a filter (the
+ * record is then the tracing core's per-CPU staging record), and that
+ * soft disable, pid filtering and a writer rewriting its buffer while it
+ * is copied behave.
+ *
+ * Every event created here is named "ue_d_*" and is deleted again by
+ * the fixture teardown.
+ */
+#define _GNU_SOURCE
+#include <pthread.h>
+#include <sys/mman.h>
+#include <sys/uio.h>
+#include <time.h>
+
+#include "ue_test.h"
+
+#define PREFIX "ue_d_"
+#define MAX_LINES 16
+
+/* u32 a at 0, __data_loc char[] s at 4, the string from 8 */
+#define LOC_DESC "u32 a; __data_loc char[] s"
+
+FIXTURE(direct) {
+	int fd;
+	char lines[MAX_LINES][UE_LINE_MAX];
+	char trigger_path[512];
+	bool pid_filter;
+};
+
+FIXTURE_SETUP(direct)
+{
+	self->trigger_path[0] = '\0';
+	self->pid_filter = false;
+	self->fd = ue_open_data();
+	ASSERT_LE(0, self->fd) {
+		TH_LOG("open %s: %s (is user_events.ko loaded?)",
+		       UE_DATA_FILE, strerror(errno));
+	}
+	ASSERT_EQ(0, ue_trace_clear());
+	ASSERT_LT(0, ue_hdr_size());
+}
+
+FIXTURE_TEARDOWN(direct)
+{
+	if (self->trigger_path[0])
+		ue_write_file(self->trigger_path,
+			      "!enable_event:user_events:" PREFIX "sd\n", false);
+	if (self->pid_filter)
+		ue_write_file(UE_TRACEFS "/set_event_pid", "\n", true);
+	if (self->fd >= 0)
+		close(self->fd);
+	EXPECT_EQ(0, ue_delete_prefix(PREFIX));
+}
+
+static int reg_enabled(int fd, const char *desc, const char *name)
+{
+	int w = -1;
+	int ret;
+
+	ret = ue_reg(fd, desc, NULL, &w);
+	if (ret)
+		return ret;
+	ret = ue_enable(name, true);
+	if (ret)
+		return ret;
+
+	return w;
+}
+
+static int ev_write(const char *name, const char *file, const char *str)
+{
+	char path[512];
+
+	return ue_write_file(ue_event_path(path, sizeof(path), name, file),
+			     str, false);
+}
+
+/*
+ * A record of LOC_DESC in buf (index first): the string str of slen bytes
+ * (the NUL only if counted in slen) and the location word loc. Returns
+ * the length to write.
+ */
+static int loc_rec(unsigned char *buf, int w, __u32 a, __u32 loc,
+		   const char *str, int slen)
+{
+	memcpy(buf, &w, 4);
+	memcpy(buf + 4, &a, 4);
+	memcpy(buf + 8, &loc, 4);
+	memcpy(buf + 12, str, slen);
+	return 12 + slen;
+}
+
+static __u32 good_loc(int slen)
+{
+	return DYN_LOC(ue_hdr_size() + 8, slen);
+}
+
+/* Writes that fail the checks, with write() and writev() */
+static void bad_writes(struct __test_metadata *_metadata, int fd, int w)
+{
+	int hdr = ue_hdr_size();
+	unsigned char buf[64];
+	struct iovec io[3];
+	int len;
+
+	/* Past the end of the payload */
+	len = loc_rec(buf, w, 1, DYN_LOC(hdr + 8, 7), "hello", 6);
+	errno = 0;
+	ASSERT_EQ(-1, write(fd, buf, len));
+	ASSERT_EQ(EFAULT, errno);
+	io[0] = (struct iovec){ buf, 4 };
+	io[1] = (struct iovec){ buf + 4, 8 };
+	io[2] = (struct iovec){ buf + 12, len - 12 };
+	errno = 0;
+	ASSERT_EQ(-1, writev(fd, io, 3));
+	ASSERT_EQ(EFAULT, errno);
+
+	/* Before the payload (into the header) */
+	len = loc_rec(buf, w, 1, DYN_LOC(hdr - 2, 6), "hello", 6);
+	errno = 0;
+	ASSERT_EQ(-1, write(fd, buf, len));
+	ASSERT_EQ(EFAULT, errno);
+
+	/* No NUL at the end of the string */
+	len = loc_rec(buf, w, 1, good_loc(5), "hello", 5);
+	errno = 0;
+	ASSERT_EQ(-1, write(fd, buf, len));
+	ASSERT_EQ(EFAULT, errno);
+
+	/* Empty string: not even the NUL */
+	len = loc_rec(buf, w, 1, good_loc(0), "", 0);
+	errno = 0;
+	ASSERT_EQ(-1, write(fd, buf, len));
+	ASSERT_EQ(EFAULT, errno);
+}
+
+TEST_F(direct, bad_loc_nothing_recorded)
+{
+	const char *name = PREFIX "loc";
+	unsigned char buf[64];
+	int w, len;
+
+	w = reg_enabled(self->fd, PREFIX "loc " LOC_DESC, name);
+	ASSERT_LE(0, w);
+
+	bad_writes(_metadata, self->fd, w);
+	ASSERT_EQ(0, ue_trace_lines(name, self->lines, MAX_LINES));
+
+	len = loc_rec(buf, w, 3, good_loc(6), "hello", 6);
+	ASSERT_EQ(len, write(self->fd, buf, len));
+	ASSERT_EQ(1, ue_trace_lines(name, self->lines, MAX_LINES));
+	ASSERT_STREQ("a=3 s=hello", self->lines[0]);
+}
+
+/*
+ * With a filter, the record is the tracing core's per-CPU staging record:
+ * a failed check must release it (a later write would find it taken, and
+ * the filter would stop working), and a rejected record leaves nothing.
+ */
+TEST_F(direct, filter_rejects_and_bad_loc)
+{
+	const char *name = PREFIX "flt";
+	unsigned char buf[64];
+	int w, len, i;
+
+	w = reg_enabled(self->fd, PREFIX "flt " LOC_DESC, name);
+	ASSERT_LE(0, w);
+	ASSERT_EQ(0, ev_write(name, "filter", "a == 1\n"));
+
+	for (i = 0; i < 3; i++) {
+		bad_writes(_metadata, self->fd, w);
+		len = loc_rec(buf, w, 2, good_loc(6), "other", 6);
+		ASSERT_EQ(len, write(self->fd, buf, len));
+		len = loc_rec(buf, w, 1, good_loc(6), "match", 6);
+		ASSERT_EQ(len, write(self->fd, buf, len));
+	}
+
+	ASSERT_EQ(3, ue_trace_lines(name, self->lines, MAX_LINES));
+	for (i = 0; i < 3; i++)
+		ASSERT_STREQ("a=1 s=match", self->lines[i]);
+
+	ASSERT_EQ(0, ev_write(name, "filter", "0\n"));
+}
+
+/*
+ * A payload whose end is not readable: part of it is copied into the
+ * record before the fault. EFAULT, and neither the partial record nor
+ * anything else reaches the trace; with and without a filter.
+ */
+TEST_F(direct, payload_faults_midway)
+{
+	const char *name = PREFIX "fault";
+	long page = sysconf(_SC_PAGESIZE);
+	unsigned char good[64];
+	struct iovec io[3];
+	unsigned char *map;
+	int w, len, pass;
+
+	w = reg_enabled(self->fd, PREFIX "fault " LOC_DESC, name);
+	ASSERT_LE(0, w);
+
+	map = mmap(NULL, 2 * page, PROT_READ | PROT_WRITE,
+		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, map);
+	ASSERT_EQ(0, mprotect(map + page, page, PROT_NONE));
+
+	for (pass = 0; pass < 2; pass++) {
+		if (pass)
+			ASSERT_EQ(0, ev_write(name, "filter", "a < 100\n"));
+
+		/* write(): 12 bytes readable, the string's last 4 are not */
+		len = loc_rec(map + page - 12, w, 1, good_loc(8), "", 0);
+		errno = 0;
+		ASSERT_EQ(-1, write(self->fd, map + page - 12, len + 8));
+		ASSERT_EQ(EFAULT, errno);
+
+		/* writev(): the second segment crosses into PROT_NONE */
+		memcpy(map + page - 8, &w, 4);
+		io[0] = (struct iovec){ map + page - 8, 4 };
+		io[1] = (struct iovec){ map + page - 4, 8 };
+		errno = 0;
+		ASSERT_EQ(-1, writev(self->fd, io, 2));
+		ASSERT_EQ(EFAULT, errno);
+
+		/* writev(): a later segment wholly unreadable */
+		len = loc_rec(good, w, 1, good_loc(6), "hello", 6);
+		io[0] = (struct iovec){ good, 12 };
+		io[1] = (struct iovec){ map + page, 6 };
+		errno = 0;
+		ASSERT_EQ(-1, writev(self->fd, io, 2));
+		ASSERT_EQ(EFAULT, errno);
+	}
+
+	ASSERT_EQ(0, ue_trace_lines(name, self->lines, MAX_LINES));
+	ASSERT_EQ(len, write(self->fd, good, len));
+	ASSERT_EQ(1, ue_trace_lines(name, self->lines, MAX_LINES));
+	ASSERT_STREQ("a=1 s=hello", self->lines[0]);
+
+	ASSERT_EQ(0, ev_write(name, "filter", "0\n"));
+	munmap(map, 2 * page);
+}
+
+/*
+ * Soft disable (an enable_event trigger on another event attaches the
+ * file in soft mode): writes succeed and record nothing, bad ones still
+ * fail with EFAULT; once the trigger fires, writes record again.
+ */
+TEST_F(direct, soft_disabled_then_enabled_by_trigger)
+{
+	const char *sd = PREFIX "sd", *src = PREFIX "src";
+	unsigned char buf[64];
+	int w = -1, ws, len;
+	__u32 one = 1;
+	struct iovec io[2];
+
+	ASSERT_EQ(0, ue_reg(self->fd, PREFIX "sd " LOC_DESC, NULL, &w));
+	ASSERT_LE(0, w);
+	ws = reg_enabled(self->fd, PREFIX "src u32 a", src);
+	ASSERT_LE(0, ws);
+
+	ue_event_path(self->trigger_path, sizeof(self->trigger_path), src,
+		      "trigger");
+	ASSERT_EQ(0, ue_write_file(self->trigger_path,
+				   "enable_event:user_events:" PREFIX "sd\n",
+				   false));
+
+	len = loc_rec(buf, w, 5, good_loc(6), "quiet", 6);
+	ASSERT_EQ(len, write(self->fd, buf, len));
+	bad_writes(_metadata, self->fd, w);
+	ASSERT_EQ(0, ue_trace_lines(sd, self->lines, MAX_LINES));
+
+	/* The trigger fires and enables ue_d_sd for real */
+	io[0] = (struct iovec){ &ws, 4 };
+	io[1] = (struct iovec){ &one, 4 };
+	ASSERT_EQ(8, writev(self->fd, io, 2));
+
+	len = loc_rec(buf, w, 6, good_loc(6), "heard", 6);
+	ASSERT_EQ(len, write(self->fd, buf, len));
+	ASSERT_EQ(1, ue_trace_lines(sd, self->lines, MAX_LINES));
+	ASSERT_STREQ("a=6 s=heard", self->lines[0]);
+}
+
+/* set_event_pid: only the listed pids record */
+TEST_F(direct, pid_filter)
+{
+	const char *name = PREFIX "pid";
+	unsigned char buf[64];
+	char pid[32];
+	int w, len;
+
+	w = reg_enabled(self->fd, PREFIX "pid " LOC_DESC, name);
+	ASSERT_LE(0, w);
+
+	self->pid_filter = true;
+	/* pid 1 (init) only: our writes are not recorded */
+	ASSERT_EQ(0, ue_write_file(UE_TRACEFS "/set_event_pid", "1\n", true));
+	len = loc_rec(buf, w, 7, good_loc(6), "other", 6);
+	ASSERT_EQ(len, write(self->fd, buf, len));
+	bad_writes(_metadata, self->fd, w);
+	ASSERT_EQ(0, ue_trace_lines(name, self->lines, MAX_LINES));
+
+	snprintf(pid, sizeof(pid), "%d\n", getpid());
+	ASSERT_EQ(0, ue_write_file(UE_TRACEFS "/set_event_pid", pid, true));
+	len = loc_rec(buf, w, 8, good_loc(6), "mine!", 6);
+	ASSERT_EQ(len, write(self->fd, buf, len));
+	ASSERT_EQ(1, ue_trace_lines(name, self->lines, MAX_LINES));
+	ASSERT_STREQ("a=8 s=mine!", self->lines[0]);
+}
+
+/*
+ * Another thread rewrites the location word and the string between a
+ * valid and an invalid form while the payload is written: the checks run
+ * on the copy in the record, so each write either fails with EFAULT or
+ * records a valid one; no invalid location reaches the ring buffer.
+ */
+struct flipper {
+	unsigned char *buf;
+	__u32 good, bad;
+	volatile int stop;
+};
+
+static void *flip(void *arg)
+{
+	struct flipper *f = arg;
+	__u32 *loc = (__u32 *)(f->buf + 8);
+
+	volatile unsigned char *s = f->buf + 12;
+	volatile int j;
+
+	/*
+	 * Spins between the states: under TCG, vCPUs switch and interrupts
+	 * come only between translation blocks, that is at branches.
+	 */
+	while (!f->stop) {
+		__atomic_store_n(loc, f->bad, __ATOMIC_RELAXED);
+		for (j = 0; j < 20; j++)
+			;
+		__atomic_store_n(loc, f->good, __ATOMIC_RELAXED);
+		s[5] = 'X';
+		for (j = 0; j < 20; j++)
+			;
+		s[5] = '\0';
+		for (j = 0; j < 20; j++)
+			;
+	}
+	return NULL;
+}
+
+TEST_F(direct, racing_rewrite_never_records_bad_loc)
+{
+	const char *name = PREFIX "race";
+	static char lines[4096][UE_LINE_MAX];
+	unsigned char buf[64] __attribute__((aligned(8)));
+	struct flipper f = { .buf = buf };
+	long ok = 0, efault = 0, i;
+	time_t end;
+	pthread_t t;
+	int w, len, n;
+
+	w = reg_enabled(self->fd, PREFIX "race " LOC_DESC, name);
+	ASSERT_LE(0, w);
+	f.good = good_loc(6);
+	f.bad = DYN_LOC(ue_hdr_size() + 8, 4000);
+	len = loc_rec(buf, w, 9, f.good, "valid", 6);
+
+	ASSERT_EQ(0, pthread_create(&t, NULL, flip, &f));
+	/*
+	 * Until both outcomes were seen (on one CPU, the threads take turns
+	 * by time slices) and 1000 records, at most 4000 records (the ring
+	 * buffer keeps them all) and at most 3 s.
+	 */
+	end = time(NULL) + 3;
+	for (i = 0; (ok < 1000 || !efault) && ok < 4000 && time(NULL) < end;
+	     i++) {
+		ssize_t n = write(self->fd, buf, len);
+
+		if (n == len) {
+			ok++;
+		} else {
+			ASSERT_EQ(-1, n);
+			ASSERT_EQ(EFAULT, errno);
+			efault++;
+		}
+	}
+	f.stop = 1;
+	pthread_join(t, NULL);
+	TH_LOG("%ld recorded, %ld refused", ok, efault);
+
+	n = ue_trace_lines(name, lines, 4096);
+	ASSERT_EQ(ok, n);
+	for (i = 0; i < n && i < 4096; i++)
+		ASSERT_STREQ("a=9 s=valid", lines[i]);
+}
+
+TEST_HARNESS_MAIN

@@ -17,6 +17,11 @@
 #   UE_SELFTESTS_SRC     selftests source dir (default: selftests/)
 #   UE_BUILD_DIR         where builds and results go (default: build/)
 #   UE_CHECK_PACKAGE=0   leave out the Debian package test (needs root)
+#   UE_HOST_CHECKS=0     leave out lint, host checks and the package test
+#   UE_MATRIX_TARGETS    a file of "<release> <suite> <vmlinuz> <modules dir>"
+#                        lines (written by scripts/matrix.sh): test exactly
+#                        those kernels, each built in <suite>'s chroot and
+#                        booted from its extracted package (KVERS is ignored)
 #
 # Counting: an "ok" line is a pass unless it carries "# SKIP" (a skip is a
 # failure); a "not ok" line is a failure; the guest runner reports its own
@@ -46,7 +51,17 @@ section "setup"
 "$UE_REPO/scripts/setup.sh"
 harness=$("$UE_REPO/scripts/setup.sh" --harness-dir)
 upstream=$("$UE_REPO/scripts/setup.sh" --upstream-dir)
-mapfile -t kernels < <("$UE_REPO/scripts/kernels.sh")
+declare -A tsuite=() tkernel=() tmodules=()
+if [[ -n ${UE_MATRIX_TARGETS:-} ]]; then
+	kernels=()
+	while read -r rel suite vmlinuz moddir; do
+		[[ -n $rel && $rel != \#* ]] || continue
+		kernels+=("$rel")
+		tsuite[$rel]=$suite tkernel[$rel]=$vmlinuz tmodules[$rel]=$moddir
+	done <"$UE_MATRIX_TARGETS"
+else
+	mapfile -t kernels < <("$UE_REPO/scripts/kernels.sh")
+fi
 ((${#kernels[@]})) || ue_die "no kernels to test"
 echo "kernels: ${kernels[*]}"
 echo "kselftest harness: $harness"
@@ -155,7 +170,8 @@ for rel in "${kernels[@]}"; do
 
 	section "$rel: module build"
 	bstatus=0
-	kos=$("$UE_REPO/scripts/build-module.sh" "$rel" "$modsrc") || bstatus=$?
+	kos=$("$UE_REPO/scripts/build-module.sh" ${tsuite[$rel]:+--chroot "${tsuite[$rel]}"} \
+		"$rel" "$modsrc") || bstatus=$?
 	ko=
 	if ((bstatus == 0 || bstatus == 3)); then
 		ko=$(grep -m1 '/user_events\.ko$' <<<"$kos" || head -n 1 <<<"$kos")
@@ -180,6 +196,8 @@ for rel in "${kernels[@]}"; do
 		genv=(env "UE_TEST_TIMEOUT=$test_timeout")
 		[[ -n ${UE_EXPECT_TRACEFS+set} ]] && genv+=("UE_EXPECT_TRACEFS=$UE_EXPECT_TRACEFS")
 		runopts=(-o "$resdir" -t "$guest_timeout")
+		[[ -z ${tkernel[$rel]:-} ]] ||
+			runopts+=(--kernel "${tkernel[$rel]}" --modules "${tmodules[$rel]}")
 		[[ ${V:-0} == 1 ]] || runopts+=(-q)
 		gstatus=0
 		"$UE_REPO/scripts/guest/run.sh" "${runopts[@]}" "$rel" -- "${genv[@]}" \
@@ -280,15 +298,18 @@ host_checks() { # host_checks <label> <prefix> <command...>
 	total_fail=$((total_fail + f))
 }
 
+[[ ${UE_HOST_CHECKS:-1} != 0 ]] || UE_CHECK_PACKAGE=0
 host_kos=()
 for rel in "${kernels[@]}"; do
 	if [[ -f $UE_BUILD/$rel/module/user_events.ko ]]; then
 		host_kos+=("$UE_BUILD/$rel/module/user_events.ko")
 	fi
 done
-host_checks "lint (checkpatch, sparse)" lint "$UE_REPO/scripts/lint.sh"
-host_checks "host checks (versions, docs)" host \
-	"$UE_REPO/scripts/check-host.sh" "${host_kos[@]}"
+if [[ ${UE_HOST_CHECKS:-1} != 0 ]]; then
+	host_checks "lint (checkpatch, sparse)" lint "$UE_REPO/scripts/lint.sh"
+	host_checks "host checks (versions, docs)" host \
+		"$UE_REPO/scripts/check-host.sh" "${host_kos[@]}"
+fi
 # The Debian package as users get it: build, install (DKMS builds the
 # module for each kernel), smoke test the installed module in a guest of
 # each kernel, purge. It installs a package, so it needs root.

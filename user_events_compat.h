@@ -165,15 +165,18 @@ static inline void __user *ue_iter_ubuf(const struct iov_iter *i)
 
 /*
  * The filter type of a __rel_loc char[] field. Linux 5.10 has no
- * FILTER_RDYN_STRING: the field is described as a plain number there, so
- * that a string filter on it is refused by the tracing core (EINVAL,
- * "Illegal integer value" in tracing/error_log) instead of being accepted
- * and never matching. See Documentation/compat.rst.
+ * FILTER_RDYN_STRING, and would turn FILTER_OTHER into FILTER_STATIC_STRING
+ * (filter_assign_type() sees "char[]") and compare the field's 32-bit
+ * offset/length word as a 4-byte string: accepted and never matching.
+ * FILTER_TRACE_FN is neither a string type nor reassigned, so the core
+ * refuses every string filter on the field when it is written (EINVAL,
+ * "Field requires a digit" in tracing/error_log). See
+ * Documentation/compat.rst.
  */
 #ifdef UE_HAVE_FILTER_RDYN_STRING
 #define UE_FILTER_REL_STRING FILTER_RDYN_STRING
 #else
-#define UE_FILTER_REL_STRING FILTER_OTHER
+#define UE_FILTER_REL_STRING FILTER_TRACE_FN
 #endif
 
 /*

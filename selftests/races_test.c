@@ -409,6 +409,8 @@ TEST_F(races, eprobe_pins_module)
 {
 	static char buf[1 << 16];
 
+	if (!ue_kernel_at_least(5, 15))
+		SKIP(return, "kernel without eprobes (they came in Linux 5.15)");
 	ASSERT_TRUE(kernel_has_eprobes());
 	ASSERT_EQ(0, ue_write_file(DYN_EVENTS, "u:" PREFIX "x u32 a\n", false));
 	ASSERT_EQ(0, ue_write_file(DYN_EVENTS,

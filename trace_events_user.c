@@ -2059,7 +2059,11 @@ static bool user_event_dyn_match(const char *system, const char *event,
 	return !argc || !*user_skip_spaces(want);
 }
 
-UE_DEFINE_DYN_CREATE(user_event_dyn_create_cb, user_event_dyn_create)
+/* dynamic_events' create callback, whichever shape the kernel has */
+static int user_event_dyn_create_cb(UE_DYN_CREATE_PARAMS)
+{
+	return UE_DYN_CREATE_CALL(user_event_dyn_create);
+}
 
 static struct dyn_event_operations user_event_dyn_ops = {
 	.create = user_event_dyn_create_cb,

@@ -226,13 +226,18 @@ static inline bool ue_call_core_refs(struct trace_event_call *call)
 #endif
 }
 
-/* kmap_local_page() appeared in Linux 5.11 */
+/*
+ * kmap_local_page() appeared in Linux 5.11. The module is built for 64-bit
+ * architectures only, which have no highmem: there every page is in the
+ * direct map and page_address() is what kmap_local_page() returns.
+ */
 static inline void *ue_kmap_local_page(struct page *page)
 {
 #ifdef UE_HAVE_KMAP_LOCAL
 	return kmap_local_page(page);
 #else
-	return kmap_atomic(page);
+	BUILD_BUG_ON(IS_ENABLED(CONFIG_HIGHMEM));
+	return page_address(page);
 #endif
 }
 
@@ -240,8 +245,6 @@ static inline void ue_kunmap_local(void *addr)
 {
 #ifdef UE_HAVE_KMAP_LOCAL
 	kunmap_local(addr);
-#else
-	kunmap_atomic(addr);
 #endif
 }
 
@@ -265,17 +268,24 @@ static inline struct vm_area_struct *ue_vma_lookup(struct mm_struct *mm,
  */
 struct dyn_event;
 
+/*
+ * The create callback is written once for both shapes:
+ *
+ *	static int cb(UE_DYN_CREATE_PARAMS)
+ *	{
+ *		return UE_DYN_CREATE_CALL(parser);
+ *	}
+ *
+ * where parser(const char *raw_command) gets the command as one string.
+ */
 #ifdef UE_HAVE_DYN_CREATE_RAW
 typedef int (*ue_dyn_create_fn)(const char *raw_command);
-
-/* @name is the callback for dyn_event_operations.create: @fn itself */
-#define UE_DEFINE_DYN_CREATE(name, fn)					\
-static int name(const char *raw_command)				\
-{									\
-	return fn(raw_command);						\
-}
+#define UE_DYN_CREATE_PARAMS const char *raw_command
+#define UE_DYN_CREATE_CALL(fn) fn(raw_command)
 #else
 typedef int (*ue_dyn_create_fn)(int argc, const char **argv);
+#define UE_DYN_CREATE_PARAMS int argc, const char **argv
+#define UE_DYN_CREATE_CALL(fn) ue_dyn_create_argv(argc, argv, fn)
 
 /*
  * Linux 5.10 splits the command at white space and passes the words: join
@@ -300,12 +310,6 @@ static inline int ue_dyn_create_argv(int argc, const char **argv,
 	ret = fn(raw);
 	kfree(raw);
 	return ret;
-}
-
-#define UE_DEFINE_DYN_CREATE(name, fn)					\
-static int name(int argc, const char **argv)				\
-{									\
-	return ue_dyn_create_argv(argc, argv, fn);			\
 }
 #endif
 

@@ -607,7 +607,7 @@ static int user_event_parse_field(struct user_event *user, char *text,
 		field->filter_type = FILTER_OTHER;
 		if (is_char)
 			field->filter_type = kind == FIELD_DATA_LOC ?
-				FILTER_DYN_STRING : FILTER_RDYN_STRING;
+				FILTER_DYN_STRING : UE_FILTER_REL_STRING;
 		field->fmt = "%s";
 		field->type = kasprintf(GFP_KERNEL_ACCOUNT, "%s %s",
 					words[0], type);
@@ -1362,7 +1362,7 @@ static void user_event_perf_staged(struct user_event *user,
 	perf_fetch_caller_regs(regs);
 	/* The header's padding and RT-only fields reach user space too */
 	memset(entry, 0, sizeof(*entry));
-	tracing_generic_entry_update(entry, user->call.event.type, 0);
+	ue_tracing_generic_entry_update(entry, user->call.event.type);
 	memcpy(entry + 1, data, len);
 	/* perf_trace_buf_alloc() zeroed only the last 8 bytes of alloc */
 	if (alloc > size)
@@ -1525,9 +1525,9 @@ static int user_event_copy_iovec(void *buf, const struct iovec *iov,
 		from = iov->iov_base + skip;
 		if (unlikely(!access_ok(from, n)))
 			return -EFAULT;
-		instrument_copy_from_user_before(buf, from, n);
+		ue_instrument_copy_from_user_before(buf, from, n);
 		left = raw_copy_from_user(buf, from, n);
-		instrument_copy_from_user_after(buf, from, n, left);
+		ue_instrument_copy_from_user_after(buf, from, n, left);
 		if (unlikely(left))
 			return -EFAULT;
 		buf += n;
@@ -1551,7 +1551,7 @@ static int user_event_fault_in_iovec(const struct user_bpf_iter *iter,
 			continue;
 		}
 		n = min(iov->iov_len - skip, len);
-		if (fault_in_readable(iov->iov_base + skip, n))
+		if (ue_fault_in_readable(iov->iov_base + skip, n))
 			return -EFAULT;
 		len -= n;
 		skip = 0;
@@ -1771,8 +1771,8 @@ static ssize_t user_events_write_iter(struct kiocb *kiocb,
 	if (unlikely(total < sizeof(idx)))
 		return -EINVAL;
 
-	if (iter_is_ubuf(from)) {
-		ubuf.iov_base = from->ubuf;
+	if (ue_iter_is_ubuf(from)) {
+		ubuf.iov_base = ue_iter_ubuf(from);
 		ubuf.iov_len = from->iov_offset + from->count;
 		iter.iov = &ubuf;
 		iter.nr_segs = 1;
@@ -1831,9 +1831,9 @@ static int user_event_set_call_visible(struct user_event *user, bool visible)
 	old_cred = override_creds(user_event_cred);
 
 	if (visible)
-		ret = trace_add_event_call(&user->call);
+		ret = ue_trace_add_event_call(&user->call);
 	else
-		ret = trace_remove_event_call(&user->call);
+		ret = ue_trace_remove_event_call(&user->call);
 
 	revert_creds(old_cred);
 
@@ -1858,20 +1858,13 @@ static int user_event_build_fields_array(struct user_event *user)
 		return -ENOMEM;
 
 	i = 0;
-	list_for_each_entry(field, &user->fields, link) {
-		struct trace_event_fields f = {
-			.type = field->type,
-			.name = field->name,
-			.size = field->size,
-			.align = 1,
-			.is_signed = field->is_signed,
-			.filter_type = field->filter_type,
-			.len = field->kind == FIELD_STRING ||
-			       field->kind == FIELD_ARRAY ? field->size : 0,
-		};
-
-		memcpy(&array[i++], &f, sizeof(f));
-	}
+	list_for_each_entry(field, &user->fields, link)
+		ue_trace_event_field_init(&array[i++], field->type, field->name,
+					  field->size, field->is_signed,
+					  field->filter_type,
+					  field->kind == FIELD_STRING ||
+					  field->kind == FIELD_ARRAY ?
+					  field->size : 0);
 
 	user->class.fields_array = array;
 	return 0;
@@ -1918,7 +1911,7 @@ static int user_event_register(struct user_event *user)
 	user->call.class = &user->class;
 	user->call.data = user;
 	user->call.event.funcs = &user_event_funcs;
-	user->call.flags = TRACE_EVENT_FL_TRACEPOINT | TRACE_EVENT_FL_DYNAMIC;
+	user->call.flags = TRACE_EVENT_FL_TRACEPOINT | UE_TRACE_EVENT_FL_DYNAMIC;
 
 	/* Everything that can fail below is undone by the labels at the end */
 	user->owner = current_uid();
@@ -1981,7 +1974,7 @@ static int user_event_destroy(struct user_event *user)
 	lockdep_assert_held(ue_ksyms.event_mutex);
 
 	if (refcount_read(&user->refcnt) || READ_ONCE(user->status) ||
-	    atomic_read(&user->call.refcnt))
+	    ue_call_core_refs(&user->call))
 		return -EBUSY;
 
 	ret = user_event_set_call_visible(user, false);
@@ -2154,7 +2147,7 @@ static bool user_event_dyn_is_busy(struct dyn_event *ev)
 {
 	struct user_event *user = user_event_from_dyn(ev);
 
-	return READ_ONCE(user->status) || atomic_read(&user->call.refcnt) ||
+	return READ_ONCE(user->status) || ue_call_core_refs(&user->call) ||
 	       refcount_read(&user->refcnt);
 }
 
@@ -2193,8 +2186,14 @@ static bool user_event_dyn_match(const char *system, const char *event,
 	return !argc || !*user_skip_spaces(want);
 }
 
+/* dynamic_events' create callback, whichever shape the kernel has */
+static int user_event_dyn_create_cb(UE_DYN_CREATE_PARAMS)
+{
+	return UE_DYN_CREATE_CALL(user_event_dyn_create);
+}
+
 static struct dyn_event_operations user_event_dyn_ops = {
-	.create = user_event_dyn_create,
+	.create = user_event_dyn_create_cb,
 	.show = user_event_dyn_show,
 	.is_busy = user_event_dyn_is_busy,
 	.free = user_event_dyn_free,

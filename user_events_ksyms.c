@@ -85,6 +85,13 @@ static const struct {
 	KSYM(dyn_event_list),
 	KSYM(trace_buffered_event),
 	KSYM(trace_buffered_event_cnt),
+#ifndef UE_HAVE_EXPORTED_ADD_EVENT_CALL
+	KSYM(trace_add_event_call),
+	KSYM(trace_remove_event_call),
+#endif
+#ifndef UE_HAVE_FOLL_NOFAULT
+	KSYM(follow_page),
+#endif
 };
 
 int user_events_ksyms_init(void)

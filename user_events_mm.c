@@ -493,7 +493,7 @@ static bool user_event_make_writable(struct mm_struct *mm, unsigned long addr)
 
 	mmap_assert_locked(mm);
 
-	vma = vma_lookup(mm, addr);
+	vma = ue_vma_lookup(mm, addr);
 	if (!vma || !vma_is_anonymous(vma) || !(vma->vm_flags & VM_WRITE) ||
 	    (vma->vm_flags & (VM_SHARED | VM_IO | VM_PFNMAP)))
 		return false;
@@ -516,22 +516,20 @@ static int user_event_enabler_write(struct mm_struct *mm,
 
 	mmap_assert_locked(mm);
 
-	if (ue_pin_user_page_remote(mm, enabler->addr,
-				    FOLL_WRITE | FOLL_NOFAULT, &page) != 1 &&
+	if (ue_pin_user_page_nofault(mm, enabler->addr, &page) &&
 	    (!user_event_make_writable(mm, enabler->addr) ||
-	     ue_pin_user_page_remote(mm, enabler->addr,
-				     FOLL_WRITE | FOLL_NOFAULT, &page) != 1))
+	     ue_pin_user_page_nofault(mm, enabler->addr, &page)))
 		return -EFAULT;
 
-	kaddr = kmap_local_page(page);
+	kaddr = ue_kmap_local_page(page);
 	word = kaddr + offset_in_page(enabler->addr);
 	if (enabled)
 		set_bit(enabler->bit, word);
 	else
 		clear_bit(enabler->bit, word);
-	kunmap_local(kaddr);
+	ue_kunmap_local(kaddr);
 
-	unpin_user_pages_dirty_lock(&page, 1, true);
+	ue_unpin_user_page_dirty(page);
 	return 0;
 }
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# scripts/build-module.sh <release> [module source dir]
+# scripts/build-module.sh [--chroot <suite>] <release> [module source dir]
 #
 # Build the module for one installed kernel, out of the source tree: the
 # sources (Kbuild, VERSION, *.c, *.h, *.S, include/) are copied into
@@ -14,16 +14,38 @@
 #
 # UE_MODULE_SRC (or the second argument) names another source directory,
 # default: the repository root. UE_BUILD_DIR replaces build/.
+#
+# --chroot <suite> builds inside that Debian release's build chroot
+# (scripts/matrix/chroot.sh; root only), with its compiler and its
+# /lib/modules/<release>/build (the linux-headers-<release> package, which
+# scripts/matrix/kernel.sh installs there): the sources are copied into the
+# chroot, built W=1 the same way, and the .ko files and the log are copied
+# back to build/<release>/.
 set -euo pipefail
 
 # shellcheck source=scripts/lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
-(($# >= 1 && $# <= 2)) || ue_die "usage: $0 <kernel release> [module source dir]"
+suite=
+if [[ ${1:-} == --chroot ]]; then
+	suite=${2:?}
+	shift 2
+fi
+(($# >= 1 && $# <= 2)) || ue_die "usage: $0 [--chroot <suite>] <kernel release> [module source dir]"
 rel=$1
 src=${2:-${UE_MODULE_SRC:-$UE_REPO}}
+croot=
+if [[ -n $suite ]]; then
+	croot=$("$UE_REPO/scripts/matrix/chroot.sh" "$suite")
+fi
 kdir=/lib/modules/$rel/build
-[[ -f $kdir/Makefile ]] || ue_die "no kernel headers for $rel in $kdir"
+if [[ -n $croot ]]; then
+	# The build link is absolute: follow it inside the chroot.
+	chroot "$croot" test -f "$kdir/Makefile" ||
+		ue_die "no kernel headers for $rel in $croot$kdir (scripts/matrix/kernel.sh installs them)"
+else
+	[[ -f $kdir/Makefile ]] || ue_die "no kernel headers for $rel in $kdir"
+fi
 [[ -f $src/Kbuild ]] || ue_die "no Kbuild in $src"
 
 dir=$UE_BUILD/$rel/module
@@ -40,7 +62,19 @@ cp -p "${files[@]}" "$dir/"
 [[ -d $src/include ]] && cp -pR "$src/include" "$dir/include"
 
 status=0
-make -C "$kdir" M="$dir" W=1 modules >"$log" 2>&1 || status=$?
+if [[ -n $croot ]]; then
+	# The same tree inside the chroot, built by its own toolchain.
+	cdir=/var/tmp/ue-build/$rel
+	rm -rf "${croot:?}$cdir"
+	mkdir -p "$croot$cdir"
+	cp -pR "$dir/." "$croot$cdir/"
+	chroot "$croot" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin LANG=C \
+		make -C "$kdir" M="$cdir" W=1 modules >"$log" 2>&1 || status=$?
+	find "$croot$cdir" -maxdepth 1 -name '*.ko' -exec cp -p {} "$dir/" \;
+	rm -rf "${croot:?}$cdir"
+else
+	make -C "$kdir" M="$dir" W=1 modules >"$log" 2>&1 || status=$?
+fi
 
 # Compiler and modpost warnings ("warning:", "WARNING: modpost: ...").
 mapfile -t warnings < <(grep -i -E '(^|[^a-z])warning[:[]' "$log" || true)

@@ -17,6 +17,15 @@
 #   UE_SELFTESTS_SRC     selftests source dir (default: selftests/)
 #   UE_BUILD_DIR         where builds and results go (default: build/)
 #   UE_CHECK_PACKAGE=0   leave out the Debian package test (needs root)
+#   UE_HOST_CHECKS=0     leave out lint, host checks and the package test
+#   UE_MATRIX_TARGETS    a file of "<release> <suite> <vmlinuz> <modules dir>"
+#                        lines (written by scripts/matrix.sh): test exactly
+#                        those kernels, each built in <suite>'s chroot and
+#                        booted from its extracted package (KVERS is ignored)
+#   UE_COUNT_SKIPS=1     count a test that skipped (with its reason) as a
+#                        skip, neither passed nor failed, instead of as a
+#                        failure (scripts/matrix.sh: features a kernel was
+#                        built without, such as hist triggers on Debian 11)
 #
 # Counting: an "ok" line is a pass unless it carries "# SKIP" (a skip is a
 # failure); a "not ok" line is a failure; the guest runner reports its own
@@ -46,7 +55,17 @@ section "setup"
 "$UE_REPO/scripts/setup.sh"
 harness=$("$UE_REPO/scripts/setup.sh" --harness-dir)
 upstream=$("$UE_REPO/scripts/setup.sh" --upstream-dir)
-mapfile -t kernels < <("$UE_REPO/scripts/kernels.sh")
+declare -A tsuite=() tkernel=() tmodules=()
+if [[ -n ${UE_MATRIX_TARGETS:-} ]]; then
+	kernels=()
+	while read -r rel suite vmlinuz moddir; do
+		[[ -n $rel && $rel != \#* ]] || continue
+		kernels+=("$rel")
+		tsuite[$rel]=$suite tkernel[$rel]=$vmlinuz tmodules[$rel]=$moddir
+	done <"$UE_MATRIX_TARGETS"
+else
+	mapfile -t kernels < <("$UE_REPO/scripts/kernels.sh")
+fi
 ((${#kernels[@]})) || ue_die "no kernels to test"
 echo "kernels: ${kernels[*]}"
 echo "kselftest harness: $harness"
@@ -55,6 +74,8 @@ echo "upstream selftests: $upstream"
 total_pass=0
 total_fail=0
 total_known=0
+total_skip=0
+skipped_list=()
 known_list_seen=()
 summary=()
 failed_list=()
@@ -93,7 +114,7 @@ known_list=$testsrc/upstream-known-differences
 # and "K <name>: <reason>" for a known difference (a test listed in
 # $known_list that failed at the listed check).
 count_tap() {
-	awk -v known="$known_list" '
+	awk -v known="$known_list" -v skipok="${UE_COUNT_SKIPS:-0}" '
 		BEGIN {
 			while ((getline line < known) > 0) {
 				if (line ~ /^#/ || line ~ /^[ \t]*$/) continue
@@ -140,7 +161,8 @@ count_tap() {
 		/^ok([ \t]|$)/ {
 			sub(/^ok[ \t]*/, "")
 			k = prog SUBSEP tname($0)
-			if (tolower($0) ~ /#[ \t]*skip/) print "F " prog ": SKIP (counted as a failure) " name($0)
+			if (tolower($0) ~ /#[ \t]*skip/ && skipok == 1) print "S " prog ": " name($0)
+			else if (tolower($0) ~ /#[ \t]*skip/) print "F " prog ": SKIP (counted as a failure) " name($0)
 			else if (k in at) print "F " prog ": " name($0) " passes, but is listed as a known difference in " known
 			else print "P " prog ": " name($0)
 		}' "$1"
@@ -150,12 +172,14 @@ for rel in "${kernels[@]}"; do
 	pass=0
 	fail=0
 	known=0
+	skip=0
 	fails=()
 	declare -A up=()
 
 	section "$rel: module build"
 	bstatus=0
-	kos=$("$UE_REPO/scripts/build-module.sh" "$rel" "$modsrc") || bstatus=$?
+	kos=$("$UE_REPO/scripts/build-module.sh" ${tsuite[$rel]:+--chroot "${tsuite[$rel]}"} \
+		"$rel" "$modsrc") || bstatus=$?
 	ko=
 	if ((bstatus == 0 || bstatus == 3)); then
 		ko=$(grep -m1 '/user_events\.ko$' <<<"$kos" || head -n 1 <<<"$kos")
@@ -180,6 +204,8 @@ for rel in "${kernels[@]}"; do
 		genv=(env "UE_TEST_TIMEOUT=$test_timeout")
 		[[ -n ${UE_EXPECT_TRACEFS+set} ]] && genv+=("UE_EXPECT_TRACEFS=$UE_EXPECT_TRACEFS")
 		runopts=(-o "$resdir" -t "$guest_timeout")
+		[[ -z ${tkernel[$rel]:-} ]] ||
+			runopts+=(--kernel "${tkernel[$rel]}" --modules "${tmodules[$rel]}")
 		[[ ${V:-0} == 1 ]] || runopts+=(-q)
 		gstatus=0
 		"$UE_REPO/scripts/guest/run.sh" "${runopts[@]}" "$rel" -- "${genv[@]}" \
@@ -191,6 +217,10 @@ for rel in "${kernels[@]}"; do
 			while read -r kind name; do
 				case $kind in
 				P) pass=$((pass + 1)) ;;
+				S)
+					skip=$((skip + 1))
+					skipped_list+=("$rel: $name")
+					;;
 				K)
 					known=$((known + 1))
 					known_list_seen+=("$rel: $name")
@@ -243,7 +273,7 @@ for rel in "${kernels[@]}"; do
 		echo "guest: $(tr '\n' ' ' <"$resdir/result" 2>/dev/null || true)"
 	fi
 
-	summary+=("$rel: $pass passed, $fail failed, $known known difference(s)")
+	summary+=("$rel: $pass passed, $fail failed, $skip skipped, $known known difference(s)")
 	summary+=("$rel: upstream's selftests: ${up[P]:-0} passed, ${up[F]:-0} failed, ${up[K]:-0} known difference(s), of $((${up[P]:-0} + ${up[F]:-0} + ${up[K]:-0}))")
 	for f in "${fails[@]}"; do
 		failed_list+=("$rel: $f")
@@ -251,6 +281,7 @@ for rel in "${kernels[@]}"; do
 	total_pass=$((total_pass + pass))
 	total_fail=$((total_fail + fail))
 	total_known=$((total_known + known))
+	total_skip=$((total_skip + skip))
 	unset up
 done
 
@@ -280,15 +311,18 @@ host_checks() { # host_checks <label> <prefix> <command...>
 	total_fail=$((total_fail + f))
 }
 
+[[ ${UE_HOST_CHECKS:-1} != 0 ]] || UE_CHECK_PACKAGE=0
 host_kos=()
 for rel in "${kernels[@]}"; do
 	if [[ -f $UE_BUILD/$rel/module/user_events.ko ]]; then
 		host_kos+=("$UE_BUILD/$rel/module/user_events.ko")
 	fi
 done
-host_checks "lint (checkpatch, sparse)" lint "$UE_REPO/scripts/lint.sh"
-host_checks "host checks (versions, docs)" host \
-	"$UE_REPO/scripts/check-host.sh" "${host_kos[@]}"
+if [[ ${UE_HOST_CHECKS:-1} != 0 ]]; then
+	host_checks "lint (checkpatch, sparse)" lint "$UE_REPO/scripts/lint.sh"
+	host_checks "host checks (versions, docs)" host \
+		"$UE_REPO/scripts/check-host.sh" "${host_kos[@]}"
+fi
 # The Debian package as users get it: build, install (DKMS builds the
 # module for each kernel), smoke test the installed module in a guest of
 # each kernel, purge. It installs a package, so it needs root.
@@ -316,7 +350,12 @@ if ((${#known_list_seen[@]})); then
 	echo "known differences (upstream's tests expected to fail, see $known_list):"
 	printf '  %s\n' "${known_list_seen[@]}"
 fi
+if ((${#skipped_list[@]})); then
+	echo "skipped (not passed; the reason follows # SKIP):"
+	printf '  %s\n' "${skipped_list[@]}"
+fi
 echo "check took $(elapsed)"
+((total_skip == 0)) || echo "$total_skip skipped, counted neither as passed nor as failed"
 echo "$total_known known difference(s), counted neither as passed nor as failed"
 echo "$total_pass passed, $total_fail failed"
 ((total_fail == 0))

@@ -21,6 +21,7 @@
 #include <sched.h>
 #include <sys/uio.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <linux/bpf.h>
 
@@ -393,6 +394,13 @@ FIXTURE(bpf) {
 
 FIXTURE_SETUP(bpf)
 {
+	/*
+	 * Before Linux 5.11, BPF maps are charged to RLIMIT_MEMLOCK (64 KiB
+	 * by default there): a stack trace map does not fit.
+	 */
+	struct rlimit unlimited = { RLIM_INFINITY, RLIM_INFINITY };
+
+	ASSERT_EQ(0, setrlimit(RLIMIT_MEMLOCK, &unlimited));
 	self->map_fd = self->prog_fd = self->perf_fd = -1;
 	self->ring = NULL;
 	self->page = map_status();
@@ -890,6 +898,14 @@ TEST_F_TIMEOUT(bpf, bpftrace_tracepoint_args, 290)
 	snprintf(cmd, sizeof(cmd), "%s", exe);
 
 	status = run_cmd(argv, env, "bpftrace.out", "bpftrace.err");
+	if (status != 0) {
+		static char err[16384];
+
+		/* bookworm's bpftrace on Linux 5.10: args->... needs BTF types */
+		if (ue_read_file("bpftrace.err", err, sizeof(err)) > 0 &&
+		    strstr(err, "install BTF information"))
+			SKIP(return, "bpftrace cannot resolve this kernel's tracepoint field types (it asks for BTF information)");
+	}
 	n = 0;
 	{
 		static char buf[65536];

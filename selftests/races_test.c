@@ -409,6 +409,8 @@ TEST_F(races, eprobe_pins_module)
 {
 	static char buf[1 << 16];
 
+	if (!ue_kernel_at_least(5, 15))
+		SKIP(return, "kernel without eprobes (they came in Linux 5.15)");
 	ASSERT_TRUE(kernel_has_eprobes());
 	ASSERT_EQ(0, ue_write_file(DYN_EVENTS, "u:" PREFIX "x u32 a\n", false));
 	ASSERT_EQ(0, ue_write_file(DYN_EVENTS,
@@ -446,28 +448,6 @@ TEST_F(races, eprobe_pins_module)
 	ASSERT_EQ(0, do_insmod(""));
 }
 
-/* Is CONFIG_@opt=y in the running kernel's /boot/config-$(uname -r)? */
-static bool kconfig_has(const char *opt)
-{
-	char path[512], line[256], want[128];
-	struct utsname u;
-	bool found = false;
-	FILE *f;
-
-	if (uname(&u))
-		return false;
-	snprintf(want, sizeof(want), "CONFIG_%s=y\n", opt);
-	snprintf(path, sizeof(path), "/boot/config-%s", u.release);
-	f = fopen(path, "r");
-	if (!f)
-		return false;
-	while (!found && fgets(line, sizeof(line), f))
-		found = !strcmp(line, want);
-	fclose(f);
-
-	return found;
-}
-
 #define TRIGGER(ev)	UE_EVENTS_DIR "/" ev "/trigger"
 #define SYNTH_FILE	UE_TRACEFS "/synthetic_events"
 
@@ -480,8 +460,9 @@ TEST_F(races, hist_synth_pin_module)
 {
 	static char buf[1 << 16];
 
-	if (!kconfig_has("HIST_TRIGGERS") || !kconfig_has("SYNTH_EVENTS"))
-		SKIP(return, "no CONFIG_HIST_TRIGGERS / CONFIG_SYNTH_EVENTS");
+	UE_NEED_HIST_TRIGGERS();
+	if (!ue_have_synth_events())
+		SKIP(return, "kernel without CONFIG_SYNTH_EVENTS (no synthetic_events in tracefs)");
 
 	ASSERT_EQ(0, ue_write_file(DYN_EVENTS, "u:" PREFIX "hx u32 a\n", false));
 	ASSERT_EQ(0, ue_write_file(DYN_EVENTS, "u:" PREFIX "hy u32 a\n", false));

@@ -78,6 +78,55 @@ static inline void ue_scale_timeouts(void)
 #define UE_EVENTS_DIR	UE_TRACEFS "/events/" USER_EVENTS_SYSTEM
 #define UE_TRACE_FILE	UE_TRACEFS "/trace"
 
+/*
+ * Tracing features of the running kernel, from tracefs itself (the guest
+ * may boot a kernel whose /boot/config-* the host does not have): hist
+ * triggers give every event a "hist" file; synthetic events have their
+ * own control file.
+ */
+static inline bool ue_have_hist_triggers(void)
+{
+	return !access(UE_TRACEFS "/events/ftrace/print/hist", F_OK) ||
+	       !access(UE_TRACEFS "/events/sched/sched_switch/hist", F_OK);
+}
+
+static inline bool ue_have_synth_events(void)
+{
+	return !access(UE_TRACEFS "/synthetic_events", F_OK);
+}
+
+/* Is the running kernel at least @major.@minor? */
+static inline bool ue_kernel_at_least(int major, int minor)
+{
+	int ma = 0, mi = 0;
+	FILE *f = fopen("/proc/sys/kernel/osrelease", "r");
+
+	if (!f)
+		return true;
+	if (fscanf(f, "%d.%d", &ma, &mi) != 2)
+		ma = mi = 0;
+	fclose(f);
+	return ma > major || (ma == major && mi >= minor);
+}
+
+/*
+ * String filters on __rel_loc fields need FILTER_RDYN_STRING (the module
+ * uses it from Linux 6.1; 5.10 refuses such filters with EINVAL, see
+ * Documentation/compat.rst).
+ */
+static inline bool ue_have_rel_loc_filters(void)
+{
+	return ue_kernel_at_least(6, 1);
+}
+
+/* Skip a test that needs hist triggers, saying why */
+#define UE_NEED_HIST_TRIGGERS() do {					\
+	if (!ue_have_hist_triggers())					\
+		SKIP(return, "kernel without CONFIG_HIST_TRIGGERS "	\
+		     "(no hist file in tracefs)");			\
+} while (0)
+
+
 /* Size of the status page, and the number of usable status bytes */
 #define UE_PAGE_SIZE	4096
 #define UE_STATUS_SLOTS	(UE_PAGE_SIZE - 1)

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# scripts/guest/initramfs.sh <release>
+# scripts/guest/initramfs.sh <release> [modules dir]
 #
 # Print the path of a small initramfs (uncompressed newc cpio) for booting
 # <release> in QEMU: busybox-static, scripts/guest/init as /init, and the
@@ -14,10 +14,17 @@ set -euo pipefail
 # shellcheck source=scripts/lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
 
-(($# == 1)) || ue_die "usage: $0 <kernel release>"
+(($# == 1 || $# == 2)) || ue_die "usage: $0 <kernel release> [modules dir]"
 rel=$1
-moddir=/lib/modules/$rel
+# The modules dir is <base>/lib/modules/<release> (an extracted package's,
+# say); modprobe finds it with -d <base>.
+moddir=${2:-/lib/modules/$rel}
+moddir=${moddir%/}
 [[ -d $moddir ]] || ue_die "no $moddir"
+[[ $moddir == */lib/modules/"$rel" ]] ||
+	ue_die "$moddir: a modules dir must be <base>/lib/modules/$rel"
+mpbase=${moddir%/lib/modules/"$rel"}
+mpbase=${mpbase:-/}
 busybox=/bin/busybox
 [[ -x $busybox ]] || ue_die "no $busybox (package busybox-static)"
 init=$UE_REPO/scripts/guest/init
@@ -55,8 +62,8 @@ while read -r verb path _; do
 	*.ko.gz) gzip -dc "$path" >"$dst" ;;
 	*) ue_die "unknown module format: $path" ;;
 	esac
-done < <(modprobe -a -S "$rel" --show-depends virtio_pci 9pnet_virtio 9p)
-((n > 0)) || modprobe -S "$rel" --show-depends 9p 2>/dev/null | grep -q '^builtin' ||
+done < <(modprobe -d "$mpbase" -a -S "$rel" --show-depends virtio_pci 9pnet_virtio 9p)
+((n > 0)) || modprobe -d "$mpbase" -S "$rel" --show-depends 9p 2>/dev/null | grep -q '^builtin' ||
 	ue_die "modprobe found no 9p modules for $rel"
 
 tmp=$(mktemp "${out}.tmp.XXXXXX")

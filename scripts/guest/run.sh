@@ -35,6 +35,10 @@
 #                 this way when they live under /tmp, /root, /run... which
 #                 the guest covers with its own file systems
 #   --shell       interactive shell in the guest instead of a command
+#   --kernel FILE boot this vmlinuz instead of /boot/vmlinuz-<release> (a
+#                 kernel package extracted with dpkg-deb -x, say)
+#   --modules DIR that kernel's modules, <base>/lib/modules/<release> after
+#                 `depmod -b <base> <release>`, instead of /lib/modules/<release>
 #
 # Exit status: 0 the guest ran the command to the end, it exited 0 and the
 # console shows no kernel problem; 1 same but the command exited non-zero;
@@ -52,7 +56,7 @@ usage() {
 	exit 2
 }
 
-outdir='' timeout=900 quiet=0 smp=2 mem=1G icount=0 append='' shell=0 extra_shares=()
+kernel='' modules='' outdir='' timeout=900 quiet=0 smp=2 mem=1G icount=0 append='' shell=0 extra_shares=()
 accel=${UE_ACCEL:-tcg,thread=single}
 # The guest sees the host root, except where it mounts its own file systems.
 hidden() { [[ $1/ =~ ^/(tmp|run|var/tmp|root|dev|proc|sys)/ ]]; }
@@ -70,6 +74,8 @@ while (($#)); do
 	--append) append=${2:?}; shift 2 ;;
 	--accel) accel=${2:?}; shift 2 ;;
 	--shell) shell=1; shift ;;
+	--kernel) kernel=${2:?}; shift 2 ;;
+	--modules) modules=${2:?}; shift 2 ;;
 	--share) extra_shares+=("$(cd "${2:?}" && pwd)"); shift 2 ;;
 	-h | --help) usage ;;
 	--) shift; break ;;
@@ -90,8 +96,8 @@ fi
 
 command -v qemu-system-x86_64 >/dev/null ||
 	ue_die "qemu-system-x86_64 missing (run scripts/setup.sh)"
-vmlinux=$("$UE_REPO/scripts/guest/vmlinux.sh" "$rel")
-initrd=$("$UE_REPO/scripts/guest/initramfs.sh" "$rel")
+vmlinux=$("$UE_REPO/scripts/guest/vmlinux.sh" "$rel" ${kernel:+"$kernel"})
+initrd=$("$UE_REPO/scripts/guest/initramfs.sh" "$rel" ${modules:+"$modules"})
 
 outdir=${outdir:-$UE_BUILD/$rel/guest}
 mkdir -p "$outdir"

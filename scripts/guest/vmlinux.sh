@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# scripts/guest/vmlinux.sh <release>
+# scripts/guest/vmlinux.sh <release> [vmlinuz]
 #
 # Print the path of the uncompressed vmlinux ELF inside /boot/vmlinuz-<release>
-# (extracted once, cached outside the repo). QEMU boots that ELF through its
+# or the given vmlinuz (extracted once, cached outside the repo). QEMU boots that ELF through its
 # PVH entry point, much faster than booting the bzImage.
 #
 # The bzImage payload is xz (6.1) or zstd (6.12) compressed; we look for each
@@ -15,9 +15,9 @@ set -euo pipefail
 # shellcheck source=scripts/lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
 
-(($# == 1)) || ue_die "usage: $0 <kernel release>"
+(($# == 1 || $# == 2)) || ue_die "usage: $0 <kernel release> [vmlinuz]"
 rel=$1
-image=/boot/vmlinuz-$rel
+image=${2:-/boot/vmlinuz-$rel}
 [[ -f $image ]] || ue_die "no $image"
 
 key=$(ue_files_key "$image")

@@ -2820,11 +2820,10 @@ static int user_events_files_create(void)
  * prepare_unload: the first step of unloading.
  *
  * The VFS pins a module's file operations through fops->owner, and an open
- * of a file whose owner's reference count is 0 WARNs in do_dentry_open().
- * delete_module() drops the count to 0 for a moment even when it then
- * refuses (something else holds the module), and marks the module going
- * before its exit function runs; files removed only in module_exit() let
- * an open meet either. So the files hold a reference on the module
+ * of a file whose owner cannot be pinned any more WARNs in
+ * do_dentry_open(). delete_module() marks the module going before its exit
+ * function runs: files removed only in module_exit() let an open meet it.
+ * So the files hold a reference on the module
  * (user_files_pinned) while they exist and while anything still holds a
  * removed one's dentry, and rmmod is refused until an administrator writes
  * 1 here: that removes the files. Writing 1 again retries once the holders

@@ -2710,11 +2710,12 @@ static struct dentry *user_events_create_file(const char *name, ushort mode,
 }
 
 /*
- * A removed file whose dentry someone may still hold: an O_PATH
- * descriptor, a cwd, or an open() that looked it up before the removal and
- * has not yet taken its module reference (do_dentry_open() reads i_fop,
- * then tries to pin fops->owner). While any exists, the files keep their
- * module reference. On user_files_gone, under user_files_mutex.
+ * A removed file whose dentry someone may still hold: an open file, an
+ * O_PATH descriptor (which /proc/PID/fd/N can reopen), a bind mount, or an
+ * open() between its lookup and its fops_get() (do_dentry_open() reads
+ * i_fop, then pins fops->owner, with nothing in between that we could wait
+ * for). While any exists, the files keep their module reference. On
+ * user_files_gone, under user_files_mutex.
  */
 struct user_gone_file {
 	struct list_head link;
@@ -2724,30 +2725,25 @@ struct user_gone_file {
 static LIST_HEAD(user_files_gone);
 
 /*
- * Removes one of the module's files and makes sure nothing can open it
- * again: the inode becomes a bad inode, whose file operations are the
- * kernel's own (an open fails with EIO), so /proc/PID/fd/N of an O_PATH
- * descriptor cannot reach our code any more. The dentry is kept, with a
- * reference of ours, on user_files_gone.
+ * Removes one of the module's files. The dentry is kept, with a reference
+ * of ours, on user_files_gone, and @gone is consumed.
  */
 static void user_events_file_remove(struct dentry **dentryp,
 				    struct user_gone_file *gone)
 {
-	struct dentry *dentry = *dentryp;
-
 	lockdep_assert_held(&user_files_mutex);
 
-	gone->dentry = dget(dentry);
-	ue_tracefs_remove(dentry);
-	make_bad_inode(d_inode(dentry));
+	gone->dentry = dget(*dentryp);
+	ue_tracefs_remove(*dentryp);
 	list_add_tail(&gone->link, &user_files_gone);
 	*dentryp = NULL;
 }
 
 /*
  * Forgets the removed files nobody holds any more. Such a dentry is
- * unhashed: no lookup finds it again, so a count of 1 (ours) stays 1.
- * Returns true when none is left.
+ * unhashed (and its sequence count invalidated for lockless walks): no
+ * lookup finds it again, so once its count is 1 (ours), nothing can reach
+ * its inode's file operations any more. Returns true when none is left.
  */
 static bool user_files_gone_prune(void)
 {
@@ -2756,9 +2752,8 @@ static bool user_files_gone_prune(void)
 
 	lockdep_assert_held(&user_files_mutex);
 
-	/* Our i_fop stores before the reads of the counts */
-	smp_mb();
 	list_for_each_entry_safe(gone, next, &user_files_gone, link) {
+		/* Under d_lock: no lockless reference comes and goes */
 		spin_lock(&gone->dentry->d_lock);
 		count = d_count(gone->dentry);
 		spin_unlock(&gone->dentry->d_lock);
@@ -2792,27 +2787,38 @@ static int user_events_files_remove(void)
 	return 0;
 }
 
+/*
+ * Creates both files or neither. If the second cannot be made, the first
+ * is removed again, onto user_files_gone: an open may have reached it.
+ */
 static int user_events_files_create(void)
 {
+	struct user_gone_file *gone;
 	struct dentry *dentry;
 
 	lockdep_assert_held(&user_files_mutex);
 
+	gone = kzalloc(sizeof(*gone), GFP_KERNEL);
+	if (!gone)
+		return -ENOMEM;
+
 	dentry = user_events_create_file("user_events_data", data_mode,
 					 data_gid, &user_data_fops);
-	if (IS_ERR(dentry))
+	if (IS_ERR(dentry)) {
+		kfree(gone);
 		return PTR_ERR(dentry);
-
+	}
 	data_dentry = dentry;
+
 	dentry = user_events_create_file("user_events_status", status_mode,
 					 status_gid, &user_status_fops);
 	if (IS_ERR(dentry)) {
-		ue_tracefs_remove(data_dentry);
-		data_dentry = NULL;
+		user_events_file_remove(&data_dentry, gone);
 		return PTR_ERR(dentry);
 	}
 	status_dentry = dentry;
 
+	kfree(gone);
 	return 0;
 }
 
@@ -2821,15 +2827,15 @@ static int user_events_files_create(void)
  *
  * The VFS pins a module's file operations through fops->owner, and an open
  * of a file whose owner cannot be pinned any more WARNs in
- * do_dentry_open(). delete_module() marks the module going before its exit
- * function runs: files removed only in module_exit() let an open meet it.
- * So the files hold a reference on the module
- * (user_files_pinned) while they exist and while anything still holds a
- * removed one's dentry, and rmmod is refused until an administrator writes
- * 1 here: that removes the files. Writing 1 again retries once the holders
- * (an open file, an O_PATH descriptor, a cwd) let go. Writing 0 creates the
- * files again (refused with EBUSY once rmmod began).
- * scripts/user-events-clear --unload does it all.
+ * do_dentry_open() (and reads the module's memory, freed if it is gone).
+ * delete_module() marks the module going before its exit function runs:
+ * files removed only in module_exit() let an open meet it. So the files
+ * hold a reference on the module (user_files_pinned) while they exist and
+ * while anything still holds a removed one's dentry, and rmmod is refused
+ * until an administrator writes 1 here: that removes the files. Writing 1
+ * again retries once the holders let go. Writing 0 creates the files again
+ * (refused with EBUSY once rmmod began). scripts/user-events-clear
+ * --unload does it all.
  *
  * user_files_mutex covers the files' dentries, user_files_gone,
  * user_files_removed and user_files_pinned. The reference is dropped
@@ -2955,6 +2961,16 @@ static int __init user_events_init(void)
 
 	mutex_lock(&user_files_mutex);
 	ret = user_events_files_create();
+	if (ret && !user_files_gone_prune()) {
+		/*
+		 * An open reached the data file before the status file
+		 * failed: the module must stay, without its files
+		 */
+		pr_err("cannot create user_events_status (%d): loaded without files, write 0 to prepare_unload to retry\n",
+		       ret);
+		user_files_removed = true;
+		ret = 0;
+	}
 	mutex_unlock(&user_files_mutex);
 	if (ret)
 		goto mm_exit;
@@ -3003,8 +3019,23 @@ static void __exit user_events_exit(void)
 	 */
 	mutex_lock(ue_ksyms.event_mutex);
 	mutex_unlock(ue_ksyms.event_mutex);
-	/* Gone already: they pinned the module until prepare_unload */
-	WARN_ON(data_dentry || status_dentry || !list_empty(&user_files_gone));
+	/*
+	 * Gone already (they pinned the module until prepare_unload), unless
+	 * a forced rmmod (CONFIG_MODULE_FORCE_UNLOAD, Debian's) skipped that
+	 * step: then they must not outlive the module's file operations.
+	 */
+	mutex_lock(&user_files_mutex);
+	if (data_dentry || status_dentry || !list_empty(&user_files_gone)) {
+		pr_warn("forced unload: removing user_events_data and user_events_status\n");
+		if (data_dentry)
+			ue_tracefs_remove(data_dentry);
+		if (status_dentry)
+			ue_tracefs_remove(status_dentry);
+		data_dentry = NULL;
+		status_dentry = NULL;
+		user_files_gone_prune();
+	}
+	mutex_unlock(&user_files_mutex);
 
 	user_events_mm_exit();
 	/* A reap queued before the last event was deleted finds nothing */

@@ -367,7 +367,7 @@ static struct user_event *user_event_find(const char *name)
 	struct user_event *user;
 	u32 key = user_event_key(name);
 
-	lockdep_assert_held(ue_ksyms.event_mutex);
+	ue_lockdep_assert_event_mutex();
 
 	hash_for_each_possible(user_event_table, user, node, key)
 		if (!user->multi && !strcmp(user->name, name))
@@ -387,7 +387,7 @@ static struct user_event *user_event_find_multi(const char *name,
 	struct user_event *user;
 	u32 key = user_event_multi_key(name, args, flags);
 
-	lockdep_assert_held(ue_ksyms.event_mutex);
+	ue_lockdep_assert_event_mutex();
 
 	hash_for_each_possible(user_event_multi_table, user, multi_node, key)
 		if (!strcmp(user->name, name) && !strcmp(user->args, args) &&
@@ -1028,7 +1028,7 @@ void user_event_get(struct user_event *user)
  */
 static void user_event_get_locked(struct user_event *user)
 {
-	lockdep_assert_held(ue_ksyms.event_mutex);
+	ue_lockdep_assert_event_mutex();
 
 	if (!refcount_inc_not_zero(&user->refcnt))
 		refcount_set(&user->refcnt, 1);
@@ -1046,7 +1046,7 @@ static int user_event_destroy(struct user_event *user);
  */
 static void user_event_reap_later(struct user_event *user)
 {
-	lockdep_assert_held(ue_ksyms.event_mutex);
+	ue_lockdep_assert_event_mutex();
 
 	if (list_empty(&user->reap_link))
 		list_add_tail(&user->reap_link, &user_event_reap_list);
@@ -1056,7 +1056,7 @@ static void user_event_reap_later(struct user_event *user)
 /* The last user went away; event_mutex held */
 static void user_event_unused(struct user_event *user)
 {
-	lockdep_assert_held(ue_ksyms.event_mutex);
+	ue_lockdep_assert_event_mutex();
 
 	if (user->persist)
 		return;
@@ -1069,7 +1069,7 @@ static void user_event_unused(struct user_event *user)
 /* Drops a reference; event_mutex held */
 static void user_event_put_locked(struct user_event *user)
 {
-	lockdep_assert_held(ue_ksyms.event_mutex);
+	ue_lockdep_assert_event_mutex();
 
 	if (refcount_dec_and_test(&user->refcnt))
 		user_event_unused(user);
@@ -1082,11 +1082,11 @@ static void user_event_put_locked(struct user_event *user)
  */
 void user_event_put(struct user_event *user)
 {
-	if (!refcount_dec_and_mutex_lock(&user->refcnt, ue_ksyms.event_mutex))
+	if (!ue_refcount_dec_and_event_mutex_lock(&user->refcnt))
 		return;
 
 	user_event_unused(user);
-	mutex_unlock(ue_ksyms.event_mutex);
+	ue_event_mutex_unlock();
 }
 
 /* Deletes the unused events that the tracing core no longer holds */
@@ -1094,7 +1094,7 @@ static void user_event_reap_all(void)
 {
 	struct user_event *user, *next;
 
-	lockdep_assert_held(ue_ksyms.event_mutex);
+	ue_lockdep_assert_event_mutex();
 
 	list_for_each_entry_safe(user, next, &user_event_reap_list, reap_link)
 		if (!refcount_read(&user->refcnt) && !user->persist)
@@ -1107,7 +1107,7 @@ static void user_event_reap_fn(struct work_struct *work)
 {
 	struct user_event *user;
 
-	mutex_lock(ue_ksyms.event_mutex);
+	ue_event_mutex_lock();
 	user_event_reap_all();
 	/*
 	 * Those still held by the tracing core without a probe (an eprobe, a
@@ -1120,7 +1120,7 @@ static void user_event_reap_fn(struct work_struct *work)
 					   HZ);
 			break;
 		}
-	mutex_unlock(ue_ksyms.event_mutex);
+	ue_event_mutex_unlock();
 }
 
 /* Probes and status */
@@ -1135,7 +1135,7 @@ static void user_event_update_status(struct user_event *user, bool perf)
 	u8 status = 0;
 
 	probes = rcu_dereference_protected(user->probes,
-					   lockdep_is_held(ue_ksyms.event_mutex));
+					   ue_lockdep_event_mutex_held());
 	if (probes && probes->nr_files)
 		status |= EVENT_STATUS_FTRACE;
 	if (perf)
@@ -1175,7 +1175,7 @@ static int user_event_probe_file(struct user_event *user,
 	unsigned int i, n, want;
 
 	old = rcu_dereference_protected(user->probes,
-					lockdep_is_held(ue_ksyms.event_mutex));
+					ue_lockdep_event_mutex_held());
 	spare = user->spare_probes;
 	n = old ? old->nr_files : 0;
 
@@ -1695,7 +1695,7 @@ static int user_event_set_call_visible(struct user_event *user, bool visible)
 	const struct cred *old_cred;
 	int ret;
 
-	lockdep_assert_held(ue_ksyms.event_mutex);
+	ue_lockdep_assert_event_mutex();
 
 	/*
 	 * The event's tracefs directory is created on behalf of whoever may
@@ -1755,7 +1755,7 @@ static int user_event_register(struct user_event *user)
 {
 	int ret;
 
-	lockdep_assert_held(ue_ksyms.event_mutex);
+	ue_lockdep_assert_event_mutex();
 
 	if (user_event_count >= max_events) {
 		ret = -EMFILE;
@@ -1816,8 +1816,7 @@ static int user_event_register(struct user_event *user)
 		goto put_module;
 	}
 
-	user->devent.ops = &user_event_dyn_ops;
-	list_add_tail(&user->devent.list, ue_ksyms.dyn_event_list);
+	ue_dyn_event_add(&user->devent, &user_event_dyn_ops);
 
 	/* The caller's reference */
 	refcount_set(&user->refcnt, 1);
@@ -1851,7 +1850,7 @@ static int user_event_destroy(struct user_event *user)
 {
 	int ret;
 
-	lockdep_assert_held(ue_ksyms.event_mutex);
+	ue_lockdep_assert_event_mutex();
 
 	if (refcount_read(&user->refcnt) || READ_ONCE(user->status) ||
 	    atomic_read(&user->call.refcnt))
@@ -1861,7 +1860,7 @@ static int user_event_destroy(struct user_event *user)
 	if (ret)
 		return ret;
 
-	list_del_init(&user->devent.list);
+	ue_dyn_event_remove(&user->devent);
 	list_del_init(&user->reap_link);
 	hash_del(&user->node);
 	if (user->multi)
@@ -1893,7 +1892,7 @@ static int user_event_assign_status(struct user_event *user)
 {
 	int index;
 
-	lockdep_assert_held(ue_ksyms.event_mutex);
+	ue_lockdep_assert_event_mutex();
 
 	if (user->status_index)
 		return 0;
@@ -1924,7 +1923,7 @@ static int user_event_find_or_create(char *desc, u16 reg_flags, bool persist,
 	struct user_event *user, *found;
 	int ret;
 
-	lockdep_assert_held(ue_ksyms.event_mutex);
+	ue_lockdep_assert_event_mutex();
 
 	ret = user_event_parse(desc, &user);
 	if (ret)
@@ -1995,14 +1994,14 @@ static int user_event_dyn_create(const char *raw_command)
 		return -ENOMEM;
 
 	mutex_lock(&user_event_mutex);
-	mutex_lock(ue_ksyms.event_mutex);
+	ue_event_mutex_lock();
 	ret = user_event_find_or_create(desc, USER_EVENT_REG_PERSIST, true, &user, &created);
 	if (!ret) {
 		/* A status byte if one is free; only the status ABI needs it */
 		user_event_assign_status(user);
 		user_event_put_locked(user);
 	}
-	mutex_unlock(ue_ksyms.event_mutex);
+	ue_event_mutex_unlock();
 	mutex_unlock(&user_event_mutex);
 
 	kfree(desc);
@@ -2076,18 +2075,13 @@ static struct dyn_event_operations user_event_dyn_ops = {
 
 static void user_event_dyn_register(void)
 {
-	INIT_LIST_HEAD(&user_event_dyn_ops.list);
-	mutex_lock(ue_ksyms.dyn_event_ops_mutex);
-	list_add_tail(&user_event_dyn_ops.list, ue_ksyms.dyn_event_ops_list);
-	mutex_unlock(ue_ksyms.dyn_event_ops_mutex);
+	ue_dyn_event_register(&user_event_dyn_ops);
 }
 
 /* The tracing core has no unregister: take our operations off its list */
 static void user_event_dyn_unregister(void)
 {
-	mutex_lock(ue_ksyms.dyn_event_ops_mutex);
-	list_del_init(&user_event_dyn_ops.list);
-	mutex_unlock(ue_ksyms.dyn_event_ops_mutex);
+	ue_dyn_event_unregister(&user_event_dyn_ops);
 }
 
 /* user_events_data file */
@@ -2152,7 +2146,7 @@ static long user_events_reg_status(struct user_event_file *info,
 
 	mutex_lock(&user_event_mutex);
 
-	mutex_lock(ue_ksyms.event_mutex);
+	ue_event_mutex_lock();
 	ret = user_event_find_or_create(desc, 0, true, &user, &created);
 	if (!ret) {
 		ret = user_event_assign_status(user);
@@ -2163,7 +2157,7 @@ static long user_events_reg_status(struct user_event_file *info,
 			user = NULL;
 		}
 	}
-	mutex_unlock(ue_ksyms.event_mutex);
+	ue_event_mutex_unlock();
 	if (ret)
 		goto put;
 
@@ -2176,9 +2170,9 @@ static long user_events_reg_status(struct user_event_file *info,
 		 * user_event_mutex, which we hold.
 		 */
 		if (created) {
-			mutex_lock(ue_ksyms.event_mutex);
+			ue_event_mutex_lock();
 			user->persist = false;
-			mutex_unlock(ue_ksyms.event_mutex);
+			ue_event_mutex_unlock();
 		}
 		goto put;
 	}
@@ -2261,10 +2255,10 @@ static long user_events_reg_write(struct user_event_file *info,
 		goto unlock;
 	}
 
-	mutex_lock(ue_ksyms.event_mutex);
+	ue_event_mutex_lock();
 	ret = user_event_find_or_create(desc, reg.flags, false, &user,
 					&created);
-	mutex_unlock(ue_ksyms.event_mutex);
+	ue_event_mutex_unlock();
 	if (ret)
 		goto unlock;
 
@@ -2365,7 +2359,7 @@ static int user_event_delete_name(const char *name)
 	struct hlist_node *tmp;
 	int ret = -ENOENT;
 
-	lockdep_assert_held(ue_ksyms.event_mutex);
+	ue_lockdep_assert_event_mutex();
 
 	hash_for_each_possible_safe(user_event_table, user, tmp, node,
 				    user_event_key(name)) {
@@ -2391,10 +2385,10 @@ static long user_events_ioctl_del(unsigned long uarg)
 	if (IS_ERR(name))
 		return PTR_ERR(name);
 
-	mutex_lock(ue_ksyms.event_mutex);
+	ue_event_mutex_lock();
 	user_event_reap_all();
 	ret = user_event_delete_name(name);
-	mutex_unlock(ue_ksyms.event_mutex);
+	ue_event_mutex_unlock();
 
 	kfree(name);
 	return ret;
@@ -2500,7 +2494,7 @@ static int user_status_show(struct seq_file *m, void *unused)
 	int i, bkt;
 	u8 status;
 
-	mutex_lock(ue_ksyms.event_mutex);
+	ue_event_mutex_lock();
 	user_event_reap_all();
 
 	i = 1;
@@ -2524,7 +2518,7 @@ static int user_status_show(struct seq_file *m, void *unused)
 	seq_printf(m, "\nActive: %u\nBusy: %u\nMax: %lu\n",
 		   user_event_count, busy, MAX_STATUS_EVENTS);
 
-	mutex_unlock(ue_ksyms.event_mutex);
+	ue_event_mutex_unlock();
 	return 0;
 }
 
@@ -2699,8 +2693,8 @@ static void __exit user_events_exit(void)
 	 * reference in user_event_destroy(), under event_mutex, which the
 	 * tracing core releases only after our callback returned to it.
 	 */
-	mutex_lock(ue_ksyms.event_mutex);
-	mutex_unlock(ue_ksyms.event_mutex);
+	ue_event_mutex_lock();
+	ue_event_mutex_unlock();
 	ue_tracefs_remove(status_dentry);
 	ue_tracefs_remove(data_dentry);
 

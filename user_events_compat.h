@@ -8,10 +8,8 @@
 #define _USER_EVENTS_COMPAT_H
 
 #include <linux/fs.h>
-#include <linux/list.h>
 #include <linux/mm.h>
 #include <linux/rcupdate.h>
-#include <linux/seq_file.h>
 #include <linux/uio.h>
 
 /*
@@ -84,26 +82,5 @@ static inline void ue_synchronize_rcu_tasks(void)
 {
 	synchronize_rcu_tasks();
 }
-
-/*
- * The dynamic_events interface of kernel/trace/trace_dynevent.h, which is
- * private to the tracing core: the same layout in Linux 6.1 and 6.12.
- */
-struct dyn_event;
-
-struct dyn_event_operations {
-	struct list_head list;
-	int (*create)(const char *raw_command);
-	int (*show)(struct seq_file *m, struct dyn_event *ev);
-	bool (*is_busy)(struct dyn_event *ev);
-	int (*free)(struct dyn_event *ev);
-	bool (*match)(const char *system, const char *event,
-		      int argc, const char **argv, struct dyn_event *ev);
-};
-
-struct dyn_event {
-	struct list_head list;
-	struct dyn_event_operations *ops;
-};
 
 #endif /* _USER_EVENTS_COMPAT_H */

@@ -133,6 +133,19 @@ struct user_event_field {
 };
 
 /*
+ * A descriptor once parsed (user_event_parse_desc()): what an event is
+ * made of, before it becomes one.
+ */
+struct user_event_desc {
+	char *name;
+	char *args;		/* normalized field list */
+	struct list_head fields;	/* struct user_event_field, in order */
+	unsigned int flags;	/* FLAG_BPF_ITER */
+	unsigned int min_size;	/* payload bytes the fields need */
+	bool has_dyn;		/* has __data_loc/__rel_loc fields */
+};
+
+/*
  * Probes currently attached, read under sched RCU by writers: the ftrace
  * event files (one per tracing instance that enabled the event). An array
  * is never changed while published: attaching or detaching publishes
@@ -528,10 +541,9 @@ static int split_words(char *s, char **words, int max)
 
 /*
  * Parses one "type name" (or "struct tag name size") entry and appends it
- * to @user's field list at payload offset *@offset.
+ * to @desc's fields, at the end of the payload they make so far.
  */
-static int user_event_parse_field(struct user_event *user, char *text,
-				  unsigned int *offset)
+static int user_event_parse_field(struct user_event_desc *desc, char *text)
 {
 	const struct user_field_type *base;
 	struct user_event_field *field, *other;
@@ -654,21 +666,21 @@ add:
 	if (!user_field_name_valid(field->name))
 		goto inval;
 
-	list_for_each_entry(other, &user->fields, link)
+	list_for_each_entry(other, &desc->fields, link)
 		if (!strcmp(other->name, field->name))
 			goto inval;
 
-	if (*offset + size > MAX_PAYLOAD_SIZE)
+	if (desc->min_size + size > MAX_PAYLOAD_SIZE)
 		goto inval;
 
 	field->kind = kind;
 	field->is_char = is_char;
 	field->size = size;
-	field->offset = sizeof(struct trace_entry) + *offset;
-	*offset += size;
+	field->offset = sizeof(struct trace_entry) + desc->min_size;
+	desc->min_size += size;
 	if (kind == FIELD_DATA_LOC || kind == FIELD_REL_LOC)
-		user->has_dyn = true;
-	list_add_tail(&field->link, &user->fields);
+		desc->has_dyn = true;
+	list_add_tail(&field->link, &desc->fields);
 	return 0;
 
 inval:
@@ -678,18 +690,44 @@ inval:
 	return -EINVAL;
 }
 
-static int user_event_parse_flags(struct user_event *user, char *flags)
+static int user_event_parse_flags(struct user_event_desc *desc, char *flags)
 {
 	char *flag;
 
 	while ((flag = strsep(&flags, ",")) != NULL) {
 		if (!strcmp(flag, "BPF_ITER"))
-			user->flags |= FLAG_BPF_ITER;
+			desc->flags |= FLAG_BPF_ITER;
 		else
 			return -EINVAL;
 	}
 
 	return 0;
+}
+
+/*
+ * Whether the words of a "!u:name type name; ..." command name exactly the
+ * fields of normalized list @args, spacing aside.
+ */
+static bool user_event_args_match(const char *args, int argc, const char **argv)
+{
+	const char *want = args;
+	int i;
+
+	/* No words: any fields match */
+	if (!argc)
+		return true;
+
+	for (i = 0; i < argc; i++) {
+		const char *arg = argv[i];
+
+		while (*arg) {
+			want = user_skip_spaces(want);
+			if (*want++ != *arg++)
+				return false;
+		}
+	}
+
+	return !*user_skip_spaces(want);
 }
 
 /* A bounded string builder for the generated texts */
@@ -717,7 +755,7 @@ static bool user_text_overflowed(struct user_text *t)
 }
 
 /* Builds the normalized field list used to compare registrations */
-static int user_event_build_args(struct user_event *user)
+static int user_event_build_args(struct user_event_desc *desc)
 {
 	struct user_event_field *field;
 	struct user_text t = { .size = MAX_EVENT_DESC * 2 };
@@ -727,9 +765,9 @@ static int user_event_build_args(struct user_event *user)
 		return -ENOMEM;
 
 	t.buf[0] = '\0';
-	list_for_each_entry(field, &user->fields, link) {
+	list_for_each_entry(field, &desc->fields, link) {
 		user_text_printf(&t, "%s%s %s",
-				 field->link.prev != &user->fields ? "; " : "",
+				 field->link.prev != &desc->fields ? "; " : "",
 				 field->type, field->name);
 		if (field->kind == FIELD_STRUCT)
 			user_text_printf(&t, " %d", field->size);
@@ -739,17 +777,18 @@ static int user_event_build_args(struct user_event *user)
 		kfree(t.buf);
 		return -EINVAL;
 	}
-	user->args = t.buf;
+	desc->args = t.buf;
 	return 0;
 }
 
-static int user_event_build_print_fmt(struct user_event *user)
+/* The print fmt of an event with these fields, in *@out */
+static int user_event_build_print_fmt(const struct list_head *fields, char **out)
 {
 	struct user_event_field *field;
 	struct user_text t = { .size = 64 };
 	const char *name;
 
-	list_for_each_entry(field, &user->fields, link)
+	list_for_each_entry(field, fields, link)
 		t.size += 3 * strlen(field->name) + 96;
 
 	t.buf = kmalloc(t.size, GFP_KERNEL_ACCOUNT);
@@ -757,13 +796,13 @@ static int user_event_build_print_fmt(struct user_event *user)
 		return -ENOMEM;
 
 	user_text_printf(&t, "\"");
-	list_for_each_entry(field, &user->fields, link)
+	list_for_each_entry(field, fields, link)
 		user_text_printf(&t, "%s%s=%s",
-				 field->link.prev != &user->fields ? " " : "",
+				 field->link.prev != fields ? " " : "",
 				 field->name, field->fmt);
 	user_text_printf(&t, "\"");
 
-	list_for_each_entry(field, &user->fields, link) {
+	list_for_each_entry(field, fields, link) {
 		name = field->name;
 		switch (field->kind) {
 		case FIELD_DATA_LOC:
@@ -806,35 +845,34 @@ static int user_event_build_print_fmt(struct user_event *user)
 		return -EINVAL;
 	}
 
-	user->call.print_fmt = t.buf;
+	*out = t.buf;
 	return 0;
 }
 
-static void user_event_free(struct user_event *user)
+/* Frees what user_event_parse_desc() allocated */
+static void user_event_desc_free(struct user_event_desc *desc)
 {
-	user_event_free_fields(&user->fields);
-	kfree(user->call_name);
-	kfree(user->call.print_fmt);
-	kfree(user->class.fields_array);
-	kfree(user->args);
-	kfree(user->name);
-	kfree(user);
+	user_event_free_fields(&desc->fields);
+	kfree(desc->args);
+	kfree(desc->name);
 }
 
 /*
  * Parses a descriptor "name[:FLAG[,FLAG]] [type name[;type name]...]"
- * into a new, not yet registered event. @desc is modified.
+ * into @desc. @text is modified.
  */
-static int user_event_parse(char *desc, struct user_event **out)
+static int user_event_parse_desc(char *text, struct user_event_desc *desc)
 {
-	unsigned int offset = 0, nfields = 0;
-	struct user_event *user;
+	unsigned int nfields = 0;
 	char *name, *flags, *args, *field;
 	int ret;
 
-	desc = user_skip_spaces(desc);
-	name = desc;
-	args = desc;
+	memset(desc, 0, sizeof(*desc));
+	INIT_LIST_HEAD(&desc->fields);
+
+	text = user_skip_spaces(text);
+	name = text;
+	args = text;
 	while (*args && !user_space_char(*args))
 		args++;
 	if (*args)
@@ -847,19 +885,12 @@ static int user_event_parse(char *desc, struct user_event **out)
 	if (!user_name_valid(name, MAX_NAME_LEN))
 		return -EINVAL;
 
-	user = kzalloc(sizeof(*user), GFP_KERNEL_ACCOUNT);
-	if (!user)
+	desc->name = kstrdup(name, GFP_KERNEL_ACCOUNT);
+	if (!desc->name)
 		return -ENOMEM;
 
-	INIT_LIST_HEAD(&user->fields);
-	user->name = kstrdup(name, GFP_KERNEL_ACCOUNT);
-	if (!user->name) {
-		ret = -ENOMEM;
-		goto fail;
-	}
-
 	if (flags) {
-		ret = user_event_parse_flags(user, flags);
+		ret = user_event_parse_flags(desc, flags);
 		if (ret)
 			goto fail;
 	}
@@ -872,22 +903,19 @@ static int user_event_parse(char *desc, struct user_event **out)
 			ret = -EINVAL;
 			goto fail;
 		}
-		ret = user_event_parse_field(user, field, &offset);
+		ret = user_event_parse_field(desc, field);
 		if (ret)
 			goto fail;
 	}
 
-	user->min_size = offset;
-
-	ret = user_event_build_args(user);
+	ret = user_event_build_args(desc);
 	if (ret)
 		goto fail;
 
-	*out = user;
 	return 0;
 
 fail:
-	user_event_free(user);
+	user_event_desc_free(desc);
 	return ret;
 }
 
@@ -986,20 +1014,29 @@ static void user_event_print_field(struct trace_seq *s,
 	}
 }
 
+/* The fields of a record of @entry_size bytes, as " name=value" each */
+static void user_event_print_fields(struct trace_seq *s,
+				    const struct list_head *fields,
+				    const void *entry, int entry_size)
+{
+	struct user_event_field *field;
+
+	list_for_each_entry(field, fields, link)
+		user_event_print_field(s, field, entry, entry_size);
+	if (list_empty(fields))
+		trace_seq_putc(s, ' ');
+}
+
 static enum print_line_t user_event_print_trace(struct trace_iterator *iter,
 						int flags,
 						struct trace_event *event)
 {
 	struct user_event *user = container_of(event, struct user_event,
 					       call.event);
-	struct user_event_field *field;
 	struct trace_seq *s = &iter->seq;
 
 	trace_seq_printf(s, "%s:", user->call_name);
-	list_for_each_entry(field, &user->fields, link)
-		user_event_print_field(s, field, iter->ent, iter->ent_size);
-	if (list_empty(&user->fields))
-		trace_seq_putc(s, ' ');
+	user_event_print_fields(s, &user->fields, iter->ent, iter->ent_size);
 	trace_seq_putc(s, '\n');
 
 	return trace_handle_return(s);
@@ -1008,6 +1045,49 @@ static enum print_line_t user_event_print_trace(struct trace_iterator *iter,
 static struct trace_event_functions user_event_funcs = {
 	.trace = user_event_print_trace,
 };
+
+static void user_event_free(struct user_event *user)
+{
+	user_event_free_fields(&user->fields);
+	kfree(user->call_name);
+	kfree(user->call.print_fmt);
+	kfree(user->class.fields_array);
+	kfree(user->args);
+	kfree(user->name);
+	kfree(user);
+}
+
+/*
+ * Parses a descriptor into a new, not yet registered event. @text is
+ * modified.
+ */
+static int user_event_parse(char *text, struct user_event **out)
+{
+	struct user_event_desc desc;
+	struct user_event *user;
+	int ret;
+
+	ret = user_event_parse_desc(text, &desc);
+	if (ret)
+		return ret;
+
+	user = kzalloc(sizeof(*user), GFP_KERNEL_ACCOUNT);
+	if (!user) {
+		user_event_desc_free(&desc);
+		return -ENOMEM;
+	}
+
+	user->name = desc.name;
+	user->args = desc.args;
+	INIT_LIST_HEAD(&user->fields);
+	list_splice(&desc.fields, &user->fields);
+	user->flags = desc.flags;
+	user->min_size = desc.min_size;
+	user->has_dyn = desc.has_dyn;
+
+	*out = user;
+	return 0;
+}
 
 /* References and lifetime */
 
@@ -1717,13 +1797,14 @@ static int user_event_set_call_visible(struct user_event *user, bool visible)
  * Describes the fields to the tracing core, which defines them (packed, in
  * order, after the common fields) when the event is added.
  */
-static int user_event_build_fields_array(struct user_event *user)
+static int user_event_build_fields_array(const struct list_head *fields,
+					 struct trace_event_fields **out)
 {
 	struct trace_event_fields *array;
 	struct user_event_field *field;
 	int i = 0;
 
-	list_for_each_entry(field, &user->fields, link)
+	list_for_each_entry(field, fields, link)
 		i++;
 
 	array = kcalloc(i + 1, sizeof(*array), GFP_KERNEL_ACCOUNT);
@@ -1731,7 +1812,7 @@ static int user_event_build_fields_array(struct user_event *user)
 		return -ENOMEM;
 
 	i = 0;
-	list_for_each_entry(field, &user->fields, link) {
+	list_for_each_entry(field, fields, link) {
 		struct trace_event_fields f = {
 			.type = field->type,
 			.name = field->name,
@@ -1746,7 +1827,7 @@ static int user_event_build_fields_array(struct user_event *user)
 		memcpy(&array[i++], &f, sizeof(f));
 	}
 
-	user->class.fields_array = array;
+	*out = array;
 	return 0;
 }
 
@@ -1762,11 +1843,12 @@ static int user_event_register(struct user_event *user)
 		goto free;
 	}
 
-	ret = user_event_build_print_fmt(user);
+	ret = user_event_build_print_fmt(&user->fields, &user->call.print_fmt);
 	if (ret)
 		goto free;
 
-	ret = user_event_build_fields_array(user);
+	ret = user_event_build_fields_array(&user->fields,
+					    &user->class.fields_array);
 	if (ret)
 		goto free;
 
@@ -2042,8 +2124,6 @@ static bool user_event_dyn_match(const char *system, const char *event,
 				 struct dyn_event *ev)
 {
 	struct user_event *user = user_event_from_dyn(ev);
-	const char *want = user->args;
-	int i;
 
 	if (strcmp(event, user->call_name))
 		return false;
@@ -2051,18 +2131,7 @@ static bool user_event_dyn_match(const char *system, const char *event,
 	if (system && strcmp(system, user->class.system))
 		return false;
 
-	/* Fields given: they must be exactly ours, spacing aside */
-	for (i = 0; i < argc; i++) {
-		const char *arg = argv[i];
-
-		while (*arg) {
-			want = user_skip_spaces(want);
-			if (*want++ != *arg++)
-				return false;
-		}
-	}
-
-	return !argc || !*user_skip_spaces(want);
+	return user_event_args_match(user->args, argc, argv);
 }
 
 static struct dyn_event_operations user_event_dyn_ops = {

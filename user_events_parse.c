@@ -123,15 +123,20 @@ static bool user_field_name_valid(const char *name)
 	return strncmp(name, "common_", 7) != 0;
 }
 
+static void user_field_free(struct user_event_field *field)
+{
+	kfree(field->type);
+	kfree(field->name);
+	kfree(field);
+}
+
 void user_event_free_fields(struct list_head *fields)
 {
 	struct user_event_field *field, *next;
 
 	list_for_each_entry_safe(field, next, fields, link) {
 		list_del(&field->link);
-		kfree(field->type);
-		kfree(field->name);
-		kfree(field);
+		user_field_free(field);
 	}
 }
 
@@ -154,48 +159,128 @@ static int split_words(char *s, char **words, int max)
 	}
 }
 
-/*
- * Parses one "type name" (or "struct tag name size") entry and appends it
- * to @desc's fields, at the end of the payload they make so far.
- */
-static int user_event_parse_field(struct user_event_desc *desc, char *text)
+/* "struct <tag> <name> <size>": opaque bytes, shown in hex */
+static int user_field_parse_struct(struct user_event_field *field,
+				   char **words, int nwords)
 {
-	const struct user_field_type *base;
-	struct user_event_field *field, *other;
-	char *words[5], *type, *bracket;
-	int nwords, first = 0, size;
-	enum user_field_kind kind;
-	bool is_char = false;
-	unsigned int len;
+	int size;
 
-	nwords = split_words(text, words, ARRAY_SIZE(words));
-	if (nwords < 2)
+	if (nwords != 4 || !user_name_valid(words[1], MAX_NAME_LEN) ||
+	    kstrtoint(words[3], 10, &size) || size < 1 ||
+	    size > MAX_STRUCT_SIZE)
 		return -EINVAL;
 
-	field = kzalloc(sizeof(*field), GFP_KERNEL_ACCOUNT);
-	if (!field)
-		return -ENOMEM;
+	field->kind = FIELD_STRUCT;
+	field->size = size;
+	field->filter_type = FILTER_OTHER;
+	field->fmt = "%s";
+	field->type = kasprintf(GFP_KERNEL_ACCOUNT, "struct %s", words[1]);
+	field->name = kstrdup(words[2], GFP_KERNEL_ACCOUNT);
 
-	if (!strcmp(words[0], "struct")) {
-		if (nwords != 4 || !user_name_valid(words[1], MAX_NAME_LEN) ||
-		    kstrtoint(words[3], 10, &size) || size < 1 ||
-		    size > MAX_STRUCT_SIZE)
-			goto inval;
-		kind = FIELD_STRUCT;
-		field->type = kasprintf(GFP_KERNEL_ACCOUNT, "struct %s",
-					words[1]);
-		field->name = kstrdup(words[2], GFP_KERNEL_ACCOUNT);
-		field->filter_type = FILTER_OTHER;
-		field->fmt = "%s";
-		goto add;
-	}
+	return field->type && field->name ? 0 : -ENOMEM;
+}
 
-	if (!strcmp(words[0], "__data_loc") || !strcmp(words[0], "__rel_loc")) {
-		kind = words[0][2] == 'd' ? FIELD_DATA_LOC : FIELD_REL_LOC;
+/*
+ * "__data_loc <type>[]" and "__rel_loc <type>[]": a u32 loc word in the
+ * payload, for data of any length further on (see user_field_loc()).
+ * Char elements make a NUL terminated string, u8 ones a byte array.
+ */
+static int user_field_parse_dyn(struct user_event_field *field,
+				const char *loc,
+				const struct user_field_type *base,
+				const char *type, const char *bracket)
+{
+	if (!bracket || strcmp(bracket, "[]") || base->size != 1 ||
+	    !strcmp(base->name, "s8"))
+		return -EINVAL;
+
+	field->kind = loc[2] == 'd' ? FIELD_DATA_LOC : FIELD_REL_LOC;
+	field->is_char = !strcmp(base->name, "char");
+	field->size = sizeof(u32);
+	field->filter_type = FILTER_OTHER;
+	if (field->is_char)
+		field->filter_type = field->kind == FIELD_DATA_LOC ?
+			FILTER_DYN_STRING : FILTER_RDYN_STRING;
+	field->fmt = "%s";
+	field->type = kasprintf(GFP_KERNEL_ACCOUNT, "%s %s", loc, type);
+
+	return field->type ? 0 : -ENOMEM;
+}
+
+/*
+ * "<type>[<count>]": a fixed array of one-byte elements. Char elements
+ * make a string (NUL terminated if shorter), u8 ones a byte array.
+ */
+static int user_field_parse_array(struct user_event_field *field,
+				  const struct user_field_type *base,
+				  const char *type, char *bracket)
+{
+	char *end = strchr(bracket, ']');
+	unsigned int count;
+
+	if (!end || end[1] || base->size != 1 || !strcmp(base->name, "s8"))
+		return -EINVAL;
+
+	/*
+	 * The count in base 0, as upstream reads it: "20", "0x14" and "024"
+	 * are all 20 (and "+20", as kstrtouint() allows); at most
+	 * MAX_FIELD_ARRAY_DIGITS characters (upstream copies them to an
+	 * 8-byte buffer with the ']'). The type keeps the text as written:
+	 * "char[0x14]" and "char[20]" are different types when registrations
+	 * of one name are compared, as upstream.
+	 */
+	if (end - bracket - 1 > MAX_FIELD_ARRAY_DIGITS)
+		return -EINVAL;
+	*end = '\0';
+	if (kstrtouint(bracket + 1, 0, &count) || !count ||
+	    count > MAX_FIELD_ARRAY_SIZE)
+		return -EINVAL;
+	*end = ']';
+
+	field->is_char = !strcmp(base->name, "char") ||
+			 !strcmp(base->name, "unsigned char");
+	field->kind = field->is_char ? FIELD_STRING : FIELD_ARRAY;
+	field->size = count;
+	field->is_signed = base->is_signed;
+	field->filter_type = field->is_char ? FILTER_STATIC_STRING :
+					      FILTER_OTHER;
+	field->fmt = "%s";
+	field->type = kstrdup(type, GFP_KERNEL_ACCOUNT);
+
+	return field->type ? 0 : -ENOMEM;
+}
+
+/* "<type>": one integer */
+static int user_field_parse_integer(struct user_event_field *field,
+				    const struct user_field_type *base,
+				    const char *type)
+{
+	field->kind = FIELD_INTEGER;
+	field->size = base->size;
+	field->is_signed = base->is_signed;
+	field->filter_type = FILTER_OTHER;
+	field->fmt = base->fmt;
+	field->type = kstrdup(type, GFP_KERNEL_ACCOUNT);
+
+	return field->type ? 0 : -ENOMEM;
+}
+
+/*
+ * "[__data_loc | __rel_loc] <type> <name>", where the type may be two
+ * words ("unsigned int") and may end in an array suffix: sorted out here,
+ * then parsed by the field kind's own function.
+ */
+static int user_field_parse_typed(struct user_event_field *field,
+				  char **words, int nwords)
+{
+	const struct user_field_type *base;
+	char *type, *bracket;
+	unsigned int len;
+	int first = 0;
+	int ret;
+
+	if (!strcmp(words[0], "__data_loc") || !strcmp(words[0], "__rel_loc"))
 		first = 1;
-	} else {
-		kind = FIELD_INTEGER;
-	}
 
 	/* "unsigned int x", "unsigned char[8] x": two words of type */
 	if (nwords - first == 3 && !strcmp(words[first], "unsigned")) {
@@ -207,102 +292,80 @@ static int user_event_parse_field(struct user_event_desc *desc, char *text)
 		nwords--;
 	}
 	if (nwords - first != 2)
-		goto inval;
+		return -EINVAL;
 
 	type = words[first];
 	bracket = strchr(type, '[');
 	len = bracket ? bracket - type : strlen(type);
 	base = user_field_type_find(type, len);
 	if (!base)
-		goto inval;
+		return -EINVAL;
 
-	if (kind != FIELD_INTEGER) {
-		/* Dynamic arrays: char, unsigned char or u8 elements */
-		if (!bracket || strcmp(bracket, "[]") || base->size != 1 ||
-		    !strcmp(base->name, "s8"))
-			goto inval;
-		is_char = !strcmp(base->name, "char");
-		size = sizeof(u32);
-		field->filter_type = FILTER_OTHER;
-		if (is_char)
-			field->filter_type = kind == FIELD_DATA_LOC ?
-				FILTER_DYN_STRING : FILTER_RDYN_STRING;
-		field->fmt = "%s";
-		field->type = kasprintf(GFP_KERNEL_ACCOUNT, "%s %s",
-					words[0], type);
-	} else if (bracket) {
-		unsigned int count;
-		char *end = strchr(bracket, ']');
+	if (first)
+		ret = user_field_parse_dyn(field, words[0], base, type, bracket);
+	else if (bracket)
+		ret = user_field_parse_array(field, base, type, bracket);
+	else
+		ret = user_field_parse_integer(field, base, type);
+	if (ret)
+		return ret;
 
-		if (!end || end[1] || base->size != 1 ||
-		    !strcmp(base->name, "s8"))
-			goto inval;
-		/*
-		 * The count in base 0, as upstream reads it: "20", "0x14" and
-		 * "024" are all 20 (and "+20", as kstrtouint() allows); at most
-		 * MAX_FIELD_ARRAY_DIGITS characters (upstream copies them to
-		 * an 8-byte buffer with the ']'). The type keeps the text as
-		 * written: "char[0x14]" and "char[20]" are different types
-		 * when registrations of one name are compared, as upstream.
-		 */
-		if (end - bracket - 1 > MAX_FIELD_ARRAY_DIGITS)
-			goto inval;
-		*end = '\0';
-		if (kstrtouint(bracket + 1, 0, &count) || !count ||
-		    count > MAX_FIELD_ARRAY_SIZE)
-			goto inval;
-		*end = ']';
-		is_char = !strcmp(base->name, "char") ||
-			  !strcmp(base->name, "unsigned char");
-		kind = is_char ? FIELD_STRING : FIELD_ARRAY;
-		size = count;
-		field->is_signed = base->is_signed;
-		field->filter_type = is_char ? FILTER_STATIC_STRING :
-					       FILTER_OTHER;
-		field->fmt = "%s";
-		field->type = kstrdup(type, GFP_KERNEL_ACCOUNT);
-	} else {
-		size = base->size;
-		field->is_signed = base->is_signed;
-		field->filter_type = FILTER_OTHER;
-		field->fmt = base->fmt;
-		field->type = kstrdup(type, GFP_KERNEL_ACCOUNT);
-	}
 	field->name = kstrdup(words[first + 1], GFP_KERNEL_ACCOUNT);
+	return field->name ? 0 : -ENOMEM;
+}
 
-add:
-	if (!field->type || !field->name) {
-		kfree(field->type);
-		kfree(field->name);
-		kfree(field);
-		return -ENOMEM;
-	}
+/*
+ * Appends a parsed field to @desc's fields, at the end of the payload they
+ * make so far, once its name and size are checked against the others.
+ */
+static int user_field_add(struct user_event_desc *desc,
+			  struct user_event_field *field)
+{
+	struct user_event_field *other;
 
 	if (!user_field_name_valid(field->name))
-		goto inval;
+		return -EINVAL;
 
 	list_for_each_entry(other, &desc->fields, link)
 		if (!strcmp(other->name, field->name))
-			goto inval;
+			return -EINVAL;
 
-	if (desc->min_size + size > MAX_PAYLOAD_SIZE)
-		goto inval;
+	if (desc->min_size + field->size > MAX_PAYLOAD_SIZE)
+		return -EINVAL;
 
-	field->kind = kind;
-	field->is_char = is_char;
-	field->size = size;
 	field->offset = sizeof(struct trace_entry) + desc->min_size;
-	desc->min_size += size;
-	if (kind == FIELD_DATA_LOC || kind == FIELD_REL_LOC)
+	desc->min_size += field->size;
+	if (field->kind == FIELD_DATA_LOC || field->kind == FIELD_REL_LOC)
 		desc->has_dyn = true;
 	list_add_tail(&field->link, &desc->fields);
 	return 0;
+}
 
-inval:
-	kfree(field->type);
-	kfree(field->name);
-	kfree(field);
-	return -EINVAL;
+/* Parses one "type name" (or "struct tag name size") entry into @desc */
+static int user_event_parse_field(struct user_event_desc *desc, char *text)
+{
+	struct user_event_field *field;
+	char *words[5];
+	int nwords, ret;
+
+	nwords = split_words(text, words, ARRAY_SIZE(words));
+	if (nwords < 2)
+		return -EINVAL;
+
+	field = kzalloc(sizeof(*field), GFP_KERNEL_ACCOUNT);
+	if (!field)
+		return -ENOMEM;
+
+	if (!strcmp(words[0], "struct"))
+		ret = user_field_parse_struct(field, words, nwords);
+	else
+		ret = user_field_parse_typed(field, words, nwords);
+	if (!ret)
+		ret = user_field_add(desc, field);
+	if (ret)
+		user_field_free(field);
+
+	return ret;
 }
 
 static int user_event_parse_flags(struct user_event_desc *desc, char *flags)

@@ -788,10 +788,7 @@ static int user_event_validate(struct user_event *user, const void *data,
 			continue;
 
 		memcpy(&loc, data + field->offset - hdr, sizeof(loc));
-		off = loc & 0xffff;
-		size = loc >> 16;
-		if (field->kind == FIELD_REL_LOC)
-			off += field->offset + sizeof(u32);
+		off = user_field_loc(field, loc, &size);
 
 		/* Offsets are in the record, which starts with the header */
 		if (off < hdr || off + size > hdr + len)

@@ -644,7 +644,7 @@ static void user_event_print_field(struct trace_seq *s,
 				   const void *entry, int entry_size)
 {
 	const void *pos = entry + field->offset;
-	u32 loc, loc_off, loc_size;
+	u32 loc_off, loc_size;
 
 	trace_seq_printf(s, " %s=", field->name);
 
@@ -672,11 +672,7 @@ static void user_event_print_field(struct trace_seq *s,
 		return;
 	case FIELD_DATA_LOC:
 	case FIELD_REL_LOC:
-		loc = *(u32 *)pos;
-		loc_off = loc & 0xffff;
-		loc_size = loc >> 16;
-		if (field->kind == FIELD_REL_LOC)
-			loc_off += field->offset + sizeof(u32);
+		loc_off = user_field_loc(field, *(u32 *)pos, &loc_size);
 		if (loc_off + loc_size > entry_size) {
 			trace_seq_puts(s, "<invalid>");
 			return;

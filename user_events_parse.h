@@ -51,6 +51,25 @@ struct user_event_desc {
 	bool has_dyn;		/* has __data_loc/__rel_loc fields */
 };
 
+/*
+ * Where the data of a __data_loc or __rel_loc field lies, from its loc
+ * word: the length in the high 16 bits, the offset in the low 16. A
+ * __data_loc offset counts from the start of the record (struct
+ * trace_entry included), a __rel_loc one from the end of the loc word.
+ * Returns the offset from the start of the record; *@size gets the length.
+ */
+static inline u32 user_field_loc(const struct user_event_field *field,
+				 u32 loc, u32 *size)
+{
+	u32 off = loc & 0xffff;
+
+	*size = loc >> 16;
+	if (field->kind == FIELD_REL_LOC)
+		off += field->offset + sizeof(u32);
+
+	return off;
+}
+
 int user_event_parse_desc(char *text, struct user_event_desc *desc);
 void user_event_desc_free(struct user_event_desc *desc);
 void user_event_free_fields(struct list_head *fields);

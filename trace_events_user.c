@@ -104,9 +104,19 @@ MODULE_PARM_DESC(status_gid,
  * event files (one per tracing instance that enabled the event). An array
  * is never changed while published: attaching or detaching publishes
  * another one. @capacity is the number of slots allocated.
+ *
+ * Upstream instead registers each file with tracepoint_probe_register()
+ * and has every probe copy the payload from the writer's memory itself.
+ * Here a write copies it once, into a per-CPU buffer, checks that copy
+ * (user_event_validate()) and hands the same bytes to every file and to
+ * perf: however many tracers listen, user memory is read once, and a
+ * writer changing its buffer meanwhile cannot give them different
+ * records, nor a record that differs from the one checked. Keeping the
+ * array here also lets a detach allocate nothing (see
+ * user_event_probe_file()). The price is a second copy, from the per-CPU
+ * buffer into each ring buffer.
  */
 struct user_event_probes {
-	struct rcu_head rcu;
 	unsigned int capacity;
 	unsigned int nr_files;
 	struct trace_event_file *files[];
@@ -1307,7 +1317,7 @@ static int user_event_find_or_create(char *desc, u16 reg_flags, bool persist,
 	if (ret)
 		return ret;
 
-	/* Finish deleting what the tracing core let go of since */
+	/* Finish deleting the unused events the tracing core let go of */
 	user_event_reap_all();
 
 	if (multi)
@@ -1584,7 +1594,10 @@ static int user_write_reg_check(const struct user_write_reg *reg)
 	return 0;
 }
 
-/* Remote write ABI: the event state is kept in a bit of the caller's */
+/*
+ * Remote write ABI: the event's state is kept in a bit of a word in the
+ * caller's memory, which user_events_mm.c sets and clears.
+ */
 static long user_events_reg_write(struct user_event_file *info,
 				  struct user_write_reg __user *ureg,
 				  u32 size)
@@ -1730,7 +1743,7 @@ static int user_event_delete_name(const char *name)
 				    user_event_key(name)) {
 		if (strcmp(user->name, name))
 			continue;
-		/* Made to stay by someone privileged: only such may delete */
+		/* Made persistent with the capability: deleted only with it */
 		if (user->persist_cap && !perfmon_capable())
 			return -EPERM;
 		ret = user_event_destroy(user);
@@ -2002,7 +2015,7 @@ static int __init user_events_init(void)
 
 	ret = user_events_mm_init();
 	if (ret)
-		goto free_wq;
+		goto destroy_wq;
 
 	data_dentry = user_events_create_file("user_events_data", data_mode,
 					      data_gid, &user_data_fops);
@@ -2030,7 +2043,7 @@ remove_data:
 	ue_tracefs_remove(data_dentry);
 mm_exit:
 	user_events_mm_exit();
-free_wq:
+destroy_wq:
 	destroy_workqueue(user_event_wq);
 put_cred:
 	put_cred(user_event_cred);

@@ -13,6 +13,12 @@
  *
  * Whether anything listens is published in a page of status bytes that
  * processes map from tracefs/user_events_status (the status page ABI).
+ *
+ * This file holds the event registry and lifetimes, the status page, the
+ * probes and delivery, and the tracefs files. Descriptors are parsed in
+ * user_events_parse.c, remote write enable bits live in user_events_mm.c,
+ * and the kernel internals that are not exported are reached only through
+ * the wrappers of user_events_ksyms.h.
  */
 
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt

@@ -11,6 +11,7 @@
 #include <linux/trace_events.h>
 #include <linux/types.h>
 
+/* Longest descriptor a registration or command may pass, NUL included */
 #define MAX_EVENT_DESC 512
 
 /* Largest payload a write may carry: a record must fit a ring buffer page */

@@ -125,6 +125,9 @@ fi
 # shellcheck disable=SC2054 # commas belong to the option values
 cmdline=(
 	console=ttyS0,115200 printk.time=1
+	# A loaded host can starve TCG long enough for the boot-time check of
+	# the IO-APIC timer to fail ("IO-APIC + timer doesn't work!"): panic
+	no_timer_check
 	panic_on_warn=1 oops=panic panic=-1
 	hung_task_panic=1 sysctl.kernel.hung_task_timeout_secs=60
 	rdinit=/init "uecmd=$guestcmd" "uetoken=$token"

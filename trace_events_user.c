@@ -168,6 +168,16 @@ struct user_event {
 	struct user_event_probes __rcu *probes;
 	/* Unpublished array kept for the next detach, under event_mutex */
 	struct user_event_probes *spare_probes;
+	/*
+	 * The ftrace event file when it is the event's only consumer (one
+	 * file attached, no perf), else NULL: the one-copy test of the write
+	 * path, one load. Written with WRITE_ONCE under event_mutex by
+	 * user_event_update_status(), read under sched RCU by writers. The
+	 * file stays valid for them as the arrays in @probes do: it is
+	 * cleared before the detach that unpublishes it waits for a grace
+	 * period.
+	 */
+	struct trace_event_file *direct_file;
 	struct hlist_node multi_node;	/* user_event_multi_table */
 	struct list_head reap_link;	/* user_event_reap_list */
 	struct rcu_head rcu;
@@ -1142,12 +1152,17 @@ static void user_event_update_status(struct user_event *user, bool perf)
 	struct user_event_probes *probes;
 	u8 status = 0;
 
+	lockdep_assert_held(ue_ksyms.event_mutex);
 	probes = rcu_dereference_protected(user->probes,
 					   lockdep_is_held(ue_ksyms.event_mutex));
 	if (probes && probes->nr_files)
 		status |= EVENT_STATUS_FTRACE;
 	if (perf)
 		status |= EVENT_STATUS_PERF;
+
+	WRITE_ONCE(user->direct_file,
+		   status == EVENT_STATUS_FTRACE && probes->nr_files == 1 ?
+		   probes->files[0] : NULL);
 
 	if (status == user->status)
 		return;
@@ -1273,7 +1288,8 @@ static int user_event_reg(struct trace_event_call *call,
  * user_event_lookup_for_write():
  *
  *  - One copy (user_event_record_direct()): when the event's only consumer
- *    is one ftrace event file with none of the flags that need the checks
+ *    (user->direct_file, kept by user_event_update_status()) is one ftrace
+ *    event file with none of the flags that need the checks
  *    of trace_trigger_soft_disabled() (triggers, soft disable, pid
  *    filtering), the record is reserved in that file's ring buffer (or in
  *    the core's per-CPU staging record, when the file has a filter) and the
@@ -1281,8 +1297,9 @@ static int user_event_reg(struct trace_event_call *call,
  *    __data_loc/__rel_loc checks then run on that copy, which the writer
  *    cannot change any more; a record that fails them, or whose copy
  *    faulted, is discarded and never reaches a reader.
- *  - Staged (user_event_stage_and_deliver()): in every other case (several
- *    instances, perf or BPF, the flags above, a reserve that failed), the
+ *  - Staged (user_event_emit(), user_event_deliver_staged()): in every
+ *    other case (several instances, perf or BPF, the flags above, a
+ *    reserve that failed), the
  *    payload is copied once to this CPU's write buffer, checked there, and
  *    handed to every consumer from that copy.
  *
@@ -1570,6 +1587,16 @@ static int user_event_fault_in_iovec(const struct user_bpf_iter *iter,
 			      EVENT_FILE_FL_PID_FILTER)
 
 /*
+ * The reservation of user_event_record_direct(), per CPU rather than on
+ * the stack: a local struct costs the writer of every event, perf
+ * included, a stack canary and its zeroing (CONFIG_INIT_STACK_ALL_ZERO).
+ * Used from the reserve to the commit or discard, with preemption
+ * disabled, by writes only, which run in task context: one writer per CPU
+ * at a time.
+ */
+static DEFINE_PER_CPU(struct trace_event_buffer, direct_fbuffer);
+
+/*
  * One copy: reserves the record for @file, copies the payload of @iter
  * into it, checks that copy and commits it (the commit runs the file's
  * filter and conditional triggers on it). Returns -EAGAIN if a page of the
@@ -1582,11 +1609,11 @@ static int
 user_event_record_direct(struct user_event *user, struct trace_event_file *file,
 			 const struct user_bpf_iter *iter, size_t len)
 {
-	struct trace_event_buffer fbuffer;
+	struct trace_event_buffer *fbuffer = this_cpu_ptr(&direct_fbuffer);
 	struct trace_entry *entry;
 	int ret;
 
-	entry = trace_event_buffer_reserve(&fbuffer, file,
+	entry = trace_event_buffer_reserve(fbuffer, file,
 					   sizeof(*entry) + len);
 	if (unlikely(!entry))
 		return -ENOSPC;
@@ -1596,7 +1623,7 @@ user_event_record_direct(struct user_event *user, struct trace_event_file *file,
 				    iter->iov_offset, len);
 	pagefault_enable();
 	if (unlikely(ret)) {
-		ue_trace_event_discard(&fbuffer);
+		ue_trace_event_discard(fbuffer);
 		/* Short iovecs were ruled out by the caller */
 		return -EAGAIN;
 	}
@@ -1604,80 +1631,65 @@ user_event_record_direct(struct user_event *user, struct trace_event_file *file,
 	if (user->has_dyn) {
 		ret = user_event_check_locs(user, entry + 1, len);
 		if (unlikely(ret)) {
-			ue_trace_event_discard(&fbuffer);
+			ue_trace_event_discard(fbuffer);
 			return ret;
 		}
 	}
 
-	trace_event_buffer_commit(&fbuffer);
+	trace_event_buffer_commit(fbuffer);
 	return 0;
-}
-
-/*
- * Staged: copies the payload of @iter to this CPU's write buffer and
- * delivers it from there. Returns -EAGAIN if a page was not present.
- */
-static int
-user_event_stage_and_deliver(struct user_event *user,
-			     const struct user_bpf_iter *iter, size_t len)
-{
-	void *buf = this_cpu_ptr(write_buffer);
-	int ret;
-
-	pagefault_disable();
-	ret = user_event_copy_iovec(buf, iter->iov, iter->nr_segs,
-				    iter->iov_offset, len);
-	pagefault_enable();
-	if (unlikely(ret))
-		return -EAGAIN;
-
-	return user_event_deliver_staged(user, buf, len);
-}
-
-/* One attempt at recording the payload, preemption disabled */
-static int user_event_emit_once(struct user_event *user,
-				const struct user_bpf_iter *iter, size_t len)
-{
-	struct user_event_probes *probes;
-	struct trace_event_file *file;
-	int ret;
-
-	probes = rcu_dereference_sched(user->probes);
-	if (likely(READ_ONCE(user->status) == EVENT_STATUS_FTRACE &&
-		   probes && probes->nr_files == 1)) {
-		file = probes->files[0];
-		if (likely(!(READ_ONCE(file->flags) & UE_FILE_FLAGS_STAGED))) {
-			ret = user_event_record_direct(user, file, iter, len);
-			if (likely(ret != -ENOSPC))
-				return ret;
-		}
-	}
-
-	return user_event_stage_and_deliver(user, iter, len);
 }
 
 /*
  * Records the payload described by @iter (the writer's iovecs, from the
  * byte after the index), @len bytes that the iovecs hold (checked by the
- * caller). A page that is not present is faulted in once, with preemption
- * enabled; a payload that still faults gives -EFAULT.
+ * caller): in one copy when the event's only consumer allows it, else
+ * staged. A page that is not present is faulted in once, with preemption
+ * enabled; a payload that still faults gives -EFAULT. The staged path is
+ * laid out as it was before the one-copy path existed: perf delivery pays
+ * only the load and test of direct_file for it.
  */
 static int user_event_emit(struct user_event *user,
 			   const struct user_bpf_iter *iter, size_t len)
 {
+	struct trace_event_file *file;
 	bool retried = false;
+	void *buf;
 	int ret;
 
 	for (;;) {
 		preempt_disable();
-		ret = user_event_emit_once(user, iter, len);
+		/* Under sched RCU: see struct user_event */
+		file = READ_ONCE(user->direct_file);
+		if (likely(file &&
+			   !(READ_ONCE(file->flags) & UE_FILE_FLAGS_STAGED))) {
+			ret = user_event_record_direct(user, file, iter, len);
+			if (likely(ret != -ENOSPC)) {
+				preempt_enable();
+				if (likely(ret != -EAGAIN))
+					return ret;
+				goto fault_in;
+			}
+		}
+
+		buf = this_cpu_ptr(write_buffer);
+		pagefault_disable();
+		ret = user_event_copy_iovec(buf, iter->iov, iter->nr_segs,
+					    iter->iov_offset, len);
+		pagefault_enable();
+		if (likely(!ret))
+			break;
 		preempt_enable();
-		if (likely(ret != -EAGAIN))
-			return ret;
+fault_in:
 		if (retried || user_event_fault_in_iovec(iter, len))
 			return -EFAULT;
 		retried = true;
 	}
+
+	ret = user_event_deliver_staged(user, buf, len);
+	preempt_enable();
+
+	return ret;
 }
 
 /* The payload of write(), after the index; out of the fast checks' way */

@@ -1297,9 +1297,9 @@ static int user_event_reg(struct trace_event_call *call,
  *    __data_loc/__rel_loc checks then run on that copy, which the writer
  *    cannot change any more; a record that fails them, or whose copy
  *    faulted, is discarded and never reaches a reader.
- *  - Staged (user_event_emit(), user_event_deliver_staged()): in every
- *    other case (several instances, perf or BPF, the flags above, a
- *    reserve that failed), the
+ *  - Staged (user_event_stage_and_deliver()): in every other case
+ *    (several instances, perf or BPF, the flags above, a reserve that
+ *    failed), the
  *    payload is copied once to this CPU's write buffer, checked there, and
  *    handed to every consumer from that copy.
  *
@@ -1641,55 +1641,67 @@ user_event_record_direct(struct user_event *user, struct trace_event_file *file,
 }
 
 /*
+ * Staged: copies the payload of @iter to this CPU's write buffer and
+ * delivers it from there. Returns -EAGAIN if a page was not present.
+ */
+static int
+user_event_stage_and_deliver(struct user_event *user,
+			     const struct user_bpf_iter *iter, size_t len)
+{
+	void *buf = this_cpu_ptr(write_buffer);
+	int ret;
+
+	pagefault_disable();
+	ret = user_event_copy_iovec(buf, iter->iov, iter->nr_segs,
+				    iter->iov_offset, len);
+	pagefault_enable();
+	if (unlikely(ret))
+		return -EAGAIN;
+
+	return user_event_deliver_staged(user, buf, len);
+}
+
+/* One attempt at recording the payload, preemption disabled */
+static int user_event_emit_once(struct user_event *user,
+				const struct user_bpf_iter *iter, size_t len)
+{
+	struct trace_event_file *file;
+	int ret;
+
+	/* Under sched RCU: see struct user_event */
+	file = READ_ONCE(user->direct_file);
+	if (likely(file &&
+		   !(READ_ONCE(file->flags) & UE_FILE_FLAGS_STAGED))) {
+		ret = user_event_record_direct(user, file, iter, len);
+		if (likely(ret != -ENOSPC))
+			return ret;
+	}
+
+	return user_event_stage_and_deliver(user, iter, len);
+}
+
+/*
  * Records the payload described by @iter (the writer's iovecs, from the
  * byte after the index), @len bytes that the iovecs hold (checked by the
- * caller): in one copy when the event's only consumer allows it, else
- * staged. A page that is not present is faulted in once, with preemption
- * enabled; a payload that still faults gives -EFAULT. The staged path is
- * laid out as it was before the one-copy path existed: perf delivery pays
- * only the load and test of direct_file for it.
+ * caller). A page that is not present is faulted in once, with preemption
+ * enabled; a payload that still faults gives -EFAULT.
  */
 static int user_event_emit(struct user_event *user,
 			   const struct user_bpf_iter *iter, size_t len)
 {
-	struct trace_event_file *file;
 	bool retried = false;
-	void *buf;
 	int ret;
 
 	for (;;) {
 		preempt_disable();
-		/* Under sched RCU: see struct user_event */
-		file = READ_ONCE(user->direct_file);
-		if (likely(file &&
-			   !(READ_ONCE(file->flags) & UE_FILE_FLAGS_STAGED))) {
-			ret = user_event_record_direct(user, file, iter, len);
-			if (likely(ret != -ENOSPC)) {
-				preempt_enable();
-				if (likely(ret != -EAGAIN))
-					return ret;
-				goto fault_in;
-			}
-		}
-
-		buf = this_cpu_ptr(write_buffer);
-		pagefault_disable();
-		ret = user_event_copy_iovec(buf, iter->iov, iter->nr_segs,
-					    iter->iov_offset, len);
-		pagefault_enable();
-		if (likely(!ret))
-			break;
+		ret = user_event_emit_once(user, iter, len);
 		preempt_enable();
-fault_in:
+		if (likely(ret != -EAGAIN))
+			return ret;
 		if (retried || user_event_fault_in_iovec(iter, len))
 			return -EFAULT;
 		retried = true;
 	}
-
-	ret = user_event_deliver_staged(user, buf, len);
-	preempt_enable();
-
-	return ret;
 }
 
 /* The payload of write(), after the index; out of the fast checks' way */

@@ -46,7 +46,7 @@ prof_funcs="bpf_lsm_file_permission
 	__fdget_pos fdget_pos new_sync_write do_iter_readv_writev do_iter_write
 	write_null write_iter_null __fsnotify_parent fsnotify
 	user_events_write user_events_write_iter user_event_emit_ubuf
-	user_event_record_direct user_event_deliver_staged user_event_emit
+	user_event_record_direct user_event_stage_and_deliver
 	user_event_ftrace_staged user_event_perf_staged user_event_check_locs
 	iov_iter_advance
 	_copy_from_iter copy_from_user_nofault __check_object_size

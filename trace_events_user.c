@@ -151,6 +151,16 @@ struct user_event {
 	struct user_event_probes __rcu *probes;
 	/* Unpublished array kept for the next detach, under event_mutex */
 	struct user_event_probes *spare_probes;
+	/*
+	 * The ftrace event file when it is the event's only consumer (one
+	 * file attached, no perf), else NULL: the one-copy test of the write
+	 * path, one load. Written with WRITE_ONCE under event_mutex by
+	 * user_event_update_status(), read under sched RCU by writers. The
+	 * file stays valid for them as the arrays in @probes do: it is
+	 * cleared before the detach that unpublishes it waits for a grace
+	 * period.
+	 */
+	struct trace_event_file *direct_file;
 	struct hlist_node multi_node;	/* user_event_multi_table */
 	struct list_head reap_link;	/* user_event_reap_list */
 	struct rcu_head rcu;
@@ -575,12 +585,17 @@ static void user_event_update_status(struct user_event *user, bool perf)
 	struct user_event_probes *probes;
 	u8 status = 0;
 
+	lockdep_assert_held(ue_ksyms.event_mutex);
 	probes = rcu_dereference_protected(user->probes,
 					   ue_lockdep_event_mutex_held());
 	if (probes && probes->nr_files)
 		status |= EVENT_STATUS_FTRACE;
 	if (perf)
 		status |= EVENT_STATUS_PERF;
+
+	WRITE_ONCE(user->direct_file,
+		   status == EVENT_STATUS_FTRACE && probes->nr_files == 1 ?
+		   probes->files[0] : NULL);
 
 	if (status == user->status)
 		return;
@@ -706,7 +721,8 @@ static int user_event_reg(struct trace_event_call *call,
  * user_event_lookup_for_write():
  *
  *  - One copy (user_event_record_direct()): when the event's only consumer
- *    is one ftrace event file with none of the flags that need the checks
+ *    (user->direct_file, kept by user_event_update_status()) is one ftrace
+ *    event file with none of the flags that need the checks
  *    of trace_trigger_soft_disabled() (triggers, soft disable, pid
  *    filtering), the record is reserved in that file's ring buffer (or in
  *    the core's per-CPU staging record, when the file has a filter) and the
@@ -714,8 +730,9 @@ static int user_event_reg(struct trace_event_call *call,
  *    __data_loc/__rel_loc checks then run on that copy, which the writer
  *    cannot change any more; a record that fails them, or whose copy
  *    faulted, is discarded and never reaches a reader.
- *  - Staged (user_event_stage_and_deliver()): in every other case (several
- *    instances, perf or BPF, the flags above, a reserve that failed), the
+ *  - Staged (user_event_stage_and_deliver()): in every other case
+ *    (several instances, perf or BPF, the flags above, a reserve that
+ *    failed), the
  *    payload is copied once to this CPU's write buffer, checked there, and
  *    handed to every consumer from that copy.
  *
@@ -1000,6 +1017,16 @@ static int user_event_fault_in_iovec(const struct user_bpf_iter *iter,
 			      EVENT_FILE_FL_PID_FILTER)
 
 /*
+ * The reservation of user_event_record_direct(), per CPU rather than on
+ * the stack: a local struct costs the writer of every event, perf
+ * included, a stack canary and its zeroing (CONFIG_INIT_STACK_ALL_ZERO).
+ * Used from the reserve to the commit or discard, with preemption
+ * disabled, by writes only, which run in task context: one writer per CPU
+ * at a time.
+ */
+static DEFINE_PER_CPU(struct trace_event_buffer, direct_fbuffer);
+
+/*
  * One copy: reserves the record for @file, copies the payload of @iter
  * into it, checks that copy and commits it (the commit runs the file's
  * filter and conditional triggers on it). Returns -EAGAIN if a page of the
@@ -1012,11 +1039,11 @@ static int
 user_event_record_direct(struct user_event *user, struct trace_event_file *file,
 			 const struct user_bpf_iter *iter, size_t len)
 {
-	struct trace_event_buffer fbuffer;
+	struct trace_event_buffer *fbuffer = this_cpu_ptr(&direct_fbuffer);
 	struct trace_entry *entry;
 	int ret;
 
-	entry = trace_event_buffer_reserve(&fbuffer, file,
+	entry = trace_event_buffer_reserve(fbuffer, file,
 					   sizeof(*entry) + len);
 	if (unlikely(!entry))
 		return -ENOSPC;
@@ -1026,7 +1053,7 @@ user_event_record_direct(struct user_event *user, struct trace_event_file *file,
 				    iter->iov_offset, len);
 	pagefault_enable();
 	if (unlikely(ret)) {
-		ue_trace_event_discard(&fbuffer);
+		ue_trace_event_discard(fbuffer);
 		/* Short iovecs were ruled out by the caller */
 		return -EAGAIN;
 	}
@@ -1034,12 +1061,12 @@ user_event_record_direct(struct user_event *user, struct trace_event_file *file,
 	if (user->has_dyn) {
 		ret = user_event_check_locs(user, entry + 1, len);
 		if (unlikely(ret)) {
-			ue_trace_event_discard(&fbuffer);
+			ue_trace_event_discard(fbuffer);
 			return ret;
 		}
 	}
 
-	trace_event_buffer_commit(&fbuffer);
+	trace_event_buffer_commit(fbuffer);
 	return 0;
 }
 
@@ -1068,19 +1095,16 @@ user_event_stage_and_deliver(struct user_event *user,
 static int user_event_emit_once(struct user_event *user,
 				const struct user_bpf_iter *iter, size_t len)
 {
-	struct user_event_probes *probes;
 	struct trace_event_file *file;
 	int ret;
 
-	probes = rcu_dereference_sched(user->probes);
-	if (likely(READ_ONCE(user->status) == EVENT_STATUS_FTRACE &&
-		   probes && probes->nr_files == 1)) {
-		file = probes->files[0];
-		if (likely(!(READ_ONCE(file->flags) & UE_FILE_FLAGS_STAGED))) {
-			ret = user_event_record_direct(user, file, iter, len);
-			if (likely(ret != -ENOSPC))
-				return ret;
-		}
+	/* Under sched RCU: see struct user_event */
+	file = READ_ONCE(user->direct_file);
+	if (likely(file &&
+		   !(READ_ONCE(file->flags) & UE_FILE_FLAGS_STAGED))) {
+		ret = user_event_record_direct(user, file, iter, len);
+		if (likely(ret != -ENOSPC))
+			return ret;
 	}
 
 	return user_event_stage_and_deliver(user, iter, len);

@@ -91,6 +91,11 @@ for rel in "${kernels[@]}"; do
 	if ((st == 0 || st == 3)); then
 		ko[$rel]=$(grep -m1 '/user_events\.ko$' <<<"$out" || head -n 1 <<<"$out")
 		echo "built ${ko[$rel]}"
+		# The bench helper (tracing core calls timed in the -icount guest)
+		kmod=$UE_BUILD/$rel/kmod
+		rm -rf "$kmod" && mkdir -p "$kmod" && cp "$UE_REPO"/bench/kmod/{Kbuild,*.c} "$kmod"/ &&
+			make -s -C "/lib/modules/$rel/build" M="$kmod" modules >"$kmod/build.log" 2>&1 ||
+			{ cat "$kmod/build.log"; failed+=("$rel: bench helper build failed"); }
 		((st == 0)) || echo "(the module build printed warnings; benchmarking it anyway)"
 	else
 		failed+=("$rel: module build failed")
@@ -112,7 +117,8 @@ guest() { # guest <rel> <mode>: boot, run bench/guest.sh
 	*) opts+=(--smp 2 -t 1800) ;;
 	esac
 	"$UE_REPO/scripts/guest/run.sh" "${opts[@]}" "$rel" -- "${genv[@]}" \
-		"$UE_REPO/bench/guest.sh" "$mode" "${ko[$rel]}" "$bin" || st=$?
+		"$UE_REPO/bench/guest.sh" "$mode" "${ko[$rel]}" "$bin" \
+		"$UE_BUILD/$rel/kmod/ue_bench_kmod.ko" || st=$?
 	return "$st"
 }
 

@@ -13,7 +13,8 @@
 # Whenever a module was built, the path of each .ko is printed on stdout.
 #
 # UE_MODULE_SRC (or the second argument) names another source directory,
-# default: the repository root. UE_BUILD_DIR replaces build/.
+# default: the repository root. UE_BUILD_DIR replaces build/. UE_KDIR names
+# another kernel build tree (scripts/debug-kernel.sh's).
 set -euo pipefail
 
 # shellcheck source=scripts/lib.sh
@@ -22,7 +23,7 @@ set -euo pipefail
 (($# >= 1 && $# <= 2)) || ue_die "usage: $0 <kernel release> [module source dir]"
 rel=$1
 src=${2:-${UE_MODULE_SRC:-$UE_REPO}}
-kdir=/lib/modules/$rel/build
+kdir=${UE_KDIR:-/lib/modules/$rel/build}
 [[ -f $kdir/Makefile ]] || ue_die "no kernel headers for $rel in $kdir"
 [[ -f $src/Kbuild ]] || ue_die "no Kbuild in $src"
 

@@ -67,45 +67,10 @@ relay() { # relay <what> <command...>
 	fi
 }
 
-# -- packages ------------------------------------------------------------------
-missing_packages() {
-	local -A have=()
-	local p status
-	while read -r p status; do
-		[[ $status == installed ]] && have[${p%%:*}]=1
-	done < <(dpkg-query -W -f='${Package} ${db:Status-Status}\n' \
-		"${PACKAGES[@]}" 2>/dev/null || true)
-	for p in "${PACKAGES[@]}"; do
-		[[ -n ${have[$p]:-} ]] || printf '%s\n' "$p"
-	done
-}
-
-install_packages() {
-	local missing sudo=()
-	mapfile -t missing < <(missing_packages)
-	((${#missing[@]} == 0)) && return 0
-	if ((EUID != 0)); then
-		if ! command -v sudo >/dev/null; then
-			ue_note "not root and no sudo; please install: ${missing[*]}"
-			return 1
-		fi
-		sudo=(sudo)
-	fi
-	ue_note "installing: ${missing[*]}"
-	"${sudo[@]}" apt-get update -qq >&2 || ue_note "apt-get update failed"
-	"${sudo[@]}" env DEBIAN_FRONTEND=noninteractive \
-		apt-get install -y -qq -o Dpkg::Use-Pty=0 --no-install-recommends \
-		"${missing[@]}" >&2 || ue_note "apt-get install failed"
-	mapfile -t missing < <(missing_packages)
-	((${#missing[@]} == 0)) && return 0
-	ue_note "still missing after install: ${missing[*]}"
-	return 1
-}
-
-if install_packages; then
+if ue_install_packages "${PACKAGES[@]}"; then
 	ok "packages: ${PACKAGES[*]} installed"
 else
-	notok "packages: cannot install $(missing_packages | tr '\n' ' ')(the checks that need them fail)"
+	notok "packages: cannot install $(ue_missing_packages "${PACKAGES[@]}" | tr '\n' ' ')(the checks that need them fail)"
 fi
 
 # -- versions ------------------------------------------------------------------

@@ -1,14 +1,15 @@
 # SPDX-License-Identifier: GPL-2.0
-# Helpers shared by the scripts under scripts/ (sourced, not executed).
+# The one shell library of the repository (sourced, never executed): the
+# host drivers (make check, stress, fuzz, race, bench, check-debug, the
+# package test) and the guest scripts they run share what is here.
+#   common    ue_die, ue_note, UE_KPAT (the kernel-problem pattern)
+#   host      build dir and lock, cache, package installer, tool builds,
+#             the per-kernel loop (module build, guest run, TAP counting)
+#   guest     TAP lines, load, ue_unload, the end-of-run kernel checks
 # shellcheck shell=bash
 
 UE_REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 export UE_REPO
-# Build products (module builds per kernel, selftests, guest results).
-UE_BUILD=${UE_BUILD_DIR:-$UE_REPO/build}
-mkdir -p "$UE_BUILD"
-UE_BUILD=$(cd "$UE_BUILD" && pwd)
-export UE_BUILD
 
 ue_die() {
 	printf '%s: error: %s\n' "${0##*/}" "$*" >&2
@@ -18,6 +19,132 @@ ue_die() {
 ue_note() {
 	printf '%s: %s\n' "${0##*/}" "$*" >&2
 }
+
+# What counts as a kernel problem, on the guest console (scripts/guest/run.sh,
+# only lines with a printk timestamp) and in dmesg (ue_kernel_checks). One
+# pattern for every consumer.
+UE_KPAT='(\bOops\b|BUG:|WARNING:|Kernel panic|Call Trace|kernel BUG at|'
+UE_KPAT+='possible circular locking|inconsistent lock state|possible recursive locking|'
+UE_KPAT+='suspicious RCU usage|bad unlock balance|held when returning to user|'
+UE_KPAT+='blocked for more than|general protection fault|still in use|'
+UE_KPAT+='KASAN:|UBSAN:|KCSAN:|unable to handle (kernel|page fault)|soft lockup|hard LOCKUP|'
+UE_KPAT+='detected stalls on CPU|stack-protector|refcount_t:|list_(add|del) corruption|'
+UE_KPAT+='double fault|kernel stack overflow|kmemleak: [0-9]+ new suspected)'
+
+# KCSAN kernels (UE_KCSAN_MODULE=<module>): data races none of whose
+# accesses is in the module are the core's own; they are filtered out of a
+# log before UE_KPAT applies (and listed in the file named by $1).
+ue_kcsan_filter() { # ue_kcsan_filter <other-races file> < log > filtered log
+	if [[ -n ${UE_KCSAN_MODULE:-} ]]; then
+		awk -v other="$1" -f "$UE_REPO/scripts/guest/kcsan-filter.awk"
+	else
+		cat
+	fi
+}
+
+# ---------------------------------------------------------------- guest side
+# TAP lines of a guest script: "ok - <prefix>: <what>".
+UE_TAP=guest
+UE_FAILURES=0
+UE_TRACING=/sys/kernel/tracing
+UE_MODULE_NAME=${UE_MODULE_NAME:-user_events}
+ue_ok() { echo "ok - $UE_TAP: $*"; }
+ue_notok() {
+	echo "not ok - $UE_TAP: $*"
+	UE_FAILURES=$((UE_FAILURES + 1))
+}
+ue_check() { # ue_check <description> <command...>
+	local what=$1
+	shift
+	if "$@"; then ue_ok "$what"; else ue_notok "$what"; fi
+}
+ue_loaded() { grep -q "^$UE_MODULE_NAME " /proc/modules; }
+ue_bad_taint() { echo $(($(cat /proc/sys/kernel/tainted) & ~(4096 | 8192))); }
+
+# Start of a guest run: clear the kernel log, note the taint, load the
+# module. On failure: the kernel log's tail, a "not ok" line, status 1.
+ue_load() { # ue_load <module.ko>
+	echo "# kernel $(uname -r), $(nproc) CPU(s), module $1"
+	dmesg -C 2>/dev/null
+	UE_TAINT0=$(ue_bad_taint)
+	if ! insmod "$1"; then
+		ue_notok "insmod $1"
+		dmesg | tail -n 20 | sed 's/^/#   /'
+		return 1
+	fi
+	ue_ok "insmod ${1##*/}"
+}
+
+# Delete every user event (each pins the module), then rmmod; up to
+# <tries> times half a second apart (released address spaces drop their
+# module references from a work item). Prints rmmod's error when it fails.
+ue_unload() { # ue_unload [tries]
+	local i
+	for ((i = 1; i <= ${1:-1}; i++)); do
+		((i == 1)) || sleep 0.5
+		"$UE_REPO/scripts/user-events-clear" "$UE_TRACING" 2>/dev/null
+		rmmod "$UE_MODULE_NAME" 2>/dev/null && return 0
+	done
+	"$UE_REPO/scripts/user-events-clear" "$UE_TRACING"
+	rmmod "$UE_MODULE_NAME"
+}
+
+# Run a tool that ends with "N passed, N failed"; that line becomes the
+# comment "# <name>: N passed, N failed". Returns the tool's status.
+ue_tool() { # ue_tool <name> <command...>
+	local name=$1
+	shift
+	"$@" 2>&1 | sed -u "/^[0-9]* passed, [0-9]* failed\$/s/^/# $name: /"
+	return "${PIPESTATUS[0]}"
+}
+
+# End of a guest run: unload (unless UE_NO_UNLOAD=1), nothing of the module
+# left in tracefs, a clean kernel log, no new taint beyond O/E. Returns 0
+# iff no "not ok" line was printed by this script.
+ue_kernel_checks() {
+	local left klines=()
+	if [[ ${UE_NO_UNLOAD:-0} != 1 ]]; then
+		if ue_unload 40; then
+			ue_ok "rmmod after the run"
+		else
+			ue_notok "rmmod after the run"
+			sed 's/^/#   /' "$UE_TRACING/user_events_status" 2>/dev/null | tail -n 20
+		fi
+		left=$(ls -d "$UE_TRACING"/user_events_* "$UE_TRACING"/events/user_events* 2>/dev/null
+			grep -s '^u:' "$UE_TRACING/dynamic_events")
+		ue_check "no user_events files left in tracefs${left:+: ${left//$'\n'/ }}" test -z "$left"
+	fi
+	mapfile -t klines < <(dmesg | ue_kcsan_filter /tmp/kcsan-other.log | grep -E "$UE_KPAT")
+	[[ -s /tmp/kcsan-other.log ]] && tail -n 1 /tmp/kcsan-other.log
+	if ((${#klines[@]})); then
+		ue_notok "kernel log is clean"
+		printf '#   %s\n' "${klines[@]:0:40}"
+	else
+		ue_ok "kernel log is clean"
+	fi
+	local t1
+	t1=$(ue_bad_taint)
+	ue_check "no new taint beyond O/E (tainted=$(cat /proc/sys/kernel/tainted))" \
+		test $((t1 & ~${UE_TAINT0:-0})) -eq 0
+	echo "# $UE_TAP: $UE_FAILURES failure(s)"
+	((UE_FAILURES == 0))
+}
+
+# The guest has no build directory of its own: stop here inside it.
+[[ -z ${UE_GUEST:-} ]] || return 0
+
+# ----------------------------------------------------------------- host side
+# Build products (module builds per kernel, selftests, guest results).
+ue_set_build() { # ue_set_build <dir>
+	mkdir -p "$1"
+	UE_BUILD=$(cd "$1" && pwd)
+	UE_BUILD_DIR=$UE_BUILD
+	export UE_BUILD UE_BUILD_DIR
+}
+ue_set_build "${UE_BUILD_DIR:-$UE_REPO/build}"
+# stress, fuzz, race and check-debug build into build/robust (own lock), so
+# that they can run while `make check` uses build/.
+ue_robust() { ue_set_build "${UE_ROBUST_BUILD_DIR:-$UE_REPO/build/robust}"; }
 
 # Cache for things derived from installed packages (vmlinux ELF images,
 # initramfs images, the kselftest harness headers). Lives outside the repo.
@@ -48,7 +175,249 @@ ue_files_key() {
 ue_lock_build() {
 	exec {UE_LOCK_FD}>"$UE_BUILD/.lock"
 	if ! flock -n "$UE_LOCK_FD"; then
-		ue_note "waiting for another check/demo using $UE_BUILD to finish..."
+		ue_note "waiting for another run using $UE_BUILD to finish..."
 		flock "$UE_LOCK_FD"
 	fi
+}
+
+# The newest linux-source-6.12 tarball (the harness, upstream's selftests,
+# the debug kernel come from it).
+ue_source_tarball() {
+	local t
+	t=$(find /usr/src -maxdepth 1 -name 'linux-source-6.12*.tar.*' -printf '%f\n' |
+		sort -V | tail -n 1)
+	[[ -n $t ]] || ue_die "no /usr/src/linux-source-6.12*.tar.* (package linux-source-6.12)"
+	printf '/usr/src/%s\n' "$t"
+}
+
+# -- the package installer ---------------------------------------------------
+# Every apt/dpkg step waits up to 10 minutes for the dpkg lock another apt
+# process on the machine may hold.
+UE_APT=(apt-get -o DPkg::Lock::Timeout=600 -o Dpkg::Use-Pty=0)
+ue_root() { # ue_root <command...>: as root (sudo when needed)
+	if ((EUID == 0)); then
+		"$@"
+	elif command -v sudo >/dev/null; then
+		sudo "$@"
+	else
+		ue_note "not root and no sudo: cannot run $*"
+		return 1
+	fi
+}
+ue_missing_packages() {
+	local -A have=()
+	local p status
+	# One dpkg-query for the whole list (unknown names just get no line).
+	while read -r p status; do
+		[[ $status == installed ]] && have[${p%%:*}]=1
+	done < <(dpkg-query -W -f='${Package} ${db:Status-Status}\n' "$@" 2>/dev/null || true)
+	for p in "$@"; do
+		[[ -n ${have[$p]:-} ]] || printf '%s\n' "$p"
+	done
+}
+# Install what is missing of the given packages (all of them when one is
+# missing, with --all: kernel metapackages then resolve together). Status 1
+# (and a note) when some are still missing.
+ue_install_packages() { # ue_install_packages [--all] <package...>
+	local all=0 missing
+	[[ $1 == --all ]] && { all=1; shift; }
+	mapfile -t missing < <(ue_missing_packages "$@")
+	((${#missing[@]} == 0)) && return 0
+	ue_note "installing: ${missing[*]}"
+	((all)) && missing=("$@")
+	ue_root "${UE_APT[@]}" update -qq >&2 || ue_note "apt-get update failed"
+	ue_root env DEBIAN_FRONTEND=noninteractive "${UE_APT[@]}" install -y -qq \
+		--no-install-recommends "${missing[@]}" >&2 || ue_note "apt-get install failed"
+	mapfile -t missing < <(ue_missing_packages "$@")
+	((${#missing[@]} == 0)) && return 0
+	ue_note "still missing after install: ${missing[*]}"
+	return 1
+}
+
+# -- results -----------------------------------------------------------------
+UE_T0=$SECONDS
+UE_PASS=0 UE_FAIL=0 UE_KNOWN=0
+UE_FAILED=() UE_SUMMARY=() UE_KNOWN_SEEN=()
+ue_elapsed() { printf '%dm%02ds' $(((SECONDS - UE_T0) / 60)) $(((SECONDS - UE_T0) % 60)); }
+ue_section() { printf '\n===== %s [%s] =====\n' "$*" "$(ue_elapsed)"; }
+ue_fail() {
+	UE_FAIL=$((UE_FAIL + 1))
+	UE_FAILED+=("$*")
+}
+# The end of every driver: the summary, what failed, and last
+# "N passed, N failed"; status 1 iff something failed.
+ue_finish() { # ue_finish <what> [comment line]
+	ue_section "$1 summary${2:+ ($2)}"
+	((${#UE_SUMMARY[@]} == 0)) || printf '%s\n' "${UE_SUMMARY[@]}"
+	if ((${#UE_FAILED[@]})); then
+		echo "failed:"
+		printf '  %s\n' "${UE_FAILED[@]}"
+	fi
+	if ((${#UE_KNOWN_SEEN[@]})); then
+		echo "known differences (upstream's tests expected to fail, see $UE_KNOWN_LIST):"
+		printf '  %s\n' "${UE_KNOWN_SEEN[@]}"
+		echo "$UE_KNOWN known difference(s), counted neither as passed nor as failed"
+	fi
+	echo "$1 took $(ue_elapsed)"
+	echo "$UE_PASS passed, $UE_FAIL failed"
+	((UE_FAIL == 0))
+}
+
+# Classify the TAP lines of a guest's output: "P <name>", "F <name>", and
+# "K <name>: <reason>" for a known difference ($UE_KNOWN_LIST: an upstream
+# test expected to fail at a given check). An "ok" with "# SKIP" is a
+# failure. "# ue-run: <program>" lines (run-tests.sh) name the program.
+ue_count_tap() { # ue_count_tap <output.log>
+	awk -v known="${UE_KNOWN_LIST:-/dev/null}" '
+		BEGIN {
+			while ((getline line < known) > 0) {
+				if (line ~ /^#/ || line ~ /^[ \t]*$/) continue
+				if (line ~ /^[ \t]/) {
+					sub(/^[ \t]+/, "", line)
+					why[key] = line
+					continue
+				}
+				split(line, f, /[ \t]+/)
+				key = f[1] SUBSEP f[2]
+				at[key] = f[3]
+			}
+		}
+		function name(pre, s) {
+			sub(/^- /, "", s)
+			sub(/^runner: /, "", s)
+			if (prog != "" && index(s, prog ": ") == 1) s = substr(s, length(prog) + 3)
+			return (prog == "" ? "" : prog ": ") pre s
+		}
+		# The test name of a harness result line: "6 user.print_fmt"
+		function tname(s) {
+			sub(/^[0-9]+[ \t]+/, "", s)
+			sub(/[ \t]+#.*/, "", s)
+			return s
+		}
+		/^# ue-run: / { prog = substr($0, 11); delete hit; next }
+		{
+			for (k in at) {
+				split(k, kp, SUBSEP)
+				if (kp[1] == prog && index($0, at[k])) hit[k] = 1
+			}
+		}
+		/^not ok([ \t]|$)/ {
+			sub(/^not ok[ \t]*/, "")
+			k = prog SUBSEP tname($0)
+			if (k in at && (k in hit))
+				print "K " prog ": " tname($0) ": known difference: " why[k]
+			else if (k in at)
+				print "F " name("not ok ", $0) " (a known difference, but not failing at " at[k] ")"
+			else
+				print "F " name("not ok ", $0)
+			next
+		}
+		/^ok([ \t]|$)/ {
+			sub(/^ok[ \t]*/, "")
+			k = prog SUBSEP tname($0)
+			if (tolower($0) ~ /#[ \t]*skip/) print "F " name("SKIP (counted as a failure) ", $0)
+			else if (k in at) print "F " name("", $0) " passes, but is listed as a known difference"
+			else print "P " name("", $0)
+		}' "$1"
+}
+
+# -- the per-kernel loop -----------------------------------------------------
+# Lock the build dir, install what tests need, pick the kernels (KVERS=...).
+ue_start() { # ue_start <title>
+	ue_lock_build
+	ue_section "$1: setup"
+	"$UE_REPO/scripts/setup.sh"
+	mapfile -t UE_KERNELS < <("$UE_REPO/scripts/kernels.sh")
+	((${#UE_KERNELS[@]})) || ue_die "no kernels to test"
+	echo "kernels: ${UE_KERNELS[*]}"
+}
+
+# Build a userspace tool into $UE_BUILD/bin/<name>; a failure is counted.
+ue_build_tool() { # ue_build_tool <name> <source.c> [cc options...]
+	local name=$1 src=$2
+	shift 2
+	mkdir -p "$UE_BUILD/bin"
+	gcc -O2 -g -Wall -Wextra -Werror -pthread -I"$UE_REPO/include" \
+		-o "$UE_BUILD/bin/$name" "$UE_REPO/$src" "$@" && return 0
+	ue_fail "$name build failed"
+	return 1
+}
+
+# A seed: the given one, or a fresh random one.
+ue_seed() { printf '%s\n' "${1:-$(od -An -N6 -tu8 /dev/urandom | tr -d ' ')}"; }
+
+# Build the module for one kernel (scripts/build-module.sh, W=1) into
+# UE_KO. Warnings count one failure, the tests still run; status 1 when
+# there is no module.
+ue_module() { # ue_module <release>
+	local rel=$1 st=0 kos
+	UE_KO=
+	kos=$("$UE_REPO/scripts/build-module.sh" "$rel" "${UE_MODULE_SRC:-$UE_REPO}") || st=$?
+	if ((st != 0 && st != 3)); then
+		ue_fail "$rel: module build failed"
+		return 1
+	fi
+	((st == 0)) || ue_fail "$rel: module build printed warnings (W=1)"
+	UE_KO=$(grep -m1 '/user_events\.ko$' <<<"$kos" || head -n 1 <<<"$kos")
+	echo "built $UE_KO"
+}
+
+# Boot a guest (scripts/guest/run.sh) with results in $UE_BUILD/<rel>/<name>
+# (UE_RES), show its output and count its TAP lines; a failed guest run
+# (oops, WARN, lockdep, KASAN..., hang) is one more failure, shown with the
+# console from the first problem on. run.sh's status goes to UE_GSTATUS.
+ue_guest() { # ue_guest <rel> <name> [run.sh options...] -- <command...>
+	local rel=$1 st=0 kind line nf=0 opts=()
+	UE_RES=$UE_BUILD/$1/$2
+	shift 2
+	while (($#)) && [[ $1 != -- ]]; do opts+=("$1"); shift; done
+	[[ ${V:-0} == 1 ]] || opts+=(-q)
+	"$UE_REPO/scripts/guest/run.sh" -o "$UE_RES" "${opts[@]}" "$rel" "$@" || st=$?
+	[[ ${V:-0} == 1 || ! -f $UE_RES/output.log ]] || cat "$UE_RES/output.log"
+	if [[ -f $UE_RES/output.log ]]; then
+		ue_count_tap "$UE_RES/output.log" >"$UE_RES/counted"
+		while read -r kind line; do
+			case $kind in
+			P) UE_PASS=$((UE_PASS + 1)) ;;
+			K) UE_KNOWN=$((UE_KNOWN + 1)) UE_KNOWN_SEEN+=("$rel: $line") ;;
+			*) ue_fail "$rel: $line"; nf=$((nf + 1)) ;;
+			esac
+		done <"$UE_RES/counted"
+	fi
+	if ((st == 2)); then
+		line=$(grep -m1 '^    \[' "$UE_RES/problems" 2>/dev/null ||
+			head -n 1 "$UE_RES/problems" 2>/dev/null || echo unknown)
+		ue_fail "$rel: guest run failed: $(sed -E 's/^ +//; s/^\[ *[0-9.]+\] //' <<<"$line")"
+		echo "----- guest run FAILED; problems:"
+		sed 's/^/  /' "$UE_RES/problems" 2>/dev/null || true
+		line=$(grep -n -a -m1 -F -f <(sed -n 's/^    //p' "$UE_RES/problems") \
+			"$UE_RES/console.log" 2>/dev/null | cut -d: -f1 || true)
+		echo "----- console ($UE_RES/console.log):"
+		if [[ -n $line ]]; then
+			tail -n "+$line" "$UE_RES/console.log" | head -n 100 | sed 's/^/  | /'
+		else
+			tail -n 60 "$UE_RES/console.log" 2>/dev/null | sed 's/^/  | /' || true
+		fi
+	elif ((st != 0 && nf == 0)); then
+		ue_fail "$rel: ${UE_RES##*/} exited with status $st without a failing result line"
+	fi
+	# shellcheck disable=SC2034 # for the caller
+	UE_GSTATUS=$st
+}
+
+# Require a line in the last guest's output (a tool's final count...).
+ue_expect() { # ue_expect <grep -E pattern> <failure message>
+	grep -q -E -- "$1" "$UE_RES/output.log" 2>/dev/null || ue_fail "$2"
+}
+
+# For each kernel: its section, the module build, then <fn> <rel> <ko>;
+# a summary line per kernel.
+ue_each_kernel() { # ue_each_kernel <fn>
+	local rel p0 f0 k0
+	for rel in "${UE_KERNELS[@]}"; do
+		p0=$UE_PASS f0=$UE_FAIL k0=$UE_KNOWN
+		ue_section "$rel: module build"
+		ue_module "$rel" && "$1" "$rel" "$UE_KO"
+		UE_SUMMARY+=("$rel: $((UE_PASS - p0)) passed, $((UE_FAIL - f0)) failed${UE_KNOWN_LIST:+, $((UE_KNOWN - k0)) known difference(s)}")
+	done
 }

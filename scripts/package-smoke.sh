@@ -14,22 +14,17 @@
 # unloads it and checks the kernel log. Prints TAP-style "ok"/"not ok"
 # lines; exit status 0 iff all passed.
 set -uo pipefail
+# shellcheck source=scripts/lib.sh
+. "$(dirname "$0")/lib.sh"
 
 expected=${1:?usage: $0 <expected version>}
 rel=$(uname -r)
-tracing=/sys/kernel/tracing
-failures=0
-ok() { echo "ok - smoke $rel: $*"; }
-notok() { echo "not ok - smoke $rel: $*"; failures=$((failures + 1)); }
-check() { # check <description> <command...>
-	local what=$1
-	shift
-	if "$@"; then ok "$what"; else notok "$what"; fi
-}
-loaded() { grep -q '^user_events ' /proc/modules; }
-
-kpat='(\bOops\b|BUG:|WARNING:|Kernel panic|Call Trace|general protection fault|'
-kpat+='unable to handle|refcount_t:|list_(add|del) corruption|KASAN:|UBSAN:)'
+tracing=$UE_TRACING
+UE_TAP="smoke $rel"
+ok() { ue_ok "$@"; }
+notok() { ue_notok "$@"; }
+check() { ue_check "$@"; }
+loaded() { ue_loaded; }
 
 echo "# kernel $rel, expecting user_events $expected from DKMS"
 dmesg -C 2>/dev/null || true
@@ -49,7 +44,7 @@ check "no user_events_data before loading" test ! -e $tracing/user_events_data
 if ! modprobe user_events max_events=100; then
 	notok "modprobe user_events max_events=100"
 	dmesg | tail -n 20 | sed 's/^/# dmesg: /'
-	echo "# smoke $rel: $failures failure(s)"
+	echo "# smoke $rel: $UE_FAILURES failure(s)"
 	exit 1
 fi
 ok "modprobe user_events max_events=100"
@@ -109,7 +104,7 @@ else
 	echo "# no python3: event round trip skipped"
 fi
 
-check "rmmod user_events" rmmod user_events
+check "rmmod user_events (ue_unload)" ue_unload
 check "module is unloaded" eval '! loaded'
 check "user_events_data is gone after rmmod" test ! -e $tracing/user_events_data
 
@@ -119,12 +114,12 @@ taint=$(cat /proc/sys/kernel/tainted)
 echo "# taint before $taint_before, after $taint; kernel log of the load:"
 dmesg | grep -E 'user_events|verification|taint' | sed 's/^/#   /'
 check "no taint other than O and E" test $(((taint & ~taint_before) & ~(4096 | 8192))) = 0
-if dmesg | grep -E -q "$kpat"; then
+if dmesg | grep -E -q "$UE_KPAT"; then
 	notok "kernel log is clean"
-	dmesg | grep -E "$kpat" | head -n 10 | sed 's/^/# /'
+	dmesg | grep -E "$UE_KPAT" | head -n 10 | sed 's/^/# /'
 else
 	ok "kernel log is clean"
 fi
 
-echo "# smoke $rel: $failures failure(s)"
-((failures == 0))
+echo "# smoke $rel: $UE_FAILURES failure(s)"
+((UE_FAILURES == 0))

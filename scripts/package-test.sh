@@ -6,8 +6,8 @@
 #   1. build build/user-events-dkms_<VERSION>_all.deb (scripts/build-deb.sh,
 #      lintian must report no error) and check the version numbers
 #      (scripts/check-versions.sh);
-#   2. install it on this host with dpkg -i: its postinst has DKMS build and
-#      install the module for the installed kernels;
+#   2. install it on this host (apt-get install ./<deb>): its postinst has
+#      DKMS build and install the module for the installed kernels;
 #   3. for each target kernel (scripts/kernels.sh, KVERS="rel ..." to choose):
 #      DKMS status, the module file in /lib/modules/<rel>/updates/dkms/,
 #      modinfo (license GPL, description, version == VERSION, srcversion,
@@ -89,7 +89,8 @@ installed() { # installed, or only its configuration files left
 	s=$(dpkg-query -W -f='${db:Status-Status}' "$pkg" 2>/dev/null) || return 1
 	[[ -n $s && $s != not-installed ]]
 }
-purge() { dpkg --purge "$pkg" >"$out/dpkg-purge.log" 2>&1; }
+# apt-get waits for the dpkg lock another apt process may hold (UE_APT).
+purge() { "${UE_APT[@]}" purge -y "$pkg" </dev/null >"$out/dpkg-purge.log" 2>&1; }
 cleanup() {
 	if installed; then
 		echo "# cleanup: purging $pkg"
@@ -129,10 +130,12 @@ if [[ -n $(dkms status -m "$name" 2>/dev/null) ]]; then
 		dpkg-query -S "/usr/src/${mv/\//-}" >/dev/null 2>&1 || rm -rf "/usr/src/${mv/\//-}"
 	done < <(dkms status -m "$name" | sed 's/[,:].*//' | sort -u)
 fi
-if dpkg --force-confdef --force-confold -i "$deb" </dev/null >"$out/dpkg-install.log" 2>&1; then
-	ok "dpkg -i ${deb##*/}"
+if DEBIAN_FRONTEND=noninteractive "${UE_APT[@]}" -o Dpkg::Options::=--force-confdef \
+	-o Dpkg::Options::=--force-confold install -y --no-install-recommends "$deb" \
+	</dev/null >"$out/dpkg-install.log" 2>&1; then
+	ok "apt-get install ${deb##*/}"
 else
-	notok "dpkg -i ${deb##*/} (log: $out/dpkg-install.log)"
+	notok "apt-get install ${deb##*/} (log: $out/dpkg-install.log)"
 	grep -v readelf "$out/dpkg-install.log" | tail -n 30 | sed 's/^/# /'
 	for f in /var/lib/dkms/$name/$version/build/make.log; do
 		[[ -f $f ]] && tail -n 30 "$f" | sed 's/^/# make.log: /'
@@ -238,7 +241,7 @@ check "conffile /etc/modprobe.d/user_events.conf has no active line" \
 
 # -- 5. purge -----------------------------------------------------------------
 section "purge"
-if purge; then ok "dpkg --purge $pkg"; else notok "dpkg --purge $pkg (log: $out/dpkg-purge.log)"; fi
+if purge; then ok "apt-get purge $pkg"; else notok "apt-get purge $pkg (log: $out/dpkg-purge.log)"; fi
 check "dkms knows no $name any more" test -z "$(dkms status -m "$name" 2>/dev/null)"
 check "/usr/src/$name-$version is gone" test ! -e "/usr/src/$name-$version"
 left=$(find /lib/modules/ -path '*/updates/dkms/user_events.ko*' 2>/dev/null)

@@ -18,21 +18,16 @@
 set -euo pipefail
 # shellcheck source=scripts/lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/../scripts/lib.sh"
-ue_robust
-
-secs=${FUZZ_S:-60}
-[[ $secs =~ ^[0-9]+$ ]] || ue_die "FUZZ_S must be a number of seconds"
-seed=$(ue_seed "${FUZZ_SEED:-}")
-ue_start "fuzz (seed $seed, ${secs}s per kernel)"
+ue_start_run FUZZ 60 fuzz
 ue_build_tool ue_fuzz fuzz/ue_fuzz.c || ue_finish fuzz
 regs=$UE_REPO/fuzz/regressions
 
 one() { # one <rel> <ko>
 	local c dst
-	ue_section "$1: guest run (seed $seed, ${secs}s)"
+	ue_section "$1: guest run (seed $UE_SEED, ${UE_SECS}s)"
 	rm -rf "$UE_BUILD/$1/fuzz/cases" "$UE_BUILD/$1/fuzz/last-inputs.log"
-	ue_guest "$1" fuzz -t $((secs * 2 + 600)) --smp 2 -- \
-		"$UE_REPO/fuzz/guest.sh" fuzz "$2" "$UE_BUILD/bin/ue_fuzz" "$secs" "$seed"
+	ue_guest "$1" fuzz -t $((UE_SECS * 2 + 600)) --smp 2 -- \
+		"$UE_REPO/fuzz/guest.sh" fuzz "$2" "$UE_BUILD/bin/ue_fuzz" "$UE_SECS" "$UE_SEED"
 	ue_expect '^# ue_fuzz: [0-9]* passed' "$1: ue_fuzz did not finish"
 	UE_SUMMARY+=("$1: $(grep -m1 -o '^# inputs tried: [0-9]*' "$UE_RES/output.log" || echo 'no count')")
 	[[ ${FUZZ_SAVE:-1} == 1 ]] || return 0
@@ -42,10 +37,10 @@ one() { # one <rel> <ko>
 		echo "new regression case: fuzz/regressions/${c##*/}"
 	done
 	if ((UE_GSTATUS == 2)) && [[ -s $UE_RES/last-inputs.log ]]; then
-		dst=$regs/crash-$1-$seed.case
+		dst=$regs/crash-$1-$UE_SEED.case
 		# The slots of the ring in the order they ran
 		{
-			echo "# last inputs before the guest failed ($1, seed $seed)"
+			echo "# last inputs before the guest failed ($1, seed $UE_SEED)"
 			tr -d '\0' <"$UE_RES/last-inputs.log" | awk '
 				/^# n=/ { n = substr($0, 6) + 0; next }
 				NF { line[n] = $0; if (n > max) max = n; if (!seen || n < min) min = n; seen = 1 }
@@ -55,4 +50,4 @@ one() { # one <rel> <ko>
 	fi
 }
 ue_each_kernel one
-ue_finish fuzz "replay: FUZZ_SEED=$seed FUZZ_S=$secs make fuzz"
+ue_finish fuzz "replay: FUZZ_SEED=$UE_SEED FUZZ_S=$UE_SECS make fuzz"

@@ -14,9 +14,6 @@ set -uo pipefail
 # shellcheck source=scripts/lib.sh
 . "$(dirname "$0")/../scripts/lib.sh"
 
-(($# >= 4)) || { echo "usage: $0 <module.ko> <ue_race> <seconds> <seed> [args...]" >&2; exit 2; }
-ko=$1 bin=$2 secs=$3 seed=$4
-shift 4
-ue_load "$ko" || exit 1
-ue_tool ue_race "$bin" -s "$seed" -t "$secs" -m "$ko" "$@" || ue_notok "ue_race exited with status $?"
+ue_load "${1:?usage: $0 <module.ko> <ue_race> <seconds> <seed> [ue_race args...]}" || exit 1
+ue_tool ue_race "$2" -s "$4" -t "$3" -m "$1" "${@:5}" || ue_notok "ue_race exited with status $?"
 UE_NO_UNLOAD=1 ue_kernel_checks

@@ -25,21 +25,15 @@
 set -euo pipefail
 # shellcheck source=scripts/lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/../scripts/lib.sh"
-ue_robust
-
-secs=${RACE_S:-20}
-[[ $secs =~ ^[0-9]+$ ]] || ue_die "RACE_S must be a number of seconds"
-seed=$(ue_seed "${RACE_SEED:-}")
-read -r -a extra <<<"${RACE_ARGS:-}"
-ue_start "race (seed $seed, ${secs}s per kernel)"
+ue_start_run RACE 20 race
 ue_build_tool ue_race race/ue_race.c || ue_finish race
 
 one() { # one <rel> <ko>
-	ue_section "$1: guest run (seed $seed, ${secs}s, -smp 2${RACE_ACCEL:+, accel $RACE_ACCEL})"
-	ue_guest "$1" race -t $((secs * 2 + 300)) --smp 2 ${RACE_ACCEL:+--accel "$RACE_ACCEL"} -- \
-		"$UE_REPO/race/guest.sh" "$2" "$UE_BUILD/bin/ue_race" "$secs" "$seed" "${extra[@]}"
+	ue_section "$1: guest run (seed $UE_SEED, ${UE_SECS}s, -smp 2${RACE_ACCEL:+, accel $RACE_ACCEL})"
+	ue_guest "$1" race -t $((UE_SECS * 2 + 300)) --smp 2 ${RACE_ACCEL:+--accel "$RACE_ACCEL"} -- \
+		"$UE_REPO/race/guest.sh" "$2" "$UE_BUILD/bin/ue_race" "$UE_SECS" "$UE_SEED" "${UE_ARGS[@]}"
 	ue_expect '^# ue_race: [0-9]* passed' "$1: ue_race did not finish"
 	UE_SUMMARY+=("$1: $(grep -m1 -o '[0-9]* operations in [0-9]*s' "$UE_RES/output.log" || echo 'no count')")
 }
 ue_each_kernel one
-ue_finish race "replay: RACE_SEED=$seed RACE_S=$secs make race"
+ue_finish race "replay: RACE_SEED=$UE_SEED RACE_S=$UE_SECS make race"

@@ -72,28 +72,12 @@ one() { # one <rel> <ko>
 ue_each_kernel one
 
 # -- host checks: style and static analysis, versions, docs (no guest) -----
-# Counts the TAP lines of a host check script as one more summary entry.
+# The TAP lines of a host check script, counted, and one summary line.
 host_checks() { # host_checks <label> <prefix> <command...>
-	local label=$1 prefix=$2 out st=0 line p=0 f=0
-	shift 2
-	ue_section "$label"
-	out=$("$@" 2>&1) || st=$?
-	printf '%s\n' "$out"
-	while IFS= read -r line; do
-		case $line in
-		"not ok - "*)
-			f=$((f + 1))
-			UE_FAILED+=("$prefix: ${line#not ok - }")
-			;;
-		"ok - "*) p=$((p + 1)) ;;
-		esac
-	done <<<"$out"
-	if ((st != 0 && f == 0)); then
-		f=1
-		UE_FAILED+=("$prefix: $1 exited with status $st")
-	fi
-	UE_SUMMARY+=("$prefix: $p passed, $f failed")
-	UE_PASS=$((UE_PASS + p)) UE_FAIL=$((UE_FAIL + f))
+	local p0=$UE_PASS f0=$UE_FAIL
+	ue_section "$1"
+	UE_TAP=$2 ue_relay '' "${@:3}"
+	UE_SUMMARY+=("$2: $((UE_PASS - p0)) passed, $((UE_FAIL - f0)) failed")
 }
 
 host_kos=()

@@ -70,9 +70,10 @@ if [[ ${1:-} == guest ]]; then
 		echo scan >"$kml"
 		report=$(cat "$kml")
 		ue_check "kmemleak: no leaks after module unload" test -z "$report"
+		# shellcheck disable=SC2001 # a prefix on every line
 		[[ -z $report ]] || sed 's/^/#   /' <<<"$report" | head -n 200
 	fi
-	((st == 0 && UE_FAILURES == 0))
+	((st == 0 && UE_FAIL == 0))
 	exit
 fi
 
@@ -93,175 +94,13 @@ kcsan) localversion=-uekcsan ;;
 *) echo "UE_DEBUG_FLAVOR must be kasan or kcsan" >&2; exit 2 ;;
 esac
 
+# The fragment: scripts/debug-kernel.d/{base,<flavor>,trim}.config
+# (exactly as it was inline before: it keys the cache; each file's first
+# two lines are its header)
 config_fragment() {
 	echo "# --- identity"
 	echo "CONFIG_LOCALVERSION=\"$localversion\""
-	cat <<'EOF'
-# CONFIG_LOCALVERSION_AUTO is not set
-CONFIG_IKCONFIG=y
-CONFIG_IKCONFIG_PROC=y
-# --- boot in our QEMU guest (PVH entry, virtio 9p root, serial console)
-CONFIG_PVH=y
-CONFIG_HYPERVISOR_GUEST=y
-CONFIG_PARAVIRT=y
-CONFIG_KVM_GUEST=y
-CONFIG_VIRTIO=y
-CONFIG_VIRTIO_PCI=y
-CONFIG_NET=y
-CONFIG_NET_9P=y
-CONFIG_NET_9P_VIRTIO=y
-CONFIG_9P_FS=y
-CONFIG_9P_FS_POSIX_ACL=y
-CONFIG_DEVTMPFS=y
-CONFIG_TMPFS=y
-CONFIG_TMPFS_POSIX_ACL=y
-CONFIG_BLK_DEV_INITRD=y
-CONFIG_SERIAL_8250=y
-CONFIG_SERIAL_8250_CONSOLE=y
-CONFIG_CGROUPS=y
-CONFIG_X86_X2APIC=y
-# --- what the module needs: kprobes (kallsyms_lookup_name), tracing, perf,
-# bpf, and MMU notifiers (selected by SGX, as on Debian's kernels)
-CONFIG_MODULES=y
-CONFIG_MODULE_UNLOAD=y
-# CONFIG_MODULE_SIG is not set
-# CONFIG_MODVERSIONS is not set
-CONFIG_KALLSYMS=y
-CONFIG_KALLSYMS_ALL=y
-CONFIG_KPROBES=y
-CONFIG_UPROBES=y
-CONFIG_FTRACE=y
-CONFIG_FUNCTION_TRACER=y
-CONFIG_DYNAMIC_FTRACE=y
-CONFIG_KPROBE_EVENTS=y
-CONFIG_UPROBE_EVENTS=y
-CONFIG_HIST_TRIGGERS=y
-CONFIG_PERF_EVENTS=y
-CONFIG_BPF_SYSCALL=y
-CONFIG_BPF_EVENTS=y
-CONFIG_DEBUG_FS=y
-# CONFIG_USER_EVENTS is not set
-CONFIG_CRYPTO=y
-CONFIG_CRYPTO_SHA256=y
-CONFIG_X86_SGX=y
-CONFIG_X86_KERNEL_IBT=y
-# --- the debug options
-CONFIG_DEBUG_KERNEL=y
-# BTF (from DWARF, by pahole) for bpftrace; no BTF for modules
-CONFIG_DEBUG_INFO_DWARF_TOOLCHAIN_DEFAULT=y
-# CONFIG_DEBUG_INFO_REDUCED is not set
-CONFIG_DEBUG_INFO_BTF=y
-# CONFIG_DEBUG_INFO_BTF_MODULES is not set
-CONFIG_PREEMPT=y
-CONFIG_DEBUG_PREEMPT=y
-CONFIG_PROVE_LOCKING=y
-CONFIG_DEBUG_ATOMIC_SLEEP=y
-CONFIG_DEBUG_LIST=y
-CONFIG_DETECT_HUNG_TASK=y
-CONFIG_SOFTLOCKUP_DETECTOR=y
-CONFIG_HARDENED_USERCOPY=y
-EOF
-	if [[ $flavor == kcsan ]]; then
-		cat <<'EOF'
-# --- KCSAN: data races, reported when a watched value changes
-CONFIG_KCSAN=y
-CONFIG_KCSAN_REPORT_ONCE_IN_MS=3000
-CONFIG_KCSAN_REPORT_VALUE_CHANGE_ONLY=y
-CONFIG_KCSAN_ASSUME_PLAIN_WRITES_ATOMIC=y
-# CONFIG_KCSAN_STRICT is not set
-# CONFIG_KCSAN_INTERRUPT_WATCHER is not set
-# CONFIG_KASAN is not set
-EOF
-	else
-		cat <<'EOF'
-# --- KASAN, kmemleak, debug objects, UBSAN
-CONFIG_KASAN=y
-CONFIG_KASAN_GENERIC=y
-# Outline checks: the same reports, a much shorter build
-CONFIG_KASAN_OUTLINE=y
-CONFIG_KASAN_VMALLOC=y
-CONFIG_DEBUG_KMEMLEAK=y
-CONFIG_DEBUG_KMEMLEAK_MEM_POOL_SIZE=64000
-# CONFIG_DEBUG_KMEMLEAK_AUTO_SCAN is not set
-# CONFIG_DEBUG_KMEMLEAK_DEFAULT_OFF is not set
-CONFIG_DEBUG_OBJECTS=y
-CONFIG_DEBUG_OBJECTS_FREE=y
-CONFIG_DEBUG_OBJECTS_TIMERS=y
-CONFIG_DEBUG_OBJECTS_WORK=y
-CONFIG_DEBUG_OBJECTS_RCU_HEAD=y
-CONFIG_DEBUG_OBJECTS_PERCPU_COUNTER=y
-CONFIG_DEBUG_OBJECTS_ENABLE_DEFAULT=1
-CONFIG_UBSAN=y
-CONFIG_UBSAN_BOUNDS=y
-CONFIG_UBSAN_SHIFT=y
-# CONFIG_UBSAN_TRAP is not set
-CONFIG_DEBUG_VM=y
-CONFIG_FORTIFY_SOURCE=y
-# --- fault injection: per-task failures (make-it-fail, fail-nth)
-CONFIG_FAULT_INJECTION=y
-CONFIG_FAULT_INJECTION_DEBUG_FS=y
-CONFIG_FAILSLAB=y
-CONFIG_FAIL_PAGE_ALLOC=y
-CONFIG_FAULT_INJECTION_USERCOPY=y
-CONFIG_FAULT_INJECTION_STACKTRACE_FILTER=y
-EOF
-	fi
-	cat <<'EOF'
-# --- trimmed: nothing the guest uses
-# CONFIG_DRM is not set
-# CONFIG_SOUND is not set
-# CONFIG_USB_SUPPORT is not set
-# CONFIG_WLAN is not set
-# CONFIG_WIRELESS is not set
-# CONFIG_ETHERNET is not set
-# CONFIG_NETFILTER is not set
-# CONFIG_HID is not set
-# CONFIG_INPUT_MOUSE is not set
-# CONFIG_INPUT_JOYSTICK is not set
-# CONFIG_INPUT_TOUCHSCREEN is not set
-# CONFIG_AGP is not set
-# CONFIG_SECURITY_SELINUX is not set
-# CONFIG_KVM is not set
-# CONFIG_XEN is not set
-# CONFIG_MEDIA_SUPPORT is not set
-# CONFIG_SCSI is not set
-# CONFIG_ATA is not set
-# CONFIG_MD is not set
-# CONFIG_EXT4_FS is not set
-# CONFIG_INET is not set
-# CONFIG_NET_SCHED is not set
-# CONFIG_RFKILL is not set
-# CONFIG_NETDEVICES is not set
-# CONFIG_PCCARD is not set
-# CONFIG_I2C is not set
-# CONFIG_HWMON is not set
-# CONFIG_THERMAL is not set
-# CONFIG_WATCHDOG is not set
-# CONFIG_PPS is not set
-# CONFIG_PTP_1588_CLOCK is not set
-# CONFIG_IOMMU_SUPPORT is not set
-# CONFIG_QUOTA is not set
-# CONFIG_AUTOFS_FS is not set
-# CONFIG_ISO9660_FS is not set
-# CONFIG_VFAT_FS is not set
-# CONFIG_MSDOS_FS is not set
-# CONFIG_FAT_FS is not set
-# CONFIG_NFS_FS is not set
-# CONFIG_SECURITY is not set
-# CONFIG_AUDIT is not set
-# CONFIG_KEXEC is not set
-# CONFIG_CRASH_DUMP is not set
-# CONFIG_HIBERNATION is not set
-# CONFIG_SUSPEND is not set
-# CONFIG_CPU_FREQ is not set
-# CONFIG_EFI is not set
-# CONFIG_NUMA is not set
-# CONFIG_X86_MCE is not set
-# CONFIG_PROFILING is not set
-# CONFIG_PERF_EVENTS_INTEL_UNCORE is not set
-# CONFIG_BLK_DEV is not set
-# CONFIG_FB is not set
-EOF
+	tail -q -n +3 "$UE_REPO"/scripts/debug-kernel.d/{base,"$flavor",trim}.config
 }
 
 # Options whose final value must be exactly what the fragment says.
@@ -401,12 +240,12 @@ if [[ $skip != *" selftests "* ]]; then
 	tests=$UE_BUILD/selftests
 	rm -rf "$tests"
 	mkdir -p "$tests"
+	# Every harness timeout x UE_TIMEOUT_FACTOR: KASAN, lockdep and
+	# kmemleak under TCG run the same tests several times slower
 	if make -C "$UE_REPO/selftests" "HARNESS_DIR=$("$UE_REPO/scripts/setup.sh" --harness-dir)" \
-		"OUT=$tests" >"$UE_BUILD/selftests-build.log" 2>&1; then
-		# Every harness timeout x UE_TIMEOUT_FACTOR: KASAN, lockdep and
-		# kmemleak under TCG run the same tests several times slower
+		"OUT=$tests" "UE_TIMEOUT_FACTOR=${UE_TIMEOUT_FACTOR:-10}" \
+		>"$UE_BUILD/selftests-build.log" 2>&1; then
 		guest selftests 7200 env "UE_TEST_TIMEOUT=${UE_TEST_TIMEOUT:-2400}" \
-			"UE_TIMEOUT_FACTOR=${UE_TIMEOUT_FACTOR:-10}" \
 			"$UE_REPO/scripts/guest/run-tests.sh" "$ko" "$tests"
 	else
 		tail -n 20 "$UE_BUILD/selftests-build.log"

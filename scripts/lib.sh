@@ -42,22 +42,49 @@ ue_kcsan_filter() { # ue_kcsan_filter <other-races file> < log > filtered log
 	fi
 }
 
-# ---------------------------------------------------------------- guest side
-# TAP lines of a guest script: "ok - <prefix>: <what>".
+# -- results: TAP lines and counts -------------------------------------------
+# "ok - <UE_TAP>: <what>" (no prefix when UE_TAP is empty); UE_PASS and
+# UE_FAIL count them, UE_FAILED lists the failures (ue_finish prints them).
 UE_TAP=guest
-UE_FAILURES=0
-UE_TRACING=/sys/kernel/tracing
-UE_MODULE_NAME=${UE_MODULE_NAME:-user_events}
-ue_ok() { echo "ok - $UE_TAP: $*"; }
+UE_PASS=0 UE_FAIL=0 UE_KNOWN=0
+UE_FAILED=() UE_SUMMARY=() UE_KNOWN_SEEN=()
+ue_fail() {
+	UE_FAIL=$((UE_FAIL + 1))
+	UE_FAILED+=("$*")
+}
+ue_ok() {
+	echo "ok - ${UE_TAP:+$UE_TAP: }$*"
+	UE_PASS=$((UE_PASS + 1))
+}
 ue_notok() {
-	echo "not ok - $UE_TAP: $*"
-	UE_FAILURES=$((UE_FAILURES + 1))
+	echo "not ok - ${UE_TAP:+$UE_TAP: }$*"
+	ue_fail "${UE_TAP:+$UE_TAP: }$*"
 }
 ue_check() { # ue_check <description> <command...>
 	local what=$1
 	shift
 	if "$@"; then ue_ok "$what"; else ue_notok "$what"; fi
 }
+# Pass on the TAP lines of another command as this script's own, after
+# <prefix>; its other lines as they are. A failure of the command without
+# a "not ok" line counts as one.
+ue_relay() { # ue_relay <prefix> <command...>
+	local prefix=$1 out line st=0 f0=$UE_FAIL
+	shift
+	out=$("$@" 2>&1) || st=$?
+	while IFS= read -r line; do
+		case $line in
+		'not ok - '*) ue_notok "$prefix${line#not ok - }" ;;
+		'ok - '*) ue_ok "$prefix${line#ok - }" ;;
+		*) printf '%s\n' "$line" ;;
+		esac
+	done <<<"$out"
+	((st == 0 || UE_FAIL > f0)) || ue_notok "$prefix${1#"$UE_REPO"/} exited with status $st"
+}
+
+# ---------------------------------------------------------------- guest side
+UE_TRACING=/sys/kernel/tracing
+UE_MODULE_NAME=${UE_MODULE_NAME:-user_events}
 ue_loaded() { grep -q "^$UE_MODULE_NAME " /proc/modules; }
 ue_bad_taint() { echo $(($(cat /proc/sys/kernel/tainted) & ~(4096 | 8192))); }
 
@@ -126,8 +153,8 @@ ue_kernel_checks() {
 	t1=$(ue_bad_taint)
 	ue_check "no new taint beyond O/E (tainted=$(cat /proc/sys/kernel/tainted))" \
 		test $((t1 & ~${UE_TAINT0:-0})) -eq 0
-	echo "# $UE_TAP: $UE_FAILURES failure(s)"
-	((UE_FAILURES == 0))
+	echo "# $UE_TAP: $UE_FAIL failure(s)"
+	((UE_FAIL == 0))
 }
 
 # The guest has no build directory of its own: stop here inside it.
@@ -236,14 +263,8 @@ ue_install_packages() { # ue_install_packages [--all] <package...>
 
 # -- results -----------------------------------------------------------------
 UE_T0=$SECONDS
-UE_PASS=0 UE_FAIL=0 UE_KNOWN=0
-UE_FAILED=() UE_SUMMARY=() UE_KNOWN_SEEN=()
 ue_elapsed() { printf '%dm%02ds' $(((SECONDS - UE_T0) / 60)) $(((SECONDS - UE_T0) % 60)); }
 ue_section() { printf '\n===== %s [%s] =====\n' "$*" "$(ue_elapsed)"; }
-ue_fail() {
-	UE_FAIL=$((UE_FAIL + 1))
-	UE_FAILED+=("$*")
-}
 # The end of every driver: the summary, what failed, and last
 # "N passed, N failed"; status 1 iff something failed.
 ue_finish() { # ue_finish <what> [comment line]
@@ -345,6 +366,25 @@ ue_build_tool() { # ue_build_tool <name> <source.c> [cc options...]
 
 # A seed: the given one, or a fresh random one.
 ue_seed() { printf '%s\n' "${1:-$(od -An -N6 -tu8 /dev/urandom | tr -d ' ')}"; }
+
+# A timed random run's settings from <NAME>_S (seconds), <NAME>_SEED and
+# <NAME>_ARGS (more arguments of the tool): UE_SECS, UE_SEED, UE_ARGS.
+ue_run_settings() { # ue_run_settings <NAME> <default seconds>
+	local secs=${1}_S seed=${1}_SEED args=${1}_ARGS
+	UE_SECS=${!secs:-$2}
+	[[ $UE_SECS =~ ^[0-9]+$ ]] || ue_die "$secs must be a number of seconds"
+	UE_SEED=$(ue_seed "${!seed:-}")
+	# shellcheck disable=SC2034 # for the caller
+	read -r -a UE_ARGS <<<"${!args:-}"
+}
+
+# The start of a timed random run (stress, race, fuzz): build/robust, the
+# settings (ue_run_settings), then ue_start.
+ue_start_run() { # ue_start_run <NAME> <default seconds> <title>
+	ue_robust
+	ue_run_settings "$1" "$2"
+	ue_start "$3 (seed $UE_SEED, ${UE_SECS}s per kernel)"
+}
 
 # Build the module for one kernel (scripts/build-module.sh, W=1) into
 # UE_KO. Warnings count one failure, the tests still run; status 1 when

@@ -21,10 +21,6 @@ expected=${1:?usage: $0 <expected version>}
 rel=$(uname -r)
 tracing=$UE_TRACING
 UE_TAP="smoke $rel"
-ok() { ue_ok "$@"; }
-notok() { ue_notok "$@"; }
-check() { ue_check "$@"; }
-loaded() { ue_loaded; }
 
 echo "# kernel $rel, expecting user_events $expected from DKMS"
 dmesg -C 2>/dev/null || true
@@ -32,32 +28,32 @@ taint_before=$(cat /proc/sys/kernel/tainted)
 
 path=$(modinfo -n user_events 2>/dev/null)
 if [[ $path == /lib/modules/$rel/updates/dkms/user_events.ko* ]]; then
-	ok "modprobe resolves user_events to $path"
+	ue_ok "modprobe resolves user_events to $path"
 else
-	notok "modprobe resolves user_events to the DKMS module (got '${path:-nothing}')"
+	ue_notok "modprobe resolves user_events to the DKMS module (got '${path:-nothing}')"
 fi
-check "modinfo version of the module modprobe finds is $expected" \
+ue_check "modinfo version of the module modprobe finds is $expected" \
 	test "$(modinfo -F version user_events 2>/dev/null)" = "$expected"
-check "user_events is not loaded yet" eval '! loaded'
-check "no user_events_data before loading" test ! -e $tracing/user_events_data
+ue_check "user_events is not loaded yet" eval '! ue_loaded'
+ue_check "no user_events_data before loading" test ! -e $tracing/user_events_data
 
 if ! modprobe user_events max_events=100; then
-	notok "modprobe user_events max_events=100"
+	ue_notok "modprobe user_events max_events=100"
 	dmesg | tail -n 20 | sed 's/^/# dmesg: /'
-	echo "# smoke $rel: $UE_FAILURES failure(s)"
+	echo "# smoke $rel: $UE_FAIL failure(s)"
 	exit 1
 fi
-ok "modprobe user_events max_events=100"
-check "module is loaded" loaded
-check "/sys/module/user_events/version is $expected" \
+ue_ok "modprobe user_events max_events=100"
+ue_check "module is loaded" ue_loaded
+ue_check "/sys/module/user_events/version is $expected" \
 	test "$(cat /sys/module/user_events/version 2>/dev/null)" = "$expected"
-check "srcversion of the loaded module matches modinfo" \
+ue_check "srcversion of the loaded module matches modinfo" \
 	test "$(cat /sys/module/user_events/srcversion 2>/dev/null)" = \
 	"$(modinfo -F srcversion user_events)"
-check "parameter max_events is 100" \
+ue_check "parameter max_events is 100" \
 	test "$(cat /sys/module/user_events/parameters/max_events 2>/dev/null)" = 100
-check "$tracing/user_events_data exists" test -e $tracing/user_events_data
-check "$tracing/user_events_status exists" test -e $tracing/user_events_status
+ue_check "$tracing/user_events_data exists" test -e $tracing/user_events_data
+ue_check "$tracing/user_events_status exists" test -e $tracing/user_events_status
 
 # Register an event through the status page ABI (struct user_reg, size 24),
 # enable it in ftrace, write one record and find it in the trace.
@@ -95,31 +91,31 @@ os.close(fd)
 assert not os.path.exists("%s/events/user_events/%s" % (tracing, name))
 PY
 	); then
-		ok "register, enable, write, trace, delete an event (${out##*: })"
+		ue_ok "register, enable, write, trace, delete an event (${out##*: })"
 	else
-		notok "register, enable, write, trace, delete an event"
+		ue_notok "register, enable, write, trace, delete an event"
 		printf '%s\n' "$out" | sed 's/^/# /'
 	fi
 else
 	echo "# no python3: event round trip skipped"
 fi
 
-check "rmmod user_events (ue_unload)" ue_unload
-check "module is unloaded" eval '! loaded'
-check "user_events_data is gone after rmmod" test ! -e $tracing/user_events_data
+ue_check "rmmod user_events (ue_unload)" ue_unload
+ue_check "module is unloaded" eval '! ue_loaded'
+ue_check "user_events_data is gone after rmmod" test ! -e $tracing/user_events_data
 
 # What loading an out-of-tree module signed with a key the kernel does not
 # know looks like: taint O (4096) and E (8192), "module verification failed".
 taint=$(cat /proc/sys/kernel/tainted)
 echo "# taint before $taint_before, after $taint; kernel log of the load:"
 dmesg | grep -E 'user_events|verification|taint' | sed 's/^/#   /'
-check "no taint other than O and E" test $(((taint & ~taint_before) & ~(4096 | 8192))) = 0
+ue_check "no taint other than O and E" test $(((taint & ~taint_before) & ~(4096 | 8192))) = 0
 if dmesg | grep -E -q "$UE_KPAT"; then
-	notok "kernel log is clean"
+	ue_notok "kernel log is clean"
 	dmesg | grep -E "$UE_KPAT" | head -n 10 | sed 's/^/# /'
 else
-	ok "kernel log is clean"
+	ue_ok "kernel log is clean"
 fi
 
-echo "# smoke $rel: $UE_FAILURES failure(s)"
-((UE_FAILURES == 0))
+echo "# smoke $rel: $UE_FAIL failure(s)"
+((UE_FAIL == 0))

@@ -15,12 +15,9 @@ set -uo pipefail
 # shellcheck source=scripts/lib.sh
 . "$(dirname "$0")/../scripts/lib.sh"
 
-(($# >= 4)) || { echo "usage: $0 <module.ko> <ue_stress> <seconds> <seed> [args...]" >&2; exit 2; }
-ko=$1 bin=$2 secs=$3 seed=$4
-shift 4
-ue_load "$ko" || exit 1
-ue_tool ue_stress "$bin" -s "$seed" -t "$secs" "$@" || ue_notok "ue_stress exited with status $?"
-races=$(dirname "$bin")/ue_races
+ue_load "${1:?usage: $0 <module.ko> <ue_stress> <seconds> <seed> [ue_stress args...]}" || exit 1
+ue_tool ue_stress "$2" -s "$4" -t "$3" "${@:5}" || ue_notok "ue_stress exited with status $?"
+races=$(dirname "$2")/ue_races
 if [[ ${UE_RACES:-1} != 0 && -x $races ]]; then
 	read -r -a rargs <<<"${UE_RACES_ARGS:-}"
 	ue_tool ue_races "$races" "${rargs[@]}"

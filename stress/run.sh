@@ -23,23 +23,17 @@
 set -euo pipefail
 # shellcheck source=scripts/lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/../scripts/lib.sh"
-ue_robust
-
-secs=${STRESS_S:-120}
-[[ $secs =~ ^[0-9]+$ ]] || ue_die "STRESS_S must be a number of seconds"
-seed=$(ue_seed "${STRESS_SEED:-}")
-read -r -a extra <<<"${STRESS_ARGS:-}"
-ue_start "stress (seed $seed, ${secs}s per kernel)"
+ue_start_run STRESS 120 stress
 if ! ue_build_tool ue_stress stress/ue_stress.c || ! ue_build_tool ue_races stress/ue_races.c; then
 	ue_finish stress
 fi
 
 one() { # one <rel> <ko>
-	ue_section "$1: guest run (seed $seed, ${secs}s, -smp 2)"
-	ue_guest "$1" stress -t $((secs * 2 + 600)) --smp 2 -- \
-		"$UE_REPO/stress/guest.sh" "$2" "$UE_BUILD/bin/ue_stress" "$secs" "$seed" "${extra[@]}"
+	ue_section "$1: guest run (seed $UE_SEED, ${UE_SECS}s, -smp 2)"
+	ue_guest "$1" stress -t $((UE_SECS * 2 + 600)) --smp 2 -- \
+		"$UE_REPO/stress/guest.sh" "$2" "$UE_BUILD/bin/ue_stress" "$UE_SECS" "$UE_SEED" "${UE_ARGS[@]}"
 	ue_expect '^# ue_stress: [0-9]* passed' "$1: ue_stress did not finish"
 	UE_SUMMARY+=("$1: $(grep -m1 -o '[0-9]* ops/s sustained' "$UE_RES/output.log" || echo 'no rate')")
 }
 ue_each_kernel one
-ue_finish stress "replay: STRESS_SEED=$seed STRESS_S=$secs make stress"
+ue_finish stress "replay: STRESS_SEED=$UE_SEED STRESS_S=$UE_SECS make stress"

@@ -37,8 +37,8 @@ fi
 ko=$1
 testdir=$2
 finish() {
-	echo "# ue-run: end ($UE_FAILURES runner/test failure(s) seen by the runner)"
-	((UE_FAILURES == 0))
+	echo "# ue-run: end ($UE_FAIL runner/test failure(s) seen by the runner)"
+	((UE_FAIL == 0))
 	exit
 }
 

@@ -63,7 +63,7 @@ usage() {
 
 outdir='' timeout=900 quiet=0 smp=2 mem=1G icount=0 append='' shell=0 extra_shares=()
 image='' modroot=''
-# The guest's architecture: only x86_64 so far (see qemu_arch below).
+# The guest's architecture: only x86_64 so far (the case $arch below).
 arch=${UE_ARCH:-x86_64}
 accel=${UE_ACCEL:-tcg,thread=single}
 # The guest sees the host root, except where it mounts its own file systems.

@@ -14,7 +14,8 @@
 #   --kernel IMAGE  a bzImage or vmlinux ELF
 #   --modules DIR   a directory holding lib/modules/<release> (or
 #                   usr/lib/modules/<release>); the release may then be
-#                   left out when DIR holds only one
+#                   left out when IMAGE is named vmlinuz-<release> or DIR
+#                   holds only one
 #
 # The command runs as root in a chroot of the host's root filesystem (read
 # only, with tmpfs on /tmp /run /var/tmp /root, tracefs and debugfs mounted).
@@ -86,7 +87,7 @@ while (($#)); do
 	--kernel) image=$(realpath -e "${2:?}"); shift 2 ;;
 	--modules) modroot=$(cd "${2:?}" && pwd); shift 2 ;;
 	-h | --help) usage ;;
-	--) shift; break ;;
+	--) break ;;
 	-*) ue_note "unknown option $1"; usage ;;
 	*) break ;;
 	esac
@@ -102,6 +103,8 @@ fi
 if [[ -n $modroot && ! -d $modroot/lib/modules && -d $modroot/usr/lib/modules ]]; then
 	modroot=$modroot/usr
 fi
+# No release given: the image's name (vmlinuz-<rel>), or the only one there.
+[[ -n $rel || ${image##*/} != vmlinuz-* ]] || rel=${image##*/vmlinuz-}
 if [[ -z $rel ]]; then
 	[[ -n $modroot ]] || usage
 	mapfile -t rels < <(find "$modroot/lib/modules" -mindepth 1 -maxdepth 1 -type d -printf '%f\n')

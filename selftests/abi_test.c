@@ -628,13 +628,13 @@ TEST_F(abi, bad_addresses_efault)
 
 	/* Kernel addresses */
 	ASSERT_EQ(-EFAULT, ue_wreg(self->c.fd, desc, (void *)0xffff800000000000UL,
-				4, 0, 0, NULL));
+				   4, 0, 0, NULL));
 	ASSERT_EQ(-EFAULT, ue_wreg(self->c.fd, desc, (void *)0xffff800000000000UL,
-				8, 0, 0, NULL));
+				   8, 0, 0, NULL));
 	ASSERT_EQ(-EFAULT, ue_wreg(self->c.fd, desc, (void *)0xffffffffff600000UL,
-				8, 0, 0, NULL));
+				   8, 0, 0, NULL));
 	ASSERT_EQ(-EFAULT, ue_wreg(self->c.fd, desc, (void *)0xfffffffffffffff8UL,
-				8, 0, 0, NULL));
+				   8, 0, 0, NULL));
 
 	/* NULL and an unmapped page */
 	ASSERT_EQ(-EFAULT, ue_wreg(self->c.fd, desc, NULL, 4, 0, 0, NULL));
@@ -677,7 +677,7 @@ TEST_F(abi, unknown_flags_einval)
 
 	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		EXPECT_EQ(-EINVAL, ue_wreg(self->c.fd, desc, self->c.mem, 4, 0,
-					bad[i], NULL)) {
+					   bad[i], NULL)) {
 			TH_LOG("flags %#x", bad[i]);
 		}
 	}
@@ -732,14 +732,14 @@ TEST_F(abi, persist_needs_perfmon)
 		close(pipefd[0]);
 		res[0] = drop_perfmon_caps();
 		res[1] = ue_wreg(self->c.fd, PREFIX "perm_p u32 a", w, 4, 0,
-			      USER_EVENT_REG_PERSIST, NULL);
+				 USER_EVENT_REG_PERSIST, NULL);
 		res[2] = ue_wreg(self->c.fd, PREFIX "perm_pm u32 a", w, 4, 1,
-			      USER_EVENT_REG_PERSIST |
+				 USER_EVENT_REG_PERSIST |
 			      USER_EVENT_REG_MULTI_FORMAT, NULL);
 		/* Without the flag the same process may register */
 		res[3] = ue_wreg(self->c.fd, PREFIX "perm_n u32 a", w, 4, 2, 0, NULL);
 		res[4] = ue_wreg(self->c.fd, PREFIX "perm_m u32 a", w, 4, 3,
-			      USER_EVENT_REG_MULTI_FORMAT, NULL);
+				 USER_EVENT_REG_MULTI_FORMAT, NULL);
 		res[5] = ue_wunreg(self->c.fd, w, 2) ?: ue_wunreg(self->c.fd, w, 3);
 		if (write(pipefd[1], res, sizeof(res)) != sizeof(res))
 			_exit(2);
@@ -776,7 +776,7 @@ TEST_F(abi, delete_persistent_needs_perfmon)
 	fd = ue_open_data();
 	ASSERT_LE(0, fd);
 	ASSERT_EQ(0, ue_wreg(fd, PREFIX "pdel_p u32 a", self->c.mem, 4, 0,
-			  USER_EVENT_REG_PERSIST, NULL));
+			     USER_EVENT_REG_PERSIST, NULL));
 	ASSERT_EQ(0, ue_wunreg(fd, self->c.mem, 0));
 	ASSERT_EQ(0, ue_reg(fd, PREFIX "pdel_s u32 a", NULL, NULL));
 	close(fd);
@@ -1427,7 +1427,7 @@ TEST_F(abi, status_and_remote_write_on_one_event)
 
 	/* Different fields under the same name are refused by both ABIs */
 	ASSERT_EQ(-EADDRINUSE, ue_wreg(self->c.fd, PREFIX "both u64 a", &w[1], 4,
-				    0, 0, NULL));
+				       0, 0, NULL));
 	ASSERT_EQ(-EADDRINUSE, ue_reg(self->c.fd, PREFIX "both u64 a", NULL, NULL));
 
 	/* Remove: unregister, close, delete (status page events persist) */

@@ -210,7 +210,7 @@ static void __attribute__((noreturn)) peer_serve(int in, int out,
 				pw->fd = open(UE_DATA_FILE, O_RDWR | O_CLOEXEC);
 			reply = pw->fd < 0 ? -errno :
 				ue_wreg(pw->fd, pw->desc, pw->addr, pw->size,
-				     pw->bit, 0, NULL);
+					pw->bit, 0, NULL);
 			break;
 		case CMD_UNREG:
 			if (pw->fd < 0)
@@ -260,7 +260,7 @@ static int peer_start(struct peer *p, struct peer_word *pw, const char *exec_des
 				int fd = open(UE_DATA_FILE, O_RDWR | O_CLOEXEC);
 
 				if (fd < 0 || ue_wreg(fd, pw->desc, pw->addr, pw->size,
-						   pw->bit, 0, NULL))
+						      pw->bit, 0, NULL))
 					_exit(8);
 			}
 			if (dup2(req[0], 0) < 0 || dup2(rep[1], 1) < 0)
@@ -936,7 +936,7 @@ TEST_F(life, exit_deletes_event)
 			close(go[1]);
 			/* Neither unregistered nor closed before exit */
 			if (fd < 0 || ue_wreg(fd, PREFIX "exitdel u32 a",
-					   self->mem, 4, 0, 0, NULL))
+					      self->mem, 4, 0, 0, NULL))
 				_exit(1);
 			c = 'x';
 			if (!write_full(ready[1], &c, 1))

@@ -29,7 +29,7 @@ one() { # one <rel> <ko>
 	ue_guest "$1" fuzz -t $((UE_SECS * 2 + 600)) --smp 2 -- \
 		"$UE_REPO/fuzz/guest.sh" fuzz "$2" "$UE_BUILD/bin/ue_fuzz" "$UE_SECS" "$UE_SEED"
 	ue_expect '^# ue_fuzz: [0-9]* passed' "$1: ue_fuzz did not finish"
-	UE_SUMMARY+=("$1: $(grep -m1 -o '^# inputs tried: [0-9]*' "$UE_RES/output.log" || echo 'no count')")
+	UE_SUMMARY+=("$1: $(grep -m1 -o 'inputs tried: [0-9]*' "$UE_RES/output.log" || echo 'no count')")
 	[[ ${FUZZ_SAVE:-1} == 1 ]] || return 0
 	for c in "$UE_RES"/cases/*.case; do
 		[[ -f $c && ! -e $regs/${c##*/} ]] || continue

@@ -689,10 +689,11 @@ static inline int ue_format_field(const char *event, const char *field,
 } while (0)
 
 /* Fixture setup: the record header size must be known */
-#define UE_ASSERT_HDR_SIZE()						\
+#define UE_ASSERT_HDR_SIZE() do {					\
 	ASSERT_LT(0, ue_hdr_size()) {					\
 		TH_LOG("record header size from %s: %s",		\
 		       UE_COMMON_EVENT, strerror(errno));		\
-	}
+	}								\
+} while (0)
 
 #endif /* UE_TEST_H */

@@ -230,9 +230,9 @@ guest() { # guest <label> <timeout> <command...>: one boot of the cached kernel
 ue_section "$rel: module build"
 UE_KDIR=$src ue_module "$rel" || ue_finish check-debug || exit
 ko=$UE_KO
-ue_build_tool ue_stress stress/ue_stress.c
-ue_build_tool ue_races stress/ue_races.c
-ue_build_tool ue_fuzz fuzz/ue_fuzz.c
+ue_build_tool ue_stress stress/ue_stress.c || true
+ue_build_tool ue_races stress/ue_races.c || true
+ue_build_tool ue_fuzz fuzz/ue_fuzz.c || true
 bindir=$UE_BUILD/bin
 skip=" ${UE_DEBUG_SKIP:-} "
 

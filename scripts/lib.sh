@@ -27,7 +27,7 @@ UE_KPAT='(\bOops\b|BUG:|WARNING:|Kernel panic|Call Trace|kernel BUG at|'
 UE_KPAT+='possible circular locking|inconsistent lock state|possible recursive locking|'
 UE_KPAT+='suspicious RCU usage|bad unlock balance|held when returning to user|'
 UE_KPAT+='blocked for more than|general protection fault|still in use|'
-UE_KPAT+='KASAN:|UBSAN:|KCSAN:|unable to handle (kernel|page fault)|soft lockup|hard LOCKUP|'
+UE_KPAT+='KASAN:|UBSAN:|unable to handle (kernel|page fault)|soft lockup|hard LOCKUP|'
 UE_KPAT+='detected stalls on CPU|stack-protector|refcount_t:|list_(add|del) corruption|'
 UE_KPAT+='double fault|kernel stack overflow|kmemleak: [0-9]+ new suspected)'
 

@@ -23,7 +23,6 @@
 #include "ue_test.h"
 
 #define PREFIX		"ue_a_"
-#define UE_MULTI_DIR	UE_TRACEFS "/events/" USER_EVENTS_MULTI_SYSTEM
 
 /* Fill byte of the memory holding enable words: bits 0, 2, 5, 7 clear */
 #define FILL		0x5a
@@ -185,53 +184,6 @@ static bool multi_format_has(const char *dir, const char *str)
 	return strstr(buf, str) != NULL;
 }
 
-/*
- * Disable and DIAG_IOCSDEL every event of both systems whose name starts
- * with prefix, then wait for all of them to be gone (auto-deleted events
- * go away asynchronously). Returns how many are left.
- */
-static int cleanup_events(const char *prefix)
-{
-	static const char *const sys_dirs[] = { UE_EVENTS_DIR, UE_MULTI_DIR };
-	int left = 0, waited, ret;
-	unsigned int s;
-
-	for (waited = 0; waited <= 2 * WAIT_MS; waited += 20) {
-		left = 0;
-		for (s = 0; s < sizeof(sys_dirs) / sizeof(sys_dirs[0]); s++) {
-			struct dirent *de;
-			DIR *d = opendir(sys_dirs[s]);
-
-			if (!d)
-				continue;
-			while ((de = readdir(d))) {
-				char path[512], name[MULTI_NAME_MAX];
-
-				if (strncmp(de->d_name, prefix, strlen(prefix)))
-					continue;
-				left++;
-				snprintf(path, sizeof(path), "%s/%s/enable",
-					 sys_dirs[s], de->d_name);
-				ue_write_file(path, "0\n", false);
-				/* DIAG_IOCSDEL takes the name without ".<id>" */
-				snprintf(name, sizeof(name), "%s", de->d_name);
-				name[strcspn(name, ".")] = '\0';
-				ret = ue_del(name);
-				if (waited + 20 > 2 * WAIT_MS)
-					ksft_print_msg("cleanup: %s/%s left, DIAG_IOCSDEL: %s\n",
-						       sys_dirs[s], de->d_name,
-						       strerror(-ret));
-			}
-			closedir(d);
-		}
-		if (!left)
-			break;
-		ue_sleep_ms(20);
-	}
-
-	return left;
-}
-
 /* ---------------------------------------------------------------------
  * Test context shared by the fixtures: data fds, a perf fd, the status
  * page, memory for enable words, and the registrations still in place.
@@ -268,7 +220,7 @@ static void ctx_setup(struct __test_metadata *_metadata, struct ctx *c)
 	 * -O2 the harness's "child" variable does not survive longjmp()):
 	 * remove what such a test may have left behind.
 	 */
-	cleanup_events(PREFIX);
+	ue_cleanup_events(PREFIX);
 	ASSERT_NE(NULL, c->mem);
 
 	UE_ASSERT_OPEN_DATA(c->fd);
@@ -297,7 +249,7 @@ static void ctx_teardown(struct __test_metadata *_metadata, struct ctx *c)
 	if (c->mem)
 		munmap(c->mem, c->mem_len);
 
-	EXPECT_EQ(0, cleanup_events(PREFIX));
+	EXPECT_EQ(0, ue_cleanup_events(PREFIX));
 }
 
 /* Remember a registration for the teardown */
@@ -1568,7 +1520,7 @@ TEST_F(bits, set_at_registration)
 
 static void final_cleanup(void)
 {
-	cleanup_events(PREFIX);
+	ue_cleanup_events(PREFIX);
 }
 
 int main(int argc, char **argv)

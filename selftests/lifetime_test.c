@@ -31,7 +31,6 @@
 #include "ue_test.h"
 
 #define PREFIX		"ue_l_"
-#define UE_MULTI_DIR	UE_TRACEFS "/events/" USER_EVENTS_MULTI_SYSTEM
 
 #define FILL		0x5a
 #define FILL32		0x5a5a5a5aU
@@ -93,53 +92,6 @@ static bool event_wait(const char *name, bool exists, int ms)
 	}
 
 	return false;
-}
-
-/*
- * Disable and DIAG_IOCSDEL every event of both systems whose name starts
- * with prefix, then wait for all of them to be gone. Returns how many
- * are left.
- */
-static int cleanup_events(const char *prefix)
-{
-	static const char *const sys_dirs[] = { UE_EVENTS_DIR, UE_MULTI_DIR };
-	int left = 0, waited, ret;
-	unsigned int s;
-
-	for (waited = 0; waited <= 2 * WAIT_MS; waited += 20) {
-		left = 0;
-		for (s = 0; s < sizeof(sys_dirs) / sizeof(sys_dirs[0]); s++) {
-			struct dirent *de;
-			DIR *d = opendir(sys_dirs[s]);
-
-			if (!d)
-				continue;
-			while ((de = readdir(d))) {
-				char path[512], name[300];
-
-				if (strncmp(de->d_name, prefix, strlen(prefix)))
-					continue;
-				left++;
-				snprintf(path, sizeof(path), "%s/%s/enable",
-					 sys_dirs[s], de->d_name);
-				ue_write_file(path, "0\n", false);
-				/* DIAG_IOCSDEL takes the name without ".<id>" */
-				snprintf(name, sizeof(name), "%s", de->d_name);
-				name[strcspn(name, ".")] = '\0';
-				ret = ue_del(name);
-				if (waited + 20 > 2 * WAIT_MS)
-					ksft_print_msg("cleanup: %s/%s left, DIAG_IOCSDEL: %s\n",
-						       sys_dirs[s], de->d_name,
-						       strerror(-ret));
-			}
-			closedir(d);
-		}
-		if (!left)
-			break;
-		ue_sleep_ms(20);
-	}
-
-	return left;
 }
 
 /* ---------------------------------------------------------------------
@@ -386,7 +338,7 @@ FIXTURE_SETUP(life)
 	 * -O2 the harness's "child" variable does not survive longjmp()):
 	 * remove what such a test may have left behind.
 	 */
-	cleanup_events(PREFIX);
+	ue_cleanup_events(PREFIX);
 
 	UE_ASSERT_OPEN_DATA(self->fd);
 }
@@ -413,7 +365,7 @@ FIXTURE_TEARDOWN(life)
 	if (self->mem)
 		munmap(self->mem, self->mem_len);
 
-	EXPECT_EQ(0, cleanup_events(PREFIX));
+	EXPECT_EQ(0, ue_cleanup_events(PREFIX));
 }
 
 static void track(FIXTURE_DATA(life) *self, const void *addr, int bit)
@@ -1238,7 +1190,7 @@ TEST_F(life, readonly_then_enable)
 
 static void final_cleanup(void)
 {
-	cleanup_events(PREFIX);
+	ue_cleanup_events(PREFIX);
 }
 
 int main(int argc, char **argv)

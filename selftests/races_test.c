@@ -44,7 +44,6 @@
 #include "ue_test.h"
 
 #define PREFIX		"ue_rc_"
-#define UE_MULTI_DIR	UE_TRACEFS "/events/" USER_EVENTS_MULTI_SYSTEM
 #define DYN_EVENTS	UE_TRACEFS "/dynamic_events"
 #define RACE_MS		3000
 #define TEST_UID	1000

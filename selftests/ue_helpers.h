@@ -30,6 +30,7 @@
 #define UE_STATUS_FILE	UE_TRACEFS "/user_events_status"
 #define UE_EVENTS_DIR	UE_TRACEFS "/events/" USER_EVENTS_SYSTEM
 #define UE_TRACE_FILE	UE_TRACEFS "/trace"
+#define UE_MULTI_DIR	UE_TRACEFS "/events/" USER_EVENTS_MULTI_SYSTEM
 
 /* Size of the status page, and the number of usable status bytes */
 /*

@@ -14,6 +14,7 @@
 #define _GNU_SOURCE
 #endif
 #include <ctype.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdbool.h>
@@ -677,6 +678,53 @@ static inline int ue_format_field(const char *event, const char *field,
 	return ue_format_file_field(ue_event_path(path, sizeof(path), event,
 						  "format"),
 				    field, off, size);
+}
+
+/*
+ * Disable and DIAG_IOCSDEL every event of both systems whose name starts
+ * with prefix, then wait up to 2 s for all of them to be gone (auto-deleted
+ * events go away asynchronously). Returns how many are left.
+ */
+static inline int ue_cleanup_events(const char *prefix)
+{
+	static const char *const sys_dirs[] = { UE_EVENTS_DIR, UE_MULTI_DIR };
+	int left = 0, waited, ret;
+	unsigned int s;
+
+	for (waited = 0; waited <= 2000; waited += 20) {
+		left = 0;
+		for (s = 0; s < sizeof(sys_dirs) / sizeof(sys_dirs[0]); s++) {
+			struct dirent *de;
+			DIR *d = opendir(sys_dirs[s]);
+
+			if (!d)
+				continue;
+			while ((de = readdir(d))) {
+				char path[512], name[300];
+
+				if (strncmp(de->d_name, prefix, strlen(prefix)))
+					continue;
+				left++;
+				snprintf(path, sizeof(path), "%s/%s/enable",
+					 sys_dirs[s], de->d_name);
+				ue_write_file(path, "0\n", false);
+				/* DIAG_IOCSDEL takes the name without ".<id>" */
+				snprintf(name, sizeof(name), "%s", de->d_name);
+				name[strcspn(name, ".")] = '\0';
+				ret = ue_del(name);
+				if (waited + 20 > 2000)
+					ksft_print_msg("cleanup: %s/%s left, DIAG_IOCSDEL: %s\n",
+						       sys_dirs[s], de->d_name,
+						       strerror(-ret));
+			}
+			closedir(d);
+		}
+		if (!left)
+			break;
+		ue_sleep_ms(20);
+	}
+
+	return left;
 }
 
 /* Fixture setup: open the data file into fd, or fail saying why */

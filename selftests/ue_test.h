@@ -693,7 +693,7 @@ static inline int ue_cleanup_events(const char *prefix)
 
 	for (waited = 0; waited <= 2000; waited += 20) {
 		left = 0;
-		for (s = 0; s < sizeof(sys_dirs) / sizeof(sys_dirs[0]); s++) {
+		for (s = 0; s < ARRAY_SIZE(sys_dirs); s++) {
 			struct dirent *de;
 			DIR *d = opendir(sys_dirs[s]);
 

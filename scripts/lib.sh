@@ -66,7 +66,8 @@ ue_check() { # ue_check <description> <command...>
 	if "$@"; then ue_ok "$what"; else ue_notok "$what"; fi
 }
 # Pass on the TAP lines of another command as this script's own, after
-# <prefix>; its other lines as they are. A failure of the command without
+# <prefix> (a "<UE_TAP>: " they start with is not doubled); its other
+# lines as they are. A failure of the command without
 # a "not ok" line counts as one.
 ue_relay() { # ue_relay <prefix> <command...>
 	local prefix=$1 out line st=0 f0=$UE_FAIL
@@ -74,8 +75,8 @@ ue_relay() { # ue_relay <prefix> <command...>
 	out=$("$@" 2>&1) || st=$?
 	while IFS= read -r line; do
 		case $line in
-		'not ok - '*) ue_notok "$prefix${line#not ok - }" ;;
-		'ok - '*) ue_ok "$prefix${line#ok - }" ;;
+		'not ok - '*) line=${line#not ok - } && ue_notok "$prefix${line#"$UE_TAP: "}" ;;
+		'ok - '*) line=${line#ok - } && ue_ok "$prefix${line#"$UE_TAP: "}" ;;
 		*) printf '%s\n' "$line" ;;
 		esac
 	done <<<"$out"

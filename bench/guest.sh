@@ -23,6 +23,8 @@
 # (1,1000,8000), UE_BENCH_EVENTS
 # (32000), UE_BENCH_SCALE_SECS (1.5), UE_BENCH_PROF (1: run the profile).
 set -uo pipefail
+# shellcheck source=scripts/lib.sh
+. "$(dirname "$0")/../scripts/lib.sh"
 
 mode=${1:?usage: guest.sh icount|scale|tcg <module.ko> <ue_bench>}
 ko=${2:?}
@@ -77,11 +79,7 @@ step() {
 load() {
 	insmod "$ko" || { echo "insmod $ko failed" >&2; dmesg | tail -n 20 >&2; exit 1; }
 }
-unload() {
-	# Events pin the module, and so do its files until prepare_unload
-	# removes them: user-events-clear --unload does both, then rmmod
-	"$(dirname "$0")/../scripts/user-events-clear" --unload || { echo "unload failed" >&2; rc=1; }
-}
+unload() { ue_unload || rc=1; }
 
 # Run from tmpfs: no 9p page faults while measuring, and a uprobe target
 # whose path the guest owns.

@@ -13,7 +13,8 @@
 # Whenever a module was built, the path of each .ko is printed on stdout.
 #
 # UE_MODULE_SRC (or the second argument) names another source directory,
-# default: the repository root. UE_BUILD_DIR replaces build/.
+# default: the repository root. UE_BUILD_DIR replaces build/. UE_KDIR names
+# another kernel build tree (scripts/debug-kernel.sh's).
 #
 # --chroot <suite> builds inside that Debian release's build chroot
 # (scripts/matrix/chroot.sh; root only), with its compiler and its
@@ -38,7 +39,7 @@ croot=
 if [[ -n $suite ]]; then
 	croot=$("$UE_REPO/scripts/matrix/chroot.sh" "$suite")
 fi
-kdir=/lib/modules/$rel/build
+kdir=${UE_KDIR:-/lib/modules/$rel/build}
 if [[ -n $croot ]]; then
 	# The build link is absolute: follow it inside the chroot.
 	chroot "$croot" test -f "$kdir/Makefile" ||

@@ -47,7 +47,6 @@
 #include "ue_test.h"
 
 #define PREFIX		"ue_rc_"
-#define UE_MULTI_DIR	UE_TRACEFS "/events/" USER_EVENTS_MULTI_SYSTEM
 #define DYN_EVENTS	UE_TRACEFS "/dynamic_events"
 #define RACE_MS		3000
 #define TEST_UID	1000
@@ -111,20 +110,7 @@ static long now_ms(void)
 
 static int wreg(int fd, const char *desc, void *addr, int bit, int flags)
 {
-	struct user_write_reg reg;
-
-	memset(&reg, 0, sizeof(reg));
-	reg.size = sizeof(reg);
-	reg.enable_bit = bit;
-	reg.enable_size = 4;
-	reg.flags = flags;
-	reg.enable_addr = (__u64)(uintptr_t)addr;
-	reg.name_args = (__u64)(uintptr_t)desc;
-
-	if (ioctl(fd, DIAG_IOCSREG, &reg) < 0)
-		return -errno;
-
-	return 0;
+	return ue_wreg(fd, desc, addr, 4, bit, flags, NULL);
 }
 
 /* Does dynamic_events have a line starting with @line_prefix? */
@@ -322,7 +308,7 @@ static int put_del_run(const char *name, const char *desc, int ms)
 					       pd.bad_err) : 0;
 }
 
-TEST_F_TIMEOUT(races, put_racing_delete, 60)
+TEST_F_TIMEOUT(races, put_racing_delete, UE_TIMEOUT(60))
 {
 	ASSERT_EQ(0, put_del_run(PREFIX "racer_a", PREFIX "racer_a u32 a",
 				 RACE_MS));
@@ -334,7 +320,7 @@ TEST_F_TIMEOUT(races, put_racing_delete, 60)
 }
 
 /* The same as an unprivileged user the data file is granted to */
-TEST_F_TIMEOUT(races, put_racing_delete_unprivileged, 90)
+TEST_F_TIMEOUT(races, put_racing_delete_unprivileged, UE_TIMEOUT(90))
 {
 	int status, pipefd[2], res = -1;
 	pid_t pid;
@@ -536,7 +522,7 @@ static void *toggle_fn(void *arg)
 }
 
 /* An event exists (here: persistent, from dynamic_events): rmmod never succeeds */
-TEST_F_TIMEOUT(races, enable_racing_rmmod, 60)
+TEST_F_TIMEOUT(races, enable_racing_rmmod, UE_TIMEOUT(60))
 {
 	struct toggler t = { .name = PREFIX "en" };
 	long tries = 0, refused = 0;
@@ -624,7 +610,7 @@ static void *create_fn(void *arg)
  * that follow must succeed. A create fails cleanly while no module is
  * there.
  */
-TEST_F_TIMEOUT(races, create_racing_rmmod, 90)
+TEST_F_TIMEOUT(races, create_racing_rmmod, UE_TIMEOUT(90))
 {
 	struct creator c = { 0 };
 	long tries = 0, unloads = 0;
@@ -872,7 +858,7 @@ TEST_F(races, prepare_unload_restores_files)
 /* ---------------------------------------------------------------------
  * delete then re-create (the pattern of upstream's dyn_test after abi_test)
  */
-TEST_F_TIMEOUT(races, delete_then_recreate, 120)
+TEST_F_TIMEOUT(races, delete_then_recreate, UE_TIMEOUT(120))
 {
 	static __u32 word;
 	int i, fd;

@@ -5,7 +5,17 @@
 # run one command in it.
 #
 #   scripts/guest/run.sh [options] <release> [--] <command> [args...]
+#   scripts/guest/run.sh [options] --kernel IMAGE --modules DIR [<release>] -- <command...>
 #   scripts/guest/run.sh --shell <release>
+#
+# The kernel is /boot/vmlinuz-<release> with the modules of
+# /lib/modules/<release>, or any other image and module tree (a kernel
+# built elsewhere, the contents of extracted linux-image packages):
+#   --kernel IMAGE  a bzImage or vmlinux ELF
+#   --modules DIR   a directory holding lib/modules/<release> (or
+#                   usr/lib/modules/<release>); the release may then be
+#                   left out when IMAGE is named vmlinuz-<release> or DIR
+#                   holds only one
 #
 # The command runs as root in a chroot of the host's root filesystem (read
 # only, with tmpfs on /tmp /run /var/tmp /root, tracefs and debugfs mounted).
@@ -35,10 +45,6 @@
 #                 this way when they live under /tmp, /root, /run... which
 #                 the guest covers with its own file systems
 #   --shell       interactive shell in the guest instead of a command
-#   --kernel FILE boot this vmlinuz instead of /boot/vmlinuz-<release> (a
-#                 kernel package extracted with dpkg-deb -x, say)
-#   --modules DIR that kernel's modules, <base>/lib/modules/<release> after
-#                 `depmod -b <base> <release>`, instead of /lib/modules/<release>
 #
 # Exit status: 0 the guest ran the command to the end, it exited 0 and the
 # console shows no kernel problem; 1 same but the command exited non-zero;
@@ -56,7 +62,10 @@ usage() {
 	exit 2
 }
 
-kernel='' modules='' outdir='' timeout=900 quiet=0 smp=2 mem=1G icount=0 append='' shell=0 extra_shares=()
+outdir='' timeout=900 quiet=0 smp=2 mem=1G icount=0 append='' shell=0 extra_shares=()
+image='' modroot=''
+# The guest's architecture: only x86_64 so far (the case $arch below).
+arch=${UE_ARCH:-x86_64}
 accel=${UE_ACCEL:-tcg,thread=single}
 # The guest sees the host root, except where it mounts its own file systems.
 hidden() { [[ $1/ =~ ^/(tmp|run|var/tmp|root|dev|proc|sys)/ ]]; }
@@ -74,19 +83,35 @@ while (($#)); do
 	--append) append=${2:?}; shift 2 ;;
 	--accel) accel=${2:?}; shift 2 ;;
 	--shell) shell=1; shift ;;
-	--kernel) kernel=${2:?}; shift 2 ;;
-	--modules) modules=${2:?}; shift 2 ;;
 	--share) extra_shares+=("$(cd "${2:?}" && pwd)"); shift 2 ;;
+	--kernel) image=$(realpath -e "${2:?}"); shift 2 ;;
+	--modules) modroot=$(cd "${2:?}" && pwd); shift 2 ;;
 	-h | --help) usage ;;
-	--) shift; break ;;
+	--) break ;;
 	-*) ue_note "unknown option $1"; usage ;;
 	*) break ;;
 	esac
 done
-(($# >= 1)) || usage
-rel=$1
-shift
+rel=
+if [[ ${1:-} != -- ]]; then
+	(($# >= 1)) || usage
+	rel=$1
+	shift
+fi
 [[ ${1:-} == -- ]] && shift
+# The module tree: <modroot>/lib/modules/<rel> (merged-/usr: usr/lib/...).
+if [[ -n $modroot && ! -d $modroot/lib/modules && -d $modroot/usr/lib/modules ]]; then
+	modroot=$modroot/usr
+fi
+# No release given: the image's name (vmlinuz-<rel>), or the only one there.
+[[ -n $rel || ${image##*/} != vmlinuz-* ]] || rel=${image##*/vmlinuz-}
+if [[ -z $rel ]]; then
+	[[ -n $modroot ]] || usage
+	mapfile -t rels < <(find "$modroot/lib/modules" -mindepth 1 -maxdepth 1 -type d -printf '%f\n')
+	((${#rels[@]} == 1)) || ue_die "name the release: $modroot/lib/modules holds ${rels[*]:-none}"
+	rel=${rels[0]}
+fi
+image=${image:-/boot/vmlinuz-$rel}
 if ((shell)); then
 	(($# == 0)) || ue_die "--shell takes no command"
 else
@@ -94,10 +119,21 @@ else
 fi
 [[ $timeout =~ ^[0-9]+$ ]] || ue_die "bad timeout: $timeout"
 
-command -v qemu-system-x86_64 >/dev/null ||
-	ue_die "qemu-system-x86_64 missing (run scripts/setup.sh)"
-vmlinux=$("$UE_REPO/scripts/guest/vmlinux.sh" "$rel" ${kernel:+"$kernel"})
-initrd=$("$UE_REPO/scripts/guest/initramfs.sh" "$rel" ${modules:+"$modules"})
+# What differs between architectures: the QEMU binary and machine, the
+# serial console, how the kernel image is given to QEMU.
+case $arch in
+x86_64)
+	# shellcheck disable=SC2100 # a command name
+	qemu_bin=qemu-system-x86_64
+	qemu_machine=(-cpu max)
+	console=ttyS0,115200
+	# The ELF inside the bzImage boots through its PVH entry, much faster.
+	boot_image=$("$UE_REPO/scripts/guest/vmlinux.sh" "$image")
+	;;
+*) ue_die "unsupported guest architecture: $arch" ;;
+esac
+command -v "$qemu_bin" >/dev/null || ue_die "$qemu_bin missing (run scripts/setup.sh)"
+initrd=$("$UE_REPO/scripts/guest/initramfs.sh" "$rel" ${modroot:+"$modroot"})
 
 outdir=${outdir:-$UE_BUILD/$rel/guest}
 mkdir -p "$outdir"
@@ -124,7 +160,7 @@ fi
 
 # shellcheck disable=SC2054 # commas belong to the option values
 cmdline=(
-	console=ttyS0,115200 printk.time=1
+	"console=$console" printk.time=1
 	# A loaded host can starve TCG long enough for the boot-time check of
 	# the IO-APIC timer to fail ("IO-APIC + timer doesn't work!"): panic
 	no_timer_check
@@ -149,8 +185,8 @@ fi
 
 # shellcheck disable=SC2054
 qemu=(
-	qemu-system-x86_64 -accel "$accel" -cpu max -m "$mem" -nographic -no-reboot
-	-kernel "$vmlinux" -initrd "$initrd" -append "${cmdline[*]}"
+	"$qemu_bin" -accel "$accel" "${qemu_machine[@]}" -m "$mem" -nographic -no-reboot
+	-kernel "$boot_image" -initrd "$initrd" -append "${cmdline[*]}"
 	-nic none
 	-virtfs local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap
 	-virtfs "local,path=$outdir,mount_tag=ueresults,security_model=none,multidevs=remap"
@@ -202,24 +238,12 @@ else
 fi
 
 # Kernel messages carry a [seconds.micro] timestamp (printk.time=1); the
-# command's own output does not, so it cannot trip these patterns.
-kpat='(\bOops\b|BUG:|WARNING:|Kernel panic|Call Trace|kernel BUG at|'
-kpat+='possible circular locking|inconsistent lock state|possible recursive locking|'
-kpat+='suspicious RCU usage|bad unlock balance|held when returning to user|'
-kpat+='blocked for more than|general protection fault|'
-kpat+='KASAN:|UBSAN:|unable to handle (kernel|page fault)|soft lockup|hard LOCKUP|'
-kpat+='detected stalls on CPU|stack-protector|refcount_t:|list_(add|del) corruption|'
-kpat+='double fault|kernel stack overflow)'
+# command's own output does not, so it cannot trip UE_KPAT (scripts/lib.sh).
 # KCSAN kernels (UE_KCSAN_MODULE=<module>): a data race report counts only
 # when one of the racing accesses is in the module's code; the core
-# kernel's own are listed in DIR/kcsan-other.log (kcsan-filter.awk).
-scan=$log
-if [[ -n ${UE_KCSAN_MODULE:-} ]]; then
-	scan=$outdir/console.scanned
-	awk -v other="$outdir/kcsan-other.log" \
-		-f "$(dirname "${BASH_SOURCE[0]}")/kcsan-filter.awk" "$log" >"$scan"
-fi
-mapfile -t klines < <(grep -a -E "\[ *[0-9]+\.[0-9]+\] .*$kpat" "$scan" |
+# kernel's own are listed in DIR/kcsan-other.log.
+ue_kcsan_filter "$outdir/kcsan-other.log" <"$log" >"$outdir/console.scanned"
+mapfile -t klines < <(grep -a -E "\[ *[0-9]+\.[0-9]+\] .*$UE_KPAT" "$outdir/console.scanned" |
 	grep -a -v -E "\] (Kernel )?[Cc]ommand line: " | head -n 20 || true)
 if ((${#klines[@]})); then
 	problems+=("kernel reported a problem on the console:")

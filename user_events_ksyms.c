@@ -8,7 +8,8 @@
  * kernels built with indirect branch tracking the probe sits after the
  * function's ENDBR instruction, which the kernel may have sealed; the
  * entry is the address before it. Every function found here is called
- * through user_events_call(), which does not depend on ENDBR.
+ * through user_events_call(), which on x86 does not depend on ENDBR.
+ * arm64 kprobes sit at the function entry itself: nothing to adjust.
  */
 
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt

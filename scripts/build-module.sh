@@ -14,6 +14,10 @@
 #
 # UE_MODULE_SRC (or the second argument) names another source directory,
 # default: the repository root. UE_BUILD_DIR replaces build/.
+# For kernels that are not installed (scripts/arm64/build-module.sh):
+# UE_KDIR replaces /lib/modules/<release>/build, UE_KMAKE_ARGS adds make
+# arguments (ARCH=, CROSS_COMPILE=) and UE_KMAKE_WRAP names a command that
+# runs make (a chroot).
 set -euo pipefail
 
 # shellcheck source=scripts/lib.sh
@@ -22,7 +26,7 @@ set -euo pipefail
 (($# >= 1 && $# <= 2)) || ue_die "usage: $0 <kernel release> [module source dir]"
 rel=$1
 src=${2:-${UE_MODULE_SRC:-$UE_REPO}}
-kdir=/lib/modules/$rel/build
+kdir=${UE_KDIR:-/lib/modules/$rel/build}
 [[ -f $kdir/Makefile ]] || ue_die "no kernel headers for $rel in $kdir"
 [[ -f $src/Kbuild ]] || ue_die "no Kbuild in $src"
 
@@ -40,7 +44,9 @@ cp -p "${files[@]}" "$dir/"
 [[ -d $src/include ]] && cp -pR "$src/include" "$dir/include"
 
 status=0
-make -C "$kdir" M="$dir" W=1 modules >"$log" 2>&1 || status=$?
+read -r -a wrap <<<"${UE_KMAKE_WRAP:-}"
+read -r -a kargs <<<"${UE_KMAKE_ARGS:-}"
+"${wrap[@]}" make -C "$kdir" M="$dir" W=1 "${kargs[@]}" modules >"$log" 2>&1 || status=$?
 
 # Compiler and modpost warnings ("warning:", "WARNING: modpost: ...").
 mapfile -t warnings < <(grep -i -E '(^|[^a-z])warning[:[]' "$log" || true)

@@ -37,7 +37,7 @@ unsigned long user_events_call(const void *fn, unsigned long a0,
 			       unsigned long a3, unsigned long a4)
 {
 	BUILD_BUG_ON_MSG(IS_ENABLED(CONFIG_CFI_CLANG),
-			 "user_events_call() cannot call through kCFI");
+			 "kCFI would trap this call: not supported");
 
 	if (!fn)
 		return 0;

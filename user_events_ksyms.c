@@ -72,23 +72,26 @@ static unsigned long lookup(unsigned long kallsyms_lookup_name,
 				(unsigned long)name, 0, 0, 0, 0);
 }
 
-#define KSYM(field) { #field, offsetof(struct user_events_ksyms, field) }
+#define KSYM(field, data) \
+	{ #field, offsetof(struct user_events_ksyms, field), data }
 
 static const struct {
 	const char *name;
 	size_t offset;
+	bool data;	/* a variable: in kallsyms only with KALLSYMS_ALL */
 } required_syms[] = {
-	KSYM(tracefs_create_file),
-	KSYM(tracefs_remove),
-	KSYM(event_mutex),
-	KSYM(dyn_event_ops_mutex),
-	KSYM(dyn_event_ops_list),
-	KSYM(dyn_event_list),
+	KSYM(tracefs_create_file, false),
+	KSYM(tracefs_remove, false),
+	KSYM(event_mutex, true),
+	KSYM(dyn_event_ops_mutex, true),
+	KSYM(dyn_event_ops_list, true),
+	KSYM(dyn_event_list, true),
 };
 
 int user_events_ksyms_init(void)
 {
 	unsigned long kln, addr;
+	bool missing_data = false;
 	int i, ret = 0;
 
 	kln = find_kallsyms_lookup_name();
@@ -109,10 +112,23 @@ int user_events_ksyms_init(void)
 			pr_err("required kernel symbol %s not found\n",
 			       required_syms[i].name);
 			ret = -ENOENT;
+			if (required_syms[i].data)
+				missing_data = true;
 			continue;
 		}
 		memcpy((char *)&ue_ksyms + required_syms[i].offset, &addr,
 		       sizeof(addr));
+	}
+
+	/*
+	 * Without CONFIG_KALLSYMS_ALL, kallsyms holds functions only: the
+	 * tracing core's variables cannot be found (Debian's arm64 6.1 kernels
+	 * are built so). Say so, and refuse with an errno that insmod prints
+	 * as "Operation not supported" rather than "No such file".
+	 */
+	if (missing_data && !IS_ENABLED(CONFIG_KALLSYMS_ALL)) {
+		pr_err("this kernel is built without CONFIG_KALLSYMS_ALL: the tracing core's variables above cannot be located; not supported\n");
+		ret = -EOPNOTSUPP;
 	}
 
 	if (ret)

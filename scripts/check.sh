@@ -17,6 +17,11 @@
 #   UE_SELFTESTS_SRC     selftests source dir (default: selftests/)
 #   UE_BUILD_DIR         where builds and results go (default: build/)
 #   UE_CHECK_PACKAGE=0   leave out the Debian package test (needs root)
+#   UE_ARCH=arm64        `make check-arm64`: Debian's arm64 kernels
+#                        (KVERS_ARM64, default scripts/arm64/kernels.sh),
+#                        cross-built module and selftests, guests under
+#                        qemu-system-aarch64 (run.sh --arch arm64); the host
+#                        checks and the package test are the amd64 run's
 #
 # Counting: an "ok" line is a pass unless it carries "# SKIP" (a skip is a
 # failure); a "not ok" line is a failure; the guest runner reports its own
@@ -36,6 +41,13 @@ guest_timeout=${UE_GUEST_TIMEOUT:-900}
 modsrc=${UE_MODULE_SRC:-$UE_REPO}
 testsrc=${UE_SELFTESTS_SRC:-$UE_REPO/selftests}
 testout=$UE_BUILD/selftests
+arch=${UE_ARCH:-x86_64}
+[[ $arch == x86_64 || $arch == arm64 ]] || ue_die "UE_ARCH: x86_64 or arm64, not $arch"
+build_module=$UE_REPO/scripts/build-module.sh
+if [[ $arch == arm64 ]]; then
+	testout=$UE_BUILD/selftests-arm64
+	build_module=$UE_REPO/scripts/arm64/build-module.sh
+fi
 t0=$SECONDS
 
 elapsed() { printf '%dm%02ds' $(((SECONDS - t0) / 60)) $(((SECONDS - t0) % 60)); }
@@ -46,7 +58,12 @@ section "setup"
 "$UE_REPO/scripts/setup.sh"
 harness=$("$UE_REPO/scripts/setup.sh" --harness-dir)
 upstream=$("$UE_REPO/scripts/setup.sh" --upstream-dir)
-mapfile -t kernels < <("$UE_REPO/scripts/kernels.sh")
+if [[ $arch == arm64 ]]; then
+	"$UE_REPO/scripts/arm64/setup.sh"
+	mapfile -t kernels < <("$UE_REPO/scripts/arm64/kernels.sh")
+else
+	mapfile -t kernels < <("$UE_REPO/scripts/kernels.sh")
+fi
 ((${#kernels[@]})) || ue_die "no kernels to test"
 echo "kernels: ${kernels[*]}"
 echo "kselftest harness: $harness"
@@ -70,6 +87,7 @@ shopt -u nullglob
 mk=()
 if [[ -f $testsrc/Makefile ]]; then
 	mk=(make -C "$testsrc" "HARNESS_DIR=$harness" "UPSTREAM_DIR=$upstream" "OUT=$testout")
+	[[ $arch == arm64 ]] && mk+=(CC=aarch64-linux-gnu-gcc)
 elif ((${#srcs[@]})); then
 	echo "(no $testsrc/Makefile: using scripts/selftests-fallback.mk)"
 	mk=(make -C "$testsrc" -f "$UE_REPO/scripts/selftests-fallback.mk"
@@ -155,7 +173,7 @@ for rel in "${kernels[@]}"; do
 
 	section "$rel: module build"
 	bstatus=0
-	kos=$("$UE_REPO/scripts/build-module.sh" "$rel" "$modsrc") || bstatus=$?
+	kos=$("$build_module" "$rel" "$modsrc") || bstatus=$?
 	ko=
 	if ((bstatus == 0 || bstatus == 3)); then
 		ko=$(grep -m1 '/user_events\.ko$' <<<"$kos" || head -n 1 <<<"$kos")
@@ -179,7 +197,7 @@ for rel in "${kernels[@]}"; do
 		resdir=$UE_BUILD/$rel/check
 		genv=(env "UE_TEST_TIMEOUT=$test_timeout")
 		[[ -n ${UE_EXPECT_TRACEFS+set} ]] && genv+=("UE_EXPECT_TRACEFS=$UE_EXPECT_TRACEFS")
-		runopts=(-o "$resdir" -t "$guest_timeout")
+		runopts=(-o "$resdir" -t "$guest_timeout" --arch "$arch")
 		[[ ${V:-0} == 1 ]] || runopts+=(-q)
 		gstatus=0
 		"$UE_REPO/scripts/guest/run.sh" "${runopts[@]}" "$rel" -- "${genv[@]}" \
@@ -286,9 +304,12 @@ for rel in "${kernels[@]}"; do
 		host_kos+=("$UE_BUILD/$rel/module/user_events.ko")
 	fi
 done
+[[ $arch == arm64 ]] && UE_CHECK_PACKAGE=0 UE_CHECK_HOST=0
+if [[ ${UE_CHECK_HOST:-1} == 1 ]]; then
 host_checks "lint (checkpatch, sparse)" lint "$UE_REPO/scripts/lint.sh"
 host_checks "host checks (versions, docs)" host \
 	"$UE_REPO/scripts/check-host.sh" "${host_kos[@]}"
+fi
 # The Debian package as users get it: build, install (DKMS builds the
 # module for each kernel), smoke test the installed module in a guest of
 # each kernel, purge. It installs a package, so it needs root.

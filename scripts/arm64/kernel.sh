@@ -71,7 +71,7 @@ image=$r/boot/vmlinuz-$rel
 depmod -b "${mods%/lib/modules/*}" "$rel" || ue_die "depmod -b failed for $rel"
 mkdir -p "$dir/boot" "$dir/lib/modules"
 ln -s "../root/boot/vmlinuz-$rel" "$dir/boot/vmlinuz-$rel"
-ln -s "${mods#"$dir"/}" "$dir/lib/modules/$rel"
+ln -s "../../${mods#"$dir"/}" "$dir/lib/modules/$rel"
 ln -s "root/usr/src/linux-headers-$rel" "$dir/build"
 [[ -f $dir/build/Makefile ]] || ue_die "linux-headers-$rel has no Makefile"
 # Debian's headers Makefile includes its -common tree by absolute path: point

@@ -35,6 +35,10 @@
 #                 this way when they live under /tmp, /root, /run... which
 #                 the guest covers with its own file systems
 #   --shell       interactive shell in the guest instead of a command
+#   --arch arm64  boot one of Debian's arm64 kernels (<release> like
+#                 6.12.117+deb13-arm64) under qemu-system-aarch64, from its
+#                 extracted packages, with an arm64 root of its own instead of
+#                 the host's: see scripts/guest/arm64.sh (default: x86_64)
 #
 # Exit status: 0 the guest ran the command to the end, it exited 0 and the
 # console shows no kernel problem; 1 same but the command exited non-zero;
@@ -52,7 +56,7 @@ usage() {
 	exit 2
 }
 
-outdir='' timeout=900 quiet=0 smp=2 mem=1G icount=0 append='' shell=0 extra_shares=()
+arch=x86_64 outdir='' timeout=900 quiet=0 smp=2 mem=1G icount=0 append='' shell=0 extra_shares=()
 accel=${UE_ACCEL:-tcg,thread=single}
 # The guest sees the host root, except where it mounts its own file systems.
 hidden() { [[ $1/ =~ ^/(tmp|run|var/tmp|root|dev|proc|sys)/ ]]; }
@@ -70,6 +74,7 @@ while (($#)); do
 	--append) append=${2:?}; shift 2 ;;
 	--accel) accel=${2:?}; shift 2 ;;
 	--shell) shell=1; shift ;;
+	--arch) arch=${2:?}; shift 2 ;;
 	--share) extra_shares+=("$(cd "${2:?}" && pwd)"); shift 2 ;;
 	-h | --help) usage ;;
 	--) shift; break ;;
@@ -88,10 +93,17 @@ else
 fi
 [[ $timeout =~ ^[0-9]+$ ]] || ue_die "bad timeout: $timeout"
 
+if [[ $arch == arm64 ]]; then
+	# shellcheck source=scripts/guest/arm64.sh
+	. "$UE_REPO/scripts/guest/arm64.sh"
+else
+[[ $arch == x86_64 ]] || ue_die "unknown --arch $arch (x86_64 or arm64)"
 command -v qemu-system-x86_64 >/dev/null ||
 	ue_die "qemu-system-x86_64 missing (run scripts/setup.sh)"
 vmlinux=$("$UE_REPO/scripts/guest/vmlinux.sh" "$rel")
 initrd=$("$UE_REPO/scripts/guest/initramfs.sh" "$rel")
+qemu_sys=(qemu-system-x86_64 -accel "$accel" -cpu max) hostroot=/ console=ttyS0
+fi
 
 outdir=${outdir:-$UE_BUILD/$rel/guest}
 mkdir -p "$outdir"
@@ -118,7 +130,7 @@ fi
 
 # shellcheck disable=SC2054 # commas belong to the option values
 cmdline=(
-	console=ttyS0,115200 printk.time=1
+	"console=$console,115200" printk.time=1
 	panic_on_warn=1 oops=panic panic=-1
 	hung_task_panic=1 sysctl.kernel.hung_task_timeout_secs=60
 	rdinit=/init "uecmd=$guestcmd" "uetoken=$token"
@@ -140,10 +152,10 @@ fi
 
 # shellcheck disable=SC2054
 qemu=(
-	qemu-system-x86_64 -accel "$accel" -cpu max -m "$mem" -nographic -no-reboot
+	"${qemu_sys[@]}" -m "$mem" -nographic -no-reboot
 	-kernel "$vmlinux" -initrd "$initrd" -append "${cmdline[*]}"
 	-nic none
-	-virtfs local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap
+	-virtfs "local,path=$hostroot,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap"
 	-virtfs "local,path=$outdir,mount_tag=ueresults,security_model=none,multidevs=remap"
 )
 for i in "${!shares[@]}"; do

@@ -304,7 +304,12 @@ for rel in "${kernels[@]}"; do
 		host_kos+=("$UE_BUILD/$rel/module/user_events.ko")
 	fi
 done
-[[ $arch == arm64 ]] && UE_CHECK_PACKAGE=0 UE_CHECK_HOST=0
+if [[ $arch == arm64 ]]; then
+	UE_CHECK_PACKAGE=0 UE_CHECK_HOST=0
+	# Debian's arm64 6.1: no CONFIG_KALLSYMS_ALL, so the load is refused
+	host_checks "arm64 6.1: load refused, saying why" refusal \
+		"$UE_REPO/scripts/arm64/refusal-test.sh"
+fi
 if [[ ${UE_CHECK_HOST:-1} == 1 ]]; then
 host_checks "lint (checkpatch, sparse)" lint "$UE_REPO/scripts/lint.sh"
 host_checks "host checks (versions, docs)" host \

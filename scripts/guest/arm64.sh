@@ -35,3 +35,8 @@ done
 for d in "${shares[@]}" "${extra_shares[@]}"; do
 	mkdir -p "$hostroot$d" || ue_die "cannot create mount point $hostroot$d"
 done
+# The kernel's config where the tests look for it (/boot/config-<release>),
+# as on a machine where it is installed.
+mkdir -p "$hostroot/boot"
+cmp -s "$ue_arm64_kdir/config" "$hostroot/boot/config-$rel" ||
+	cp "$ue_arm64_kdir/config" "$hostroot/boot/config-$rel"

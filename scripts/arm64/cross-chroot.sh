@@ -52,6 +52,7 @@ mkdir -p "$base"
 	# pahole: the headers' Makefile makes the module's BTF with it
 	if [[ ! -x $dir/usr/bin/aarch64-linux-gnu-$gcc || ! -x $dir/usr/bin/pahole ]]; then
 		ue_note "$suite: installing $gcc-aarch64-linux-gnu and dwarves in $dir"
+		# shellcheck disable=SC2016 # expanded by the inner shell
 		unshare -m sh -c 'mount -t proc proc "$1/proc" &&
 			chroot "$1" apt-get -q update &&
 			DEBIAN_FRONTEND=noninteractive chroot "$1" apt-get -q -y \

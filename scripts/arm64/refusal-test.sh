@@ -38,6 +38,7 @@ echo "ok - $rel: module builds (W=1 clean)"
 out=$UE_BUILD/$rel/refusal
 mkdir -p "$out"
 gstatus=0
+# shellcheck disable=SC2016 # expanded in the guest
 "$UE_REPO/scripts/guest/run.sh" --arch arm64 -q -o "$out" -t 300 "$rel" -- sh -c '
 	insmod "$1" 2>&1
 	echo "insmod-status=$?"

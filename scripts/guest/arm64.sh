@@ -15,6 +15,7 @@
 # In: rel, accel, shares. Out: qemu_sys (QEMU binary and machine options),
 # vmlinux, initrd, hostroot (the directory shared as the guest's root),
 # console (the kernel's console device).
+# shellcheck disable=SC2034,SC2154 # run.sh's variables
 
 command -v qemu-system-aarch64 >/dev/null ||
 	ue_die "qemu-system-aarch64 missing (run scripts/setup.sh)"
@@ -22,10 +23,12 @@ command -v qemu-system-aarch64 >/dev/null ||
 ue_arm64_kdir=$("$UE_REPO/scripts/arm64/kernel.sh" "$rel")
 vmlinux=$ue_arm64_kdir/boot/vmlinuz-$rel
 initrd=$("$UE_REPO/scripts/arm64/initramfs.sh" "$rel")
-hostroot=$("$UE_REPO/scripts/arm64/root.sh")
+# UE_ARM64_ROOT: another arm64 root (scripts/arm64/package-test.sh)
+hostroot=${UE_ARM64_ROOT:-$("$UE_REPO/scripts/arm64/root.sh")}
 console=ttyAMA0
 # pauth-impdef: QEMU's own pointer-authentication hash, much faster under
 # TCG than the architected QARMA one.
+# shellcheck disable=SC2054 # commas belong to the option value
 qemu_sys=(qemu-system-aarch64 -M virt -accel "$accel" -cpu max,pauth-impdef=on)
 for d in "$UE_REPO" "$UE_BUILD"; do
 	[[ $d == "$UE_REPO"/* ]] && continue

@@ -52,6 +52,7 @@ inchroot() {
 		exec chroot "$d" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin \
 			DEBIAN_FRONTEND=noninteractive INITRD=No "$@"' sh "$pkgroot" "$@"
 }
+# shellcheck disable=SC2317 # run through t
 logged() { # logged <log file> <command...>
 	local log=$1
 	shift

@@ -52,7 +52,11 @@ extern struct user_events_ksyms ue_ksyms;
 
 int user_events_ksyms_init(void);
 
-/* Calls a function found through kallsyms; see user_events_call.S */
+/*
+ * Calls a function found through kallsyms, with up to five arguments; one
+ * implementation per architecture: user_events_call_x86.S (IBT-proof
+ * trampoline), user_events_call_arm64.c (plain indirect call).
+ */
 unsigned long user_events_call(const void *fn, unsigned long a0,
 			       unsigned long a1, unsigned long a2,
 			       unsigned long a3, unsigned long a4);

@@ -26,6 +26,11 @@
 #                        skip, neither passed nor failed, instead of as a
 #                        failure (scripts/matrix.sh: features a kernel was
 #                        built without, such as hist triggers on Debian 11)
+#   UE_ARCH=arm64        `make check-arm64`: Debian's arm64 kernels
+#                        (KVERS_ARM64, default scripts/arm64/kernels.sh),
+#                        cross-built module and selftests, guests under
+#                        qemu-system-aarch64 (run.sh --arch arm64); the host
+#                        checks and the package test are the amd64 run's
 #
 # Counting: an "ok" line is a pass unless it carries "# SKIP" (a skip is a
 # failure); a "not ok" line is a failure; the guest runner reports its own
@@ -43,6 +48,10 @@ testsrc=${UE_SELFTESTS_SRC:-$UE_REPO/selftests}
 testout=$UE_BUILD/selftests
 # Upstream selftests expected to fail, each at a given check (see the file)
 UE_KNOWN_LIST=$testsrc/upstream-known-differences
+arch=${UE_ARCH:-x86_64}
+[[ $arch == x86_64 || $arch == arm64 ]] || ue_die "UE_ARCH: x86_64 or arm64, not $arch"
+export UE_ARCH=$arch
+[[ $arch != arm64 ]] || testout=$UE_BUILD/selftests-arm64
 
 ue_start check
 harness=$("$UE_REPO/scripts/setup.sh" --harness-dir)
@@ -55,7 +64,9 @@ ue_section "selftests build"
 rm -rf "$testout"
 mkdir -p "$testout"
 selftests_ok=1
-make -C "$testsrc" "HARNESS_DIR=$harness" "UPSTREAM_DIR=$upstream" "OUT=$testout" || selftests_ok=0
+mk=(make -C "$testsrc" "HARNESS_DIR=$harness" "UPSTREAM_DIR=$upstream" "OUT=$testout")
+[[ $arch != arm64 ]] || mk+=(CC=aarch64-linux-gnu-gcc)
+"${mk[@]}" || selftests_ok=0
 mapfile -t progs < <(find "$testout" -maxdepth 1 -type f -perm -u+x -printf '%f\n' | LC_ALL=C sort)
 echo "test programs: ${progs[*]}"
 
@@ -96,6 +107,12 @@ for rel in "${UE_KERNELS[@]}"; do
 		host_kos+=("$UE_BUILD/$rel/module/user_events.ko")
 	fi
 done
+if [[ $arch == arm64 ]]; then
+	UE_CHECK_PACKAGE=0 UE_HOST_CHECKS=0
+	# Debian's arm64 6.1: no CONFIG_KALLSYMS_ALL, so the load is refused
+	host_checks "arm64 6.1: load refused, saying why" refusal \
+		"$UE_REPO/scripts/arm64/refusal-test.sh"
+fi
 if [[ ${UE_HOST_CHECKS:-1} != 0 ]]; then
 	host_checks "lint (checkpatch, sparse)" lint "$UE_REPO/scripts/lint.sh"
 	host_checks "host checks (versions, docs)" host \

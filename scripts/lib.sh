@@ -371,6 +371,10 @@ ue_start() { # ue_start <title>
 			# run.sh --modules takes the directory holding lib/modules
 			UE_TMODROOT[$rel]=${moddir%/lib/modules/"$rel"}
 		done <"$UE_MATRIX_TARGETS"
+	elif [[ ${UE_ARCH:-x86_64} == arm64 ]]; then
+		# Debian's arm64 kernels, from their packages (make check-arm64)
+		"$UE_REPO/scripts/arm64/setup.sh"
+		mapfile -t UE_KERNELS < <("$UE_REPO/scripts/arm64/kernels.sh")
 	else
 		mapfile -t UE_KERNELS < <("$UE_REPO/scripts/kernels.sh")
 	fi
@@ -417,7 +421,9 @@ ue_start_run() { # ue_start_run <NAME> <default seconds> <title>
 ue_module() { # ue_module <release>
 	local rel=$1 st=0 kos
 	UE_KO=
-	kos=$("$UE_REPO/scripts/build-module.sh" ${UE_TSUITE[$rel]:+--chroot "${UE_TSUITE[$rel]}"} \
+	local build=$UE_REPO/scripts/build-module.sh
+	[[ ${UE_ARCH:-x86_64} != arm64 ]] || build=$UE_REPO/scripts/arm64/build-module.sh
+	kos=$("$build" ${UE_TSUITE[$rel]:+--chroot "${UE_TSUITE[$rel]}"} \
 		"$rel" "${UE_MODULE_SRC:-$UE_REPO}") || st=$?
 	if ((st != 0 && st != 3)); then
 		ue_fail "$rel: module build failed"

@@ -45,6 +45,10 @@
 #                 this way when they live under /tmp, /root, /run... which
 #                 the guest covers with its own file systems
 #   --shell       interactive shell in the guest instead of a command
+#   --arch arm64  boot one of Debian's arm64 kernels (<release> like
+#                 6.12.117+deb13-arm64) under qemu-system-aarch64, from its
+#                 extracted packages, with an arm64 root of its own instead of
+#                 the host's: see scripts/guest/arm64.sh (default: x86_64)
 #
 # Exit status: 0 the guest ran the command to the end, it exited 0 and the
 # console shows no kernel problem; 1 same but the command exited non-zero;
@@ -83,6 +87,7 @@ while (($#)); do
 	--append) append=${2:?}; shift 2 ;;
 	--accel) accel=${2:?}; shift 2 ;;
 	--shell) shell=1; shift ;;
+	--arch) arch=${2:?}; shift 2 ;;
 	--share) extra_shares+=("$(cd "${2:?}" && pwd)"); shift 2 ;;
 	--kernel) image=$(realpath -e "${2:?}"); shift 2 ;;
 	--modules) modroot=$(cd "${2:?}" && pwd); shift 2 ;;
@@ -120,20 +125,31 @@ fi
 [[ $timeout =~ ^[0-9]+$ ]] || ue_die "bad timeout: $timeout"
 
 # What differs between architectures: the QEMU binary and machine, the
-# serial console, how the kernel image is given to QEMU.
+# serial console, how the kernel image is given to QEMU, the root the guest
+# sees (the host's, or arm64's own), its initramfs.
 case $arch in
 x86_64)
 	# shellcheck disable=SC2100 # a command name
 	qemu_bin=qemu-system-x86_64
 	qemu_machine=(-cpu max)
 	console=ttyS0,115200
+	hostroot=/
 	# The ELF inside the bzImage boots through its PVH entry, much faster.
 	boot_image=$("$UE_REPO/scripts/guest/vmlinux.sh" "$image")
+	initrd=$("$UE_REPO/scripts/guest/initramfs.sh" "$rel" ${modroot:+"$modroot"})
 	;;
-*) ue_die "unsupported guest architecture: $arch" ;;
+arm64)
+	# Debian's arm64 kernels from their extracted packages, with an arm64
+	# root of its own (sets vmlinux, initrd, hostroot, console)
+	# shellcheck source=scripts/guest/arm64.sh
+	. "$UE_REPO/scripts/guest/arm64.sh"
+	qemu_bin=qemu-system-aarch64
+	qemu_machine=(-M virt -cpu max,pauth-impdef=on)
+	boot_image=$vmlinux
+	;;
+*) ue_die "unsupported guest architecture: $arch (x86_64 or arm64)" ;;
 esac
 command -v "$qemu_bin" >/dev/null || ue_die "$qemu_bin missing (run scripts/setup.sh)"
-initrd=$("$UE_REPO/scripts/guest/initramfs.sh" "$rel" ${modroot:+"$modroot"})
 
 outdir=${outdir:-$UE_BUILD/$rel/guest}
 mkdir -p "$outdir"
@@ -188,7 +204,7 @@ qemu=(
 	"$qemu_bin" -accel "$accel" "${qemu_machine[@]}" -m "$mem" -nographic -no-reboot
 	-kernel "$boot_image" -initrd "$initrd" -append "${cmdline[*]}"
 	-nic none
-	-virtfs local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap
+	-virtfs "local,path=$hostroot,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap"
 	-virtfs "local,path=$outdir,mount_tag=ueresults,security_model=none,multidevs=remap"
 )
 for i in "${!shares[@]}"; do

@@ -182,6 +182,9 @@ cmdline=(
 	no_timer_check
 	panic_on_warn=1 oops=panic panic=-1
 	hung_task_panic=1 sysctl.kernel.hung_task_timeout_secs=60
+	# A hang report shows every CPU's stack: the task holding the lock
+	# the blocked ones wait for is often running
+	sysctl.kernel.hung_task_all_cpu_backtrace=1
 	rdinit=/init "uecmd=$guestcmd" "uetoken=$token"
 )
 # KCSAN reports end in check_panic_on_warn(): on a KCSAN kernel, where the

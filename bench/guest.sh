@@ -21,7 +21,8 @@
 # Environment (for quick runs): UE_BENCH_OPS (100000), UE_BENCH_REPS (5),
 # UE_BENCH_WARM (2), UE_BENCH_LEVELS (1,1000,32000), UE_BENCH_OWN_LEVELS
 # (1,1000,8000), UE_BENCH_EVENTS
-# (32000), UE_BENCH_SCALE_SECS (1.5), UE_BENCH_PROF (1: run the profile).
+# (32000), UE_BENCH_SCALE_SECS (1), UE_BENCH_SCALE_REPS (9), UE_BENCH_PROF
+# (1: run the profile).
 set -uo pipefail
 
 mode=${1:?usage: guest.sh icount|scale|tcg <module.ko> <ue_bench>}
@@ -35,7 +36,8 @@ warm=${UE_BENCH_WARM:-2}
 levels=${UE_BENCH_LEVELS:-1,1000,32000}
 own_levels=${UE_BENCH_OWN_LEVELS:-1,1000,8000}
 events=${UE_BENCH_EVENTS:-32000}
-scale_secs=${UE_BENCH_SCALE_SECS:-1.5}
+scale_secs=${UE_BENCH_SCALE_SECS:-1}
+scale_reps=${UE_BENCH_SCALE_REPS:-9}
 prof=${UE_BENCH_PROF:-1}
 # Functions profiled (those not traceable on a kernel are skipped). The
 # first is the calibration stub.
@@ -160,7 +162,7 @@ scale)
 	# Booted with multi-threaded TCG (--accel tcg): 2 vCPUs, 2 host threads
 	load
 	sleep 2
-	step "$b" scale -d "$scale_secs" -r 3
+	step "$b" scale -d "$scale_secs" -r "$scale_reps"
 	;;
 tcg)
 	load

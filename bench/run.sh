@@ -16,7 +16,7 @@
 #   KVERS="rel ..."        kernels (default: scripts/kernels.sh)
 #   UE_BENCH_MODES         "icount scale tcg" (default) or some of them
 #   UE_BENCH_OPS, UE_BENCH_REPS, UE_BENCH_WARM, UE_BENCH_LEVELS, UE_BENCH_OWN_LEVELS,
-#   UE_BENCH_EVENTS, UE_BENCH_SCALE_SECS, UE_BENCH_PROF
+#   UE_BENCH_EVENTS, UE_BENCH_SCALE_SECS, UE_BENCH_SCALE_REPS, UE_BENCH_PROF
 #                          passed to the guest (see bench/guest.sh); runs
 #                          with non-default values do not write
 #                          bench/results/ unless UE_BENCH_RESULTS is set
@@ -40,7 +40,7 @@ modes=${UE_BENCH_MODES:-icount scale tcg}
 custom=0
 genv=(env)
 for v in UE_BENCH_OPS UE_BENCH_REPS UE_BENCH_WARM UE_BENCH_LEVELS UE_BENCH_OWN_LEVELS UE_BENCH_EVENTS \
-	UE_BENCH_SCALE_SECS UE_BENCH_PROF; do
+	UE_BENCH_SCALE_SECS UE_BENCH_SCALE_REPS UE_BENCH_PROF; do
 	if [[ -n ${!v+set} ]]; then
 		genv+=("$v=${!v}")
 		custom=1

@@ -1695,6 +1695,8 @@ static long thread_vcsw(void)
 	return p ? atol(p + 26) : 0;
 }
 
+#define SCALE_MAX_REPS 32
+
 static volatile int scale_go, scale_stop;
 
 static void *scale_thread(void *arg)
@@ -1789,45 +1791,80 @@ static double scale_run(int kind, int fd, int index, int nthreads, double secs)
 	return ops / ((t1 - t0) / 1e9);
 }
 
+static double median(double *v, int n)
+{
+	double s[SCALE_MAX_REPS];
+
+	memcpy(s, v, n * sizeof(double));
+	qsort(s, n, sizeof(double), cmp_double);
+	return n % 2 ? s[n / 2] : (s[n / 2 - 1] + s[n / 2]) / 2;
+}
+
+/*
+ * Wall-clock rates on a host that other guests load: every repeat runs
+ * every kind, 1 and 2 writers back to back (the order alternates between
+ * repeats, so that a drift of the host's load does not favour one), and
+ * the ratio 2/1 is taken within each such pair. Printed: the median rate
+ * of each (kind, writers) with all repeats, then per kind the median,
+ * lowest and highest paired ratio, all of them, and the median of the
+ * ratio divided by the getppid() ratio of the same repeat (what the host
+ * gave the two vCPUs at that moment).
+ */
 static void cmd_scale(double secs, int reps)
 {
 	static const char *const names[] = { "ue_writev_ft", "marker", "getppid",
 					     "ue_writev_ft_ownfd" };
+	static const int order[] = { 2, 0, 3, 1 };
+	static double rate[4][3][SCALE_MAX_REPS], cs[4][3];
 	struct event e = { .name = "bench_mt" };
-	int fd = open_data(), mfd, kind, rep;
+	int fd = open_data(), mfd, kind, rep, k, j;
 
 	if (sysconf(_SC_NPROCESSORS_ONLN) < 2)
 		die("scale needs 2 CPUs");
+	if (reps < 1 || reps > SCALE_MAX_REPS)
+		die("scale: 1 to %d repeats", SCALE_MAX_REPS);
 	event_register(&e, fd, "bench_mt char[16] payload", false);
 	event_enable("user_events", e.name, true);
 	must_write_file(TRACEFS "/tracing_on", "1");
 	mfd = open(TRACEFS "/trace_marker", O_WRONLY | O_CLOEXEC);
-	for (kind = 0; kind < 4; kind++) {
-		double best[3] = { 0, 0, 0 };
-		char list[2][256] = { "", "" };
-
-		double cs[3] = { 0, 0, 0 };
-
-		for (rep = 0; rep < reps; rep++) {
-			int n;
-
-			for (n = 1; n <= 2; n++) {
-				double v;
+	for (rep = 0; rep < reps; rep++) {
+		for (k = 0; k < 4; k++) {
+			kind = order[k];
+			for (j = 0; j < 2; j++) {
+				int n = rep & 1 ? 2 - j : 1 + j;
 
 				scale_vcsw = scale_ops = 0;
-				v = scale_run(kind, kind == 1 ? mfd : fd, e.index, n, secs);
-				cs[n] += scale_ops ? 1000.0 * scale_vcsw / scale_ops / reps : 0;
-				if (v > best[n])
-					best[n] = v;
+				rate[kind][n][rep] = scale_run(kind, kind == 1 ? mfd : fd,
+							       e.index, n, secs);
+				cs[kind][n] += scale_ops ?
+					1000.0 * scale_vcsw / scale_ops / reps : 0;
+			}
+		}
+	}
+	for (kind = 0; kind < 4; kind++) {
+		double r[SCALE_MAX_REPS], norm[SCALE_MAX_REPS], lo = 1e9, hi = 0;
+		char list[2][512] = { "", "" }, rl[512] = "";
+		int n;
+
+		for (rep = 0; rep < reps; rep++) {
+			r[rep] = rate[kind][2][rep] / rate[kind][1][rep];
+			norm[rep] = r[rep] / (rate[2][2][rep] / rate[2][1][rep]);
+			lo = r[rep] < lo ? r[rep] : lo;
+			hi = r[rep] > hi ? r[rep] : hi;
+			snprintf(rl + strlen(rl), sizeof(rl) - strlen(rl), "%s%.3f",
+				 rep ? "," : "", r[rep]);
+			for (n = 1; n <= 2; n++)
 				snprintf(list[n - 1] + strlen(list[n - 1]),
 					 sizeof(list[0]) - strlen(list[n - 1]),
-					 "%s%.0f", rep ? "," : "", v);
-			}
+					 "%s%.0f", rep ? "," : "", rate[kind][n][rep]);
 		}
 		/* Voluntary context switches per 1000 ops: writers that sleep
 		 * (on a contended mutex) instead of running */
-		printf("SCALE\t%s\t1\t%.0f\t%s\t%.2f\n", names[kind], best[1], list[0], cs[1]);
-		printf("SCALE\t%s\t2\t%.0f\t%s\t%.2f\n", names[kind], best[2], list[1], cs[2]);
+		for (n = 1; n <= 2; n++)
+			printf("SCALE\t%s\t%d\t%.0f\t%s\t%.2f\n", names[kind], n,
+			       median(rate[kind][n], reps), list[n - 1], cs[kind][n]);
+		printf("SCALER\t%s\t%.3f\t%.3f\t%.3f\t%s\t%.3f\n", names[kind],
+		       median(r, reps), lo, hi, rl, median(norm, reps));
 		fflush(stdout);
 	}
 	event_enable("user_events", e.name, false);

@@ -162,7 +162,16 @@ scale)
 	# Booted with multi-threaded TCG (--accel tcg): 2 vCPUs, 2 host threads
 	load
 	sleep 2
-	step "$b" scale -d "$scale_secs" -r "$scale_reps"
+	# The host's /proc/<pid> of this guest's QEMU, for host CPU time per
+	# run: / is the host root over 9p, whose /proc guest procfs covers; a
+	# bind mount of / shows the share's own /proc, where self is QEMU
+	hp=()
+	if mkdir -p /tmp/hostroot && mount --bind / /tmp/hostroot 2>/dev/null; then
+		qp=$(readlink /tmp/hostroot/proc/self) &&
+			[[ -e /tmp/hostroot/proc/$qp/stat ]] && hp=(-H "/tmp/hostroot/proc/$qp")
+	fi
+	((${#hp[@]})) || info "scale: no host /proc: ratios of wall-clock rates only"
+	step "$b" scale -d "$scale_secs" -r "$scale_reps" "${hp[@]}"
 	;;
 tcg)
 	load

@@ -93,9 +93,11 @@ for rel in "${kernels[@]}"; do
 		echo "built ${ko[$rel]}"
 		# The bench helper (tracing core calls timed in the -icount guest)
 		kmod=$UE_BUILD/$rel/kmod
-		rm -rf "$kmod" && mkdir -p "$kmod" && cp "$UE_REPO"/bench/kmod/{Kbuild,*.c} "$kmod"/ &&
-			make -s -C "/lib/modules/$rel/build" M="$kmod" modules >"$kmod/build.log" 2>&1 ||
-			{ cat "$kmod/build.log"; failed+=("$rel: bench helper build failed"); }
+		if ! { rm -rf "$kmod" && mkdir -p "$kmod" && cp "$UE_REPO"/bench/kmod/{Kbuild,*.c} "$kmod"/ &&
+			make -s -C "/lib/modules/$rel/build" M="$kmod" modules >"$kmod/build.log" 2>&1; }; then
+			cat "$kmod/build.log" 2>/dev/null
+			failed+=("$rel: bench helper build failed")
+		fi
 		((st == 0)) || echo "(the module build printed warnings; benchmarking it anyway)"
 	else
 		failed+=("$rel: module build failed")

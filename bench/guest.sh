@@ -21,7 +21,8 @@
 # Environment (for quick runs): UE_BENCH_OPS (100000), UE_BENCH_REPS (5),
 # UE_BENCH_WARM (2), UE_BENCH_LEVELS (1,1000,32000), UE_BENCH_OWN_LEVELS
 # (1,1000,8000), UE_BENCH_EVENTS
-# (32000), UE_BENCH_SCALE_SECS (1.5), UE_BENCH_PROF (1: run the profile).
+# (32000), UE_BENCH_SCALE_SECS (1), UE_BENCH_SCALE_REPS (9), UE_BENCH_PROF
+# (1: run the profile).
 set -uo pipefail
 # shellcheck source=scripts/lib.sh
 . "$(dirname "$0")/../scripts/lib.sh"
@@ -37,7 +38,8 @@ warm=${UE_BENCH_WARM:-2}
 levels=${UE_BENCH_LEVELS:-1,1000,32000}
 own_levels=${UE_BENCH_OWN_LEVELS:-1,1000,8000}
 events=${UE_BENCH_EVENTS:-32000}
-scale_secs=${UE_BENCH_SCALE_SECS:-1.5}
+scale_secs=${UE_BENCH_SCALE_SECS:-1}
+scale_reps=${UE_BENCH_SCALE_REPS:-9}
 prof=${UE_BENCH_PROF:-1}
 # Functions profiled (those not traceable on a kernel are skipped). The
 # first is the calibration stub.
@@ -158,7 +160,16 @@ scale)
 	# Booted with multi-threaded TCG (--accel tcg): 2 vCPUs, 2 host threads
 	load
 	sleep 2
-	step "$b" scale -d "$scale_secs" -r 3
+	# The host's /proc/<pid> of this guest's QEMU, for host CPU time per
+	# run: / is the host root over 9p, whose /proc guest procfs covers; a
+	# bind mount of / shows the share's own /proc, where self is QEMU
+	hp=()
+	if mkdir -p /tmp/hostroot && mount --bind / /tmp/hostroot 2>/dev/null; then
+		qp=$(readlink /tmp/hostroot/proc/self) &&
+			[[ -e /tmp/hostroot/proc/$qp/stat ]] && hp=(-H "/tmp/hostroot/proc/$qp")
+	fi
+	((${#hp[@]})) || info "scale: no host /proc: ratios of wall-clock rates only"
+	step "$b" scale -d "$scale_secs" -r "$scale_reps" "${hp[@]}"
 	;;
 tcg)
 	load

@@ -16,7 +16,7 @@
 #   KVERS="rel ..."        kernels (default: scripts/kernels.sh)
 #   UE_BENCH_MODES         "icount scale tcg" (default) or some of them
 #   UE_BENCH_OPS, UE_BENCH_REPS, UE_BENCH_WARM, UE_BENCH_LEVELS, UE_BENCH_OWN_LEVELS,
-#   UE_BENCH_EVENTS, UE_BENCH_SCALE_SECS, UE_BENCH_PROF
+#   UE_BENCH_EVENTS, UE_BENCH_SCALE_SECS, UE_BENCH_SCALE_REPS, UE_BENCH_PROF
 #                          passed to the guest (see bench/guest.sh); runs
 #                          with non-default values do not write
 #                          bench/results/ unless UE_BENCH_RESULTS is set
@@ -35,7 +35,7 @@ modes=${UE_BENCH_MODES:-icount scale tcg}
 custom=0
 genv=(env)
 for v in UE_BENCH_OPS UE_BENCH_REPS UE_BENCH_WARM UE_BENCH_LEVELS UE_BENCH_OWN_LEVELS UE_BENCH_EVENTS \
-	UE_BENCH_SCALE_SECS UE_BENCH_PROF; do
+	UE_BENCH_SCALE_SECS UE_BENCH_SCALE_REPS UE_BENCH_PROF; do
 	if [[ -n ${!v+set} ]]; then
 		genv+=("$v=${!v}")
 		custom=1
@@ -69,9 +69,11 @@ for rel in "${UE_KERNELS[@]}"; do
 	ko[$rel]=$UE_KO
 	# The bench helper (tracing core calls timed in the -icount guest)
 	kmod=$UE_BUILD/$rel/kmod
-	rm -rf "$kmod" && mkdir -p "$kmod" && cp "$UE_REPO"/bench/kmod/{Kbuild,*.c} "$kmod"/ &&
-		make -s -C "/lib/modules/$rel/build" M="$kmod" modules >"$kmod/build.log" 2>&1 ||
-		{ cat "$kmod/build.log"; ue_fail "$rel: bench helper build failed"; }
+	if ! { rm -rf "$kmod" && mkdir -p "$kmod" && cp "$UE_REPO"/bench/kmod/{Kbuild,*.c} "$kmod"/ &&
+		make -s -C "/lib/modules/$rel/build" M="$kmod" modules >"$kmod/build.log" 2>&1; }; then
+		cat "$kmod/build.log" 2>/dev/null
+		ue_fail "$rel: bench helper build failed"
+	fi
 done
 
 runopts=(-m 2G)

@@ -1695,6 +1695,48 @@ static long thread_vcsw(void)
 	return p ? atol(p + 26) : 0;
 }
 
+#define SCALE_MAX_REPS 32
+
+/*
+ * -H DIR: the host's /proc/<pid> of the QEMU process running this guest
+ * (guest.sh finds it through the host root, shared over 9p: the host's
+ * /proc/self is QEMU's). Its utime + stime, in seconds, read with O_DIRECT
+ * (the share is mounted cache=loose, and a proc file's size is 0).
+ */
+static const char *host_proc;
+
+static double host_cpu(void)
+{
+	static char *buf;
+	char path[512], *p;
+	unsigned long ut, st;
+	ssize_t n;
+	int fd, i;
+
+	if (!host_proc)
+		return -1;
+	if (!buf && posix_memalign((void **)&buf, 4096, 4096))
+		return -1;
+	snprintf(path, sizeof(path), "%s/stat", host_proc);
+	fd = open(path, O_RDONLY | O_DIRECT);
+	if (fd < 0)
+		return -1;
+	n = read(fd, buf, 4095);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = 0;
+	p = strrchr(buf, ')');
+	/* after "pid (comm)": state is field 3, utime 14, stime 15 */
+	for (i = 2; p && i < 14; i++)
+		p = strchr(p + 1, ' ');
+	if (!p || sscanf(p + 1, "%lu %lu", &ut, &st) != 2)
+		return -1;
+	return (double)(ut + st) / sysconf(_SC_CLK_TCK);
+}
+
+static double scale_cpu;	/* host CPU seconds of the last scale_run() */
+
 static volatile int scale_go, scale_stop;
 
 static void *scale_thread(void *arg)
@@ -1771,11 +1813,13 @@ static double scale_run(int kind, int fd, int index, int nthreads, double secs)
 		pthread_create(&th[i].t, NULL, scale_thread, &th[i]);
 	}
 	usleep(100000);
+	scale_cpu = host_cpu();
 	t0 = now_ns();
 	scale_go = 1;
 	usleep((useconds_t)(secs * 1e6));
 	scale_stop = 1;
 	t1 = now_ns();
+	scale_cpu = scale_cpu < 0 ? -1 : host_cpu() - scale_cpu;
 	for (i = 0; i < nthreads; i++) {
 		pthread_join(th[i].t, NULL);
 		ops += th[i].ops;
@@ -1789,48 +1833,112 @@ static double scale_run(int kind, int fd, int index, int nthreads, double secs)
 	return ops / ((t1 - t0) / 1e9);
 }
 
+static double median(double *v, int n)
+{
+	double s[SCALE_MAX_REPS];
+
+	memcpy(s, v, n * sizeof(double));
+	qsort(s, n, sizeof(double), cmp_double);
+	return n % 2 ? s[n / 2] : (s[n / 2 - 1] + s[n / 2]) / 2;
+}
+
+/*
+ * Wall-clock rates on a host that other guests load: every repeat runs
+ * every kind, 1 and 2 writers back to back (the order alternates between
+ * repeats, so that a drift of the host's load does not favour one), and
+ * the ratio 2/1 is taken within each such pair. Printed: the median rate
+ * of each (kind, writers) with all repeats, then per kind the median,
+ * lowest and highest paired ratio, all of them, and the median of the
+ * ratio divided by the getppid() ratio of the same repeat (what the host
+ * gave the two vCPUs at that moment).
+ */
 static void cmd_scale(double secs, int reps)
 {
 	static const char *const names[] = { "ue_writev_ft", "marker", "getppid",
 					     "ue_writev_ft_ownfd" };
+	static const int order[] = { 2, 0, 3, 1 };
+	static double rate[4][3][SCALE_MAX_REPS], cs[4][3], eff[4][3][SCALE_MAX_REPS];
+	bool have_cpu = true;
 	struct event e = { .name = "bench_mt" };
-	int fd = open_data(), mfd, kind, rep;
+	int fd = open_data(), mfd, kind, rep, k, j;
 
 	if (sysconf(_SC_NPROCESSORS_ONLN) < 2)
 		die("scale needs 2 CPUs");
+	if (reps < 1 || reps > SCALE_MAX_REPS)
+		die("scale: 1 to %d repeats", SCALE_MAX_REPS);
 	event_register(&e, fd, "bench_mt char[16] payload", false);
 	event_enable("user_events", e.name, true);
 	must_write_file(TRACEFS "/tracing_on", "1");
 	mfd = open(TRACEFS "/trace_marker", O_WRONLY | O_CLOEXEC);
-	for (kind = 0; kind < 4; kind++) {
-		double best[3] = { 0, 0, 0 };
-		char list[2][256] = { "", "" };
-
-		double cs[3] = { 0, 0, 0 };
-
-		for (rep = 0; rep < reps; rep++) {
-			int n;
-
-			for (n = 1; n <= 2; n++) {
-				double v;
+	for (rep = 0; rep < reps; rep++) {
+		for (k = 0; k < 4; k++) {
+			kind = order[k];
+			for (j = 0; j < 2; j++) {
+				int n = rep & 1 ? 2 - j : 1 + j;
 
 				scale_vcsw = scale_ops = 0;
-				v = scale_run(kind, kind == 1 ? mfd : fd, e.index, n, secs);
-				cs[n] += scale_ops ? 1000.0 * scale_vcsw / scale_ops / reps : 0;
-				if (v > best[n])
-					best[n] = v;
+				rate[kind][n][rep] = scale_run(kind, kind == 1 ? mfd : fd,
+							       e.index, n, secs);
+				/* ops per host CPU second of the whole QEMU process */
+				if (scale_cpu > 0)
+					eff[kind][n][rep] = rate[kind][n][rep] * secs / scale_cpu;
+				else
+					have_cpu = false;
+				cs[kind][n] += scale_ops ?
+					1000.0 * scale_vcsw / scale_ops / reps : 0;
+			}
+		}
+	}
+	for (kind = 0; kind < 4; kind++) {
+		double r[SCALE_MAX_REPS], norm[SCALE_MAX_REPS], lo = 1e9, hi = 0;
+		char list[2][512] = { "", "" }, rl[512] = "";
+		int n;
+
+		for (rep = 0; rep < reps; rep++) {
+			r[rep] = rate[kind][2][rep] / rate[kind][1][rep];
+			norm[rep] = r[rep] / (rate[2][2][rep] / rate[2][1][rep]);
+			lo = r[rep] < lo ? r[rep] : lo;
+			hi = r[rep] > hi ? r[rep] : hi;
+			snprintf(rl + strlen(rl), sizeof(rl) - strlen(rl), "%s%.3f",
+				 rep ? "," : "", r[rep]);
+			for (n = 1; n <= 2; n++)
 				snprintf(list[n - 1] + strlen(list[n - 1]),
 					 sizeof(list[0]) - strlen(list[n - 1]),
-					 "%s%.0f", rep ? "," : "", v);
-			}
+					 "%s%.0f", rep ? "," : "", rate[kind][n][rep]);
 		}
 		/* Voluntary context switches per 1000 ops: writers that sleep
 		 * (on a contended mutex) instead of running */
-		printf("SCALE\t%s\t1\t%.0f\t%s\t%.2f\n", names[kind], best[1], list[0], cs[1]);
-		printf("SCALE\t%s\t2\t%.0f\t%s\t%.2f\n", names[kind], best[2], list[1], cs[2]);
+		for (n = 1; n <= 2; n++)
+			printf("SCALE\t%s\t%d\t%.0f\t%s\t%.2f\n", names[kind], n,
+			       median(rate[kind][n], reps), list[n - 1], cs[kind][n]);
+		printf("SCALER\t%s\t%.3f\t%.3f\t%.3f\t%s\t%.3f\n", names[kind],
+		       median(r, reps), lo, hi, rl, median(norm, reps));
+		/*
+		 * The ratio if the host gave each busy vCPU a core: 2 x (ops
+		 * per host CPU second with 2 writers) / (the same with 1)
+		 */
+		if (have_cpu) {
+			lo = 1e9;
+			hi = 0;
+			rl[0] = 0;
+			for (rep = 0; rep < reps; rep++) {
+				r[rep] = 2 * eff[kind][2][rep] / eff[kind][1][rep];
+				lo = r[rep] < lo ? r[rep] : lo;
+				hi = r[rep] > hi ? r[rep] : hi;
+				snprintf(rl + strlen(rl), sizeof(rl) - strlen(rl),
+					 "%s%.3f", rep ? "," : "", r[rep]);
+			}
+			printf("SCALEC\t%s\t%.3f\t%.3f\t%.3f\t%s\n", names[kind],
+			       median(r, reps), lo, hi, rl);
+		}
 		fflush(stdout);
 	}
-	event_enable("user_events", e.name, false);
+	/*
+	 * The event stays enabled: disabling it patches kernel text, and
+	 * under QEMU 7.2's multi-threaded TCG (this boot) a vCPU can then run
+	 * stale code (seen: CPU 1 spinning in __schedule at a patched site,
+	 * CPU 0 in text_poke_bp()'s IPI, soft lockup). The guest exits next.
+	 */
 	close(mfd);
 	close(fd);
 }
@@ -1854,7 +1962,7 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	optind = 2;
-	while ((opt = getopt(argc, argv, "n:r:w:b:l:o:d:N:m:")) != -1) {
+	while ((opt = getopt(argc, argv, "n:r:w:b:l:o:d:N:m:H:")) != -1) {
 		switch (opt) {
 		case 'n': opt_ops = atol(optarg); break;
 		case 'r': opt_reps = atoi(optarg); break;
@@ -1865,6 +1973,7 @@ int main(int argc, char **argv)
 		case 'd': secs = atof(optarg); break;
 		case 'N': total = atol(optarg); break;
 		case 'm': memat = atol(optarg); break;
+		case 'H': host_proc = optarg; break;
 		default: die("bad option");
 		}
 	}

@@ -139,6 +139,9 @@ for d in "${shares[@]}"; do
 done
 sharelist=$(IFS=,; printf '%s' "${shares[*]}")
 cmdline+=("ueshares=$sharelist")
+# A kernel booted from its package: the guest mounts its modules at
+# /lib/modules/<release>, so that modprobe works there (fuse, say).
+[[ -z $modules ]] || cmdline+=("uemodules=$(cd "$modules" && pwd -P)")
 if [[ -n $append ]]; then
 	read -r -a extra <<<"$append"
 	cmdline+=("${extra[@]}")

@@ -16,7 +16,10 @@
 #      module, tracefs files, an event round trip, rmmod, clean kernel log);
 #   4. check the installed header, docs and configuration files;
 #   5. purge the package and check nothing of it is left (also done on exit
-#      when a step fails half way).
+#      when a step fails half way);
+#   6. the same .deb on Debian 11 and 13: installed in each release's build
+#      chroot, DKMS-built there for one kernel of the release, smoke-tested
+#      in a guest of that kernel, purged (scripts/matrix/package.sh).
 #
 # Needs root (it installs a package). A user-events-dkms package or a
 # `make dkms-install` of this version found at the start is removed first.
@@ -26,7 +29,7 @@
 # Prints TAP-style "ok"/"not ok" lines and "N passed, N failed" last; the
 # exit status is non-zero iff something failed.
 # Environment: KVERS, V=1 (show guest consoles), UE_GUEST_TIMEOUT (600),
-# UE_BUILD_DIR.
+# UE_BUILD_DIR, UE_PACKAGE_MATRIX=0 (leave out step 6).
 # shellcheck disable=SC2317 # functions run through check, trap and eval
 set -uo pipefail
 
@@ -249,5 +252,23 @@ for rel in "${kernels[@]}"; do
 	check "$rel: modules.dep no longer lists user_events" \
 		eval "! grep -q user_events /lib/modules/$rel/modules.dep"
 done
+
+# -- 6. Debian 11 and 13 --------------------------------------------------------
+# The same .deb in each other release's build chroot, for one kernel of each
+# (the "ci" targets of scripts/matrix/targets): that release's apt, dkms and
+# compiler; the DKMS-built module smoke-tested in a guest of that kernel
+# (scripts/matrix/package.sh). UE_PACKAGE_MATRIX=0 leaves it out.
+if [[ ${UE_PACKAGE_MATRIX:-1} != 0 ]]; then
+	while read -r suite kpkg tset _; do
+		[[ -n $suite && $suite != \#* && $tset == ci ]] || continue
+		section "$suite ($kpkg)"
+		st=0
+		"$UE_REPO/scripts/matrix/package.sh" "$deb" "$suite" "$kpkg" >"$out/$suite.log" 2>&1 || st=$?
+		count_tap <"$out/$suite.log"
+		if ((st != 0)) && ! grep -q '^not ok' "$out/$suite.log"; then
+			notok "$suite: scripts/matrix/package.sh exited with status $st (log: $out/$suite.log)"
+		fi
+	done <"$UE_REPO/scripts/matrix/targets"
+fi
 
 finish

@@ -41,7 +41,8 @@ check() { # check <description> <command...>
 mapfile -t k < <("$UE_REPO/scripts/matrix/kernel.sh" "$suite" "$pkg")
 ((${#k[@]} == 3)) || ue_die "$suite $pkg: no kernel"
 rel=${k[0]} vmlinuz=${k[1]} moddir=${k[2]}
-root=$("$UE_REPO/scripts/matrix/chroot.sh" "$suite" "linux-headers-$rel")
+# python3: package-smoke.sh's event round trip (register, write, trace).
+root=$("$UE_REPO/scripts/matrix/chroot.sh" "$suite" "linux-headers-$rel" python3)
 out=$UE_BUILD/package-test/$suite-$rel
 rm -rf "$out"
 mkdir -p "$out"
@@ -108,7 +109,13 @@ fi
 ok "$suite: $rel: DKMS built ${ko#"$root"}"
 check "$suite: $rel: vermagic names $rel" grep -q "^$rel " <<<"$(modinfo -F vermagic "$ko")"
 check "$suite: $rel: modinfo version is $version" test "$(modinfo -F version "$ko")" = "$version"
-cc_line=$(grep -a -o -m1 'GCC: ([^)]*) [0-9.]*' "$ko" | head -n 1)
+case $ko in
+*.xz) cat_ko=(xz -dc) ;;
+*.zst) cat_ko=(zstd -dcq) ;;
+*.gz) cat_ko=(gzip -dc) ;;
+*) cat_ko=(cat) ;;
+esac
+cc_line=$("${cat_ko[@]}" "$ko" | grep -a -o -m1 'GCC: ([^)]*) [0-9.]*' | head -n 1)
 echo "# $suite: $rel: built by ${cc_line:-an unknown compiler}"
 
 # The smoke test runs in the guest inside the chroot itself (read-only over

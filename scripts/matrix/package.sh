@@ -62,7 +62,7 @@ installed() {
 	[[ -n $s && $s != not-installed ]]
 }
 purge() {
-	in_chroot apt-get purge -y -qq -o Dpkg::Use-Pty=0 "$dpkgname" >"$out/purge.log" 2>&1
+	in_chroot apt-get purge -y -qq -o Dpkg::Use-Pty=0 -o DPkg::Lock::Timeout=600 "$dpkgname" >"$out/purge.log" 2>&1
 }
 cleanup() {
 	if installed; then
@@ -79,7 +79,7 @@ flock "$lockfd"
 
 installed && { purge || ue_die "$suite: cannot purge the installed $dpkgname"; }
 cp "$deb" "$root/tmp/"
-if in_chroot apt-get install -y -qq -o Dpkg::Use-Pty=0 --no-install-recommends \
+if in_chroot apt-get install -y -qq -o Dpkg::Use-Pty=0 -o DPkg::Lock::Timeout=600 --no-install-recommends \
 	"/tmp/${deb##*/}" </dev/null >"$out/install.log" 2>&1; then
 	ok "$suite: apt-get install ${deb##*/} (dkms $(in_chroot dpkg-query -W -f='${Version}' dkms))"
 else

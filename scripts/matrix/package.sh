@@ -56,6 +56,7 @@ in_chroot() {
 	umount "$root/proc" 2>/dev/null || true
 	return "$st"
 }
+# shellcheck disable=SC2016 # dpkg-query's format, not the shell's
 installed() {
 	local s
 	s=$(in_chroot dpkg-query -W -f='${db:Status-Status}' "$dpkgname" 2>/dev/null) || return 1
@@ -81,6 +82,7 @@ installed && { purge || ue_die "$suite: cannot purge the installed $dpkgname"; }
 cp "$deb" "$root/tmp/"
 if in_chroot apt-get install -y -qq -o Dpkg::Use-Pty=0 -o DPkg::Lock::Timeout=600 --no-install-recommends \
 	"/tmp/${deb##*/}" </dev/null >"$out/install.log" 2>&1; then
+	# shellcheck disable=SC2016 # dpkg-query's format
 	ok "$suite: apt-get install ${deb##*/} (dkms $(in_chroot dpkg-query -W -f='${Version}' dkms))"
 else
 	notok "$suite: apt-get install ${deb##*/} (log: $out/install.log)"
@@ -101,9 +103,8 @@ for f in "$root"/lib/modules/"$rel"/updates/dkms/user_events.ko{,.xz,.zst,.gz}; 
 done
 if [[ -z $ko ]]; then
 	notok "$suite: $rel: module in /lib/modules/$rel/updates/dkms/ of the chroot"
-	for f in "$root/var/lib/dkms/$name/$version/build/make.log"; do
-		[[ -f $f ]] && tail -n 30 "$f" | sed 's/^/# make.log: /'
-	done
+	f=$root/var/lib/dkms/$name/$version/build/make.log
+	[[ -f $f ]] && tail -n 30 "$f" | sed 's/^/# make.log: /'
 	exit 1
 fi
 ok "$suite: $rel: DKMS built ${ko#"$root"}"

@@ -123,6 +123,20 @@ for ((i = 0; i < ${#targets[@]}; i += 2)); do
 	cp "$UE_REPO/scripts/guest/run-tests.sh" "$work/ue/scripts/guest/"
 	cp "$UE_REPO/scripts/user-events-clear" "$work/ue/scripts/"
 	install -m 755 "$UE_REPO/scripts/matrix/cloud-init" "$work/init"
+	# Modules the tests load (fuse_stall_test.sh: modprobe fuse), when the
+	# kernel has them as modules (Debian 12's 6.1 cloud), with their
+	# dependencies, and depmod's index for them.
+	mpbase=${k[2]%/lib/modules/"$rel"}
+	while read -r verb path _; do
+		[[ $verb == insmod ]] || continue
+		dst=$work/lib/modules/$rel/${path#"${k[2]}"/}
+		mkdir -p "${dst%/*}"
+		cp "$path" "$dst"
+	done < <(modprobe -d "$mpbase" -a -S "$rel" --show-depends fuse 2>/dev/null || true)
+	if [[ -d $work/lib/modules/$rel ]]; then
+		cp "${k[2]}"/modules.{builtin,builtin.modinfo,order} "$work/lib/modules/$rel/" 2>/dev/null || true
+		depmod -b "$work" "$rel" || ue_die "$rel: depmod -b for the initramfs failed"
+	fi
 	(cd "$work" && find . -print0 | LC_ALL=C sort -z |
 		cpio --null -o -H newc --owner=0:0 --quiet) | gzip -1 >"$out/initramfs.cpio.gz"
 	echo "initramfs: $(du -h "$out/initramfs.cpio.gz" | cut -f1) ($out/initramfs.cpio.gz)"

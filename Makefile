@@ -12,7 +12,8 @@
 # The test and packaging targets live in mk/*.mk.
 
 KDIR ?= /lib/modules/$(shell uname -r)/build
-VERSION := $(shell cat VERSION)
+# Not VERSION: that name is the kernel Makefile's own (Kbuild reads it).
+UE_VERSION := $(shell cat VERSION)
 PWD := $(CURDIR)
 
 all: modules

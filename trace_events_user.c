@@ -13,13 +13,18 @@
  *
  * Whether anything listens is published in a page of status bytes that
  * processes map from tracefs/user_events_status (the status page ABI).
+ *
+ * This file holds the event registry and lifetimes, the status page, the
+ * probes and delivery, and the tracefs files. Descriptors are parsed in
+ * user_events_parse.c, remote write enable bits live in user_events_mm.c,
+ * and the kernel internals that are not exported are reached only through
+ * the wrappers of user_events_ksyms.h.
  */
 
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/bitmap.h>
 #include <linux/cred.h>
-#include <linux/ctype.h>
 #include <linux/hashtable.h>
 #include <linux/init.h>
 #include <linux/instrumented.h>
@@ -47,17 +52,7 @@
 #include "user_events_compat.h"
 #include "user_events_internal.h"
 #include "user_events_ksyms.h"
-
-#define MAX_EVENT_DESC 512
-#define MAX_NAME_LEN 255
-#define MAX_FIELDS 64
-#define MAX_FIELD_ARRAY_SIZE 1024
-/* Characters of an array count between the brackets, as upstream allows */
-#define MAX_FIELD_ARRAY_DIGITS 6
-#define MAX_STRUCT_SIZE 1024
-
-/* Largest payload a write may carry: a record must fit a ring buffer page */
-#define MAX_PAYLOAD_SIZE 3968
+#include "user_events_parse.h"
 
 /* One page of status bytes; byte 0 is never handed out */
 #define MAX_STATUS_EVENTS PAGE_SIZE
@@ -110,36 +105,24 @@ module_param(status_gid, uint, 0444);
 MODULE_PARM_DESC(status_gid,
 		 "Group of user_events_status (default 0, root)");
 
-enum user_field_kind {
-	FIELD_INTEGER,		/* u8 ... s64, int, short, char */
-	FIELD_STRING,		/* char[N], unsigned char[N] */
-	FIELD_ARRAY,		/* u8[N] */
-	FIELD_DATA_LOC,		/* __data_loc <type>[] */
-	FIELD_REL_LOC,		/* __rel_loc <type>[] */
-	FIELD_STRUCT,		/* struct <tag> name <size> */
-};
-
-struct user_event_field {
-	struct list_head link;
-	enum user_field_kind kind;
-	bool is_signed;
-	bool is_char;		/* element type is char: NUL terminated */
-	int offset;		/* in the record, after struct trace_entry */
-	int size;
-	int filter_type;
-	const char *fmt;	/* printf conversion for print fmt */
-	char *type;
-	char *name;
-};
-
 /*
  * Probes currently attached, read under sched RCU by writers: the ftrace
  * event files (one per tracing instance that enabled the event). An array
  * is never changed while published: attaching or detaching publishes
  * another one. @capacity is the number of slots allocated.
+ *
+ * Upstream instead registers each file with tracepoint_probe_register()
+ * and has every probe copy the payload from the writer's memory itself.
+ * Here a write copies it once, into a per-CPU buffer, checks that copy
+ * (user_event_validate()) and hands the same bytes to every file and to
+ * perf: however many tracers listen, user memory is read once, and a
+ * writer changing its buffer meanwhile cannot give them different
+ * records, nor a record that differs from the one checked. Keeping the
+ * array here also lets a detach allocate nothing (see
+ * user_event_probe_file()). The price is a second copy, from the per-CPU
+ * buffer into each ring buffer.
  */
 struct user_event_probes {
-	struct rcu_head rcu;
 	unsigned int capacity;
 	unsigned int nr_files;
 	struct trace_event_file *files[];
@@ -168,6 +151,16 @@ struct user_event {
 	struct user_event_probes __rcu *probes;
 	/* Unpublished array kept for the next detach, under event_mutex */
 	struct user_event_probes *spare_probes;
+	/*
+	 * The ftrace event file when it is the event's only consumer (one
+	 * file attached, no perf), else NULL: the one-copy test of the write
+	 * path, one load. Written with WRITE_ONCE under event_mutex by
+	 * user_event_update_status(), read under sched RCU by writers. The
+	 * file stays valid for them as the arrays in @probes do: it is
+	 * cleared before the detach that unpublishes it waits for a grace
+	 * period.
+	 */
+	struct trace_event_file *direct_file;
 	struct hlist_node multi_node;	/* user_event_multi_table */
 	struct list_head reap_link;	/* user_event_reap_list */
 	struct rcu_head rcu;
@@ -375,7 +368,7 @@ static struct user_event *user_event_find(const char *name)
 	struct user_event *user;
 	u32 key = user_event_key(name);
 
-	lockdep_assert_held(ue_ksyms.event_mutex);
+	ue_lockdep_assert_event_mutex();
 
 	hash_for_each_possible(user_event_table, user, node, key)
 		if (!user->multi && !strcmp(user->name, name))
@@ -395,7 +388,7 @@ static struct user_event *user_event_find_multi(const char *name,
 	struct user_event *user;
 	u32 key = user_event_multi_key(name, args, flags);
 
-	lockdep_assert_held(ue_ksyms.event_mutex);
+	ue_lockdep_assert_event_mutex();
 
 	hash_for_each_possible(user_event_multi_table, user, multi_node, key)
 		if (!strcmp(user->name, name) && !strcmp(user->args, args) &&
@@ -405,418 +398,24 @@ static struct user_event *user_event_find_multi(const char *name,
 	return NULL;
 }
 
-/* Descriptor parsing */
+static enum print_line_t user_event_print_trace(struct trace_iterator *iter,
+						int flags,
+						struct trace_event *event)
+{
+	struct user_event *user = container_of(event, struct user_event,
+					       call.event);
+	struct trace_seq *s = &iter->seq;
 
-struct user_field_type {
-	const char *name;
-	int size;
-	bool is_signed;
-	const char *fmt;
+	trace_seq_printf(s, "%s:", user->call_name);
+	user_event_print_fields(s, &user->fields, iter->ent, iter->ent_size);
+	trace_seq_putc(s, '\n');
+
+	return trace_handle_return(s);
+}
+
+static struct trace_event_functions user_event_funcs = {
+	.trace = user_event_print_trace,
 };
-
-static const struct user_field_type user_field_types[] = {
-	{ "u8", 1, false, "%u" },
-	{ "u16", 2, false, "%u" },
-	{ "u32", 4, false, "%u" },
-	{ "u64", 8, false, "%llu" },
-	{ "s8", 1, true, "%hhd" },
-	{ "s16", 2, true, "%hd" },
-	{ "s32", 4, true, "%d" },
-	{ "s64", 8, true, "%lld" },
-	{ "int", 4, true, "%d" },
-	{ "unsigned int", 4, false, "%u" },
-	{ "short", 2, true, "%hd" },
-	{ "unsigned short", 2, false, "%u" },
-	{ "char", 1, true, "%hhd" },
-	{ "unsigned char", 1, false, "%u" },
-};
-
-static const struct user_field_type *
-user_field_type_find(const char *name, size_t len)
-{
-	int i;
-
-	for (i = 0; i < ARRAY_SIZE(user_field_types); i++)
-		if (strlen(user_field_types[i].name) == len &&
-		    !strncmp(user_field_types[i].name, name, len))
-			return &user_field_types[i];
-
-	return NULL;
-}
-
-/*
- * Names are ASCII [A-Za-z0-9_]: the kernel's ctype also counts Latin-1
- * letters and NBSP, which are not valid in tracefs names and printk text.
- */
-static bool user_name_char(char c)
-{
-	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-	       (c >= '0' && c <= '9') || c == '_';
-}
-
-static bool user_space_char(char c)
-{
-	return c == ' ' || c == '\t' || c == '\n' || c == '\r' ||
-	       c == '\v' || c == '\f';
-}
-
-static char *user_skip_spaces(const char *s)
-{
-	while (user_space_char(*s))
-		s++;
-	return (char *)s;
-}
-
-/* Drops the white space around @s (ASCII only, as everywhere here) */
-static char *user_strim(char *s)
-{
-	size_t len;
-
-	s = user_skip_spaces(s);
-	len = strlen(s);
-	while (len && user_space_char(s[len - 1]))
-		s[--len] = '\0';
-	return s;
-}
-
-static bool user_name_valid(const char *name, size_t max)
-{
-	size_t len = strlen(name);
-	size_t i;
-
-	if (!len || len > max)
-		return false;
-
-	for (i = 0; i < len; i++)
-		if (!user_name_char(name[i]))
-			return false;
-
-	return true;
-}
-
-static bool user_field_name_valid(const char *name)
-{
-	if (!user_name_valid(name, MAX_NAME_LEN) || isdigit(name[0]))
-		return false;
-
-	/* The common fields of every record own these names */
-	return strncmp(name, "common_", 7) != 0;
-}
-
-static void user_event_free_fields(struct list_head *fields)
-{
-	struct user_event_field *field, *next;
-
-	list_for_each_entry_safe(field, next, fields, link) {
-		list_del(&field->link);
-		kfree(field->type);
-		kfree(field->name);
-		kfree(field);
-	}
-}
-
-/* Splits "a b  c" into at most @max words, in place */
-static int split_words(char *s, char **words, int max)
-{
-	int n = 0;
-
-	for (;;) {
-		s = user_skip_spaces(s);
-		if (!*s)
-			return n;
-		if (n == max)
-			return -EINVAL;
-		words[n++] = s;
-		while (*s && !user_space_char(*s))
-			s++;
-		if (*s)
-			*s++ = '\0';
-	}
-}
-
-/*
- * Parses one "type name" (or "struct tag name size") entry and appends it
- * to @user's field list at payload offset *@offset.
- */
-static int user_event_parse_field(struct user_event *user, char *text,
-				  unsigned int *offset)
-{
-	const struct user_field_type *base;
-	struct user_event_field *field, *other;
-	char *words[5], *type, *bracket;
-	int nwords, first = 0, size;
-	enum user_field_kind kind;
-	bool is_char = false;
-	unsigned int len;
-
-	nwords = split_words(text, words, ARRAY_SIZE(words));
-	if (nwords < 2)
-		return -EINVAL;
-
-	field = kzalloc(sizeof(*field), GFP_KERNEL_ACCOUNT);
-	if (!field)
-		return -ENOMEM;
-
-	if (!strcmp(words[0], "struct")) {
-		if (nwords != 4 || !user_name_valid(words[1], MAX_NAME_LEN) ||
-		    kstrtoint(words[3], 10, &size) || size < 1 ||
-		    size > MAX_STRUCT_SIZE)
-			goto inval;
-		kind = FIELD_STRUCT;
-		field->type = kasprintf(GFP_KERNEL_ACCOUNT, "struct %s",
-					words[1]);
-		field->name = kstrdup(words[2], GFP_KERNEL_ACCOUNT);
-		field->filter_type = FILTER_OTHER;
-		field->fmt = "%s";
-		goto add;
-	}
-
-	if (!strcmp(words[0], "__data_loc") || !strcmp(words[0], "__rel_loc")) {
-		kind = words[0][2] == 'd' ? FIELD_DATA_LOC : FIELD_REL_LOC;
-		first = 1;
-	} else {
-		kind = FIELD_INTEGER;
-	}
-
-	/* "unsigned int x", "unsigned char[8] x": two words of type */
-	if (nwords - first == 3 && !strcmp(words[first], "unsigned")) {
-		/* Rejoin the two words of the type with a single space */
-		type = words[first] + strlen(words[first]);
-		*type++ = ' ';
-		memmove(type, words[first + 1], strlen(words[first + 1]) + 1);
-		words[first + 1] = words[first + 2];
-		nwords--;
-	}
-	if (nwords - first != 2)
-		goto inval;
-
-	type = words[first];
-	bracket = strchr(type, '[');
-	len = bracket ? bracket - type : strlen(type);
-	base = user_field_type_find(type, len);
-	if (!base)
-		goto inval;
-
-	if (kind != FIELD_INTEGER) {
-		/* Dynamic arrays: char, unsigned char or u8 elements */
-		if (!bracket || strcmp(bracket, "[]") || base->size != 1 ||
-		    !strcmp(base->name, "s8"))
-			goto inval;
-		is_char = !strcmp(base->name, "char");
-		size = sizeof(u32);
-		field->filter_type = FILTER_OTHER;
-		if (is_char)
-			field->filter_type = kind == FIELD_DATA_LOC ?
-				FILTER_DYN_STRING : UE_FILTER_REL_STRING;
-		field->fmt = "%s";
-		field->type = kasprintf(GFP_KERNEL_ACCOUNT, "%s %s",
-					words[0], type);
-	} else if (bracket) {
-		unsigned int count;
-		char *end = strchr(bracket, ']');
-
-		if (!end || end[1] || base->size != 1 ||
-		    !strcmp(base->name, "s8"))
-			goto inval;
-		/*
-		 * The count in base 0, as upstream reads it: "20", "0x14" and
-		 * "024" are all 20 (and "+20", as kstrtouint() allows); at most
-		 * MAX_FIELD_ARRAY_DIGITS characters (upstream copies them to
-		 * an 8-byte buffer with the ']'). The type keeps the text as
-		 * written: "char[0x14]" and "char[20]" are different types
-		 * when registrations of one name are compared, as upstream.
-		 */
-		if (end - bracket - 1 > MAX_FIELD_ARRAY_DIGITS)
-			goto inval;
-		*end = '\0';
-		if (kstrtouint(bracket + 1, 0, &count) || !count ||
-		    count > MAX_FIELD_ARRAY_SIZE)
-			goto inval;
-		*end = ']';
-		is_char = !strcmp(base->name, "char") ||
-			  !strcmp(base->name, "unsigned char");
-		kind = is_char ? FIELD_STRING : FIELD_ARRAY;
-		size = count;
-		field->is_signed = base->is_signed;
-		field->filter_type = is_char ? FILTER_STATIC_STRING :
-					       FILTER_OTHER;
-		field->fmt = "%s";
-		field->type = kstrdup(type, GFP_KERNEL_ACCOUNT);
-	} else {
-		size = base->size;
-		field->is_signed = base->is_signed;
-		field->filter_type = FILTER_OTHER;
-		field->fmt = base->fmt;
-		field->type = kstrdup(type, GFP_KERNEL_ACCOUNT);
-	}
-	field->name = kstrdup(words[first + 1], GFP_KERNEL_ACCOUNT);
-
-add:
-	if (!field->type || !field->name) {
-		kfree(field->type);
-		kfree(field->name);
-		kfree(field);
-		return -ENOMEM;
-	}
-
-	if (!user_field_name_valid(field->name))
-		goto inval;
-
-	list_for_each_entry(other, &user->fields, link)
-		if (!strcmp(other->name, field->name))
-			goto inval;
-
-	if (*offset + size > MAX_PAYLOAD_SIZE)
-		goto inval;
-
-	field->kind = kind;
-	field->is_char = is_char;
-	field->size = size;
-	field->offset = sizeof(struct trace_entry) + *offset;
-	*offset += size;
-	if (kind == FIELD_DATA_LOC || kind == FIELD_REL_LOC)
-		user->has_dyn = true;
-	list_add_tail(&field->link, &user->fields);
-	return 0;
-
-inval:
-	kfree(field->type);
-	kfree(field->name);
-	kfree(field);
-	return -EINVAL;
-}
-
-static int user_event_parse_flags(struct user_event *user, char *flags)
-{
-	char *flag;
-
-	while ((flag = strsep(&flags, ",")) != NULL) {
-		if (!strcmp(flag, "BPF_ITER"))
-			user->flags |= FLAG_BPF_ITER;
-		else
-			return -EINVAL;
-	}
-
-	return 0;
-}
-
-/* A bounded string builder for the generated texts */
-struct user_text {
-	char *buf;
-	size_t size;
-	size_t len;
-};
-
-static __printf(2, 3) void user_text_printf(struct user_text *t,
-					     const char *fmt, ...)
-{
-	va_list args;
-
-	va_start(args, fmt);
-	if (t->len < t->size)
-		t->len += vsnprintf(t->buf + t->len, t->size - t->len, fmt,
-				    args);
-	va_end(args);
-}
-
-static bool user_text_overflowed(struct user_text *t)
-{
-	return t->len >= t->size;
-}
-
-/* Builds the normalized field list used to compare registrations */
-static int user_event_build_args(struct user_event *user)
-{
-	struct user_event_field *field;
-	struct user_text t = { .size = MAX_EVENT_DESC * 2 };
-
-	t.buf = kmalloc(t.size, GFP_KERNEL_ACCOUNT);
-	if (!t.buf)
-		return -ENOMEM;
-
-	t.buf[0] = '\0';
-	list_for_each_entry(field, &user->fields, link) {
-		user_text_printf(&t, "%s%s %s",
-				 field->link.prev != &user->fields ? "; " : "",
-				 field->type, field->name);
-		if (field->kind == FIELD_STRUCT)
-			user_text_printf(&t, " %d", field->size);
-	}
-
-	if (user_text_overflowed(&t)) {
-		kfree(t.buf);
-		return -EINVAL;
-	}
-	user->args = t.buf;
-	return 0;
-}
-
-static int user_event_build_print_fmt(struct user_event *user)
-{
-	struct user_event_field *field;
-	struct user_text t = { .size = 64 };
-	const char *name;
-
-	list_for_each_entry(field, &user->fields, link)
-		t.size += 3 * strlen(field->name) + 96;
-
-	t.buf = kmalloc(t.size, GFP_KERNEL_ACCOUNT);
-	if (!t.buf)
-		return -ENOMEM;
-
-	user_text_printf(&t, "\"");
-	list_for_each_entry(field, &user->fields, link)
-		user_text_printf(&t, "%s%s=%s",
-				 field->link.prev != &user->fields ? " " : "",
-				 field->name, field->fmt);
-	user_text_printf(&t, "\"");
-
-	list_for_each_entry(field, &user->fields, link) {
-		name = field->name;
-		switch (field->kind) {
-		case FIELD_DATA_LOC:
-			if (field->is_char)
-				user_text_printf(&t, ", __get_str(%s)", name);
-			else
-				user_text_printf(&t, ", __print_hex(%s%s), %s%s))",
-						 "__get_dynamic_array(", name,
-						 "__get_dynamic_array_len(",
-						 name);
-			break;
-		case FIELD_REL_LOC:
-			if (field->is_char)
-				user_text_printf(&t, ", __get_rel_str(%s)",
-						 name);
-			else
-				/*
-				 * The length from the loc word itself:
-				 * libtraceevent 1.7 (trace-cmd) crashes on
-				 * __get_rel_dynamic_array_len()
-				 */
-				user_text_printf(&t,
-						 ", __print_hex(%s%s), REC->%s >> 16)",
-						 "__get_rel_dynamic_array(", name,
-						 name);
-			break;
-		case FIELD_ARRAY:
-		case FIELD_STRUCT:
-			user_text_printf(&t, ", __print_hex(REC->%s, %d)",
-					 name, field->size);
-			break;
-		default:
-			user_text_printf(&t, ", REC->%s", name);
-			break;
-		}
-	}
-
-	if (user_text_overflowed(&t)) {
-		kfree(t.buf);
-		return -EINVAL;
-	}
-
-	user->call.print_fmt = t.buf;
-	return 0;
-}
 
 static void user_event_free(struct user_event *user)
 {
@@ -830,192 +429,36 @@ static void user_event_free(struct user_event *user)
 }
 
 /*
- * Parses a descriptor "name[:FLAG[,FLAG]] [type name[;type name]...]"
- * into a new, not yet registered event. @desc is modified.
+ * Parses a descriptor into a new, not yet registered event. @text is
+ * modified.
  */
-static int user_event_parse(char *desc, struct user_event **out)
+static int user_event_parse(char *text, struct user_event **out)
 {
-	unsigned int offset = 0, nfields = 0;
+	struct user_event_desc desc;
 	struct user_event *user;
-	char *name, *flags, *args, *field;
 	int ret;
 
-	desc = user_skip_spaces(desc);
-	name = desc;
-	args = desc;
-	while (*args && !user_space_char(*args))
-		args++;
-	if (*args)
-		*args++ = '\0';
-
-	flags = strchr(name, ':');
-	if (flags)
-		*flags++ = '\0';
-
-	if (!user_name_valid(name, MAX_NAME_LEN))
-		return -EINVAL;
+	ret = user_event_parse_desc(text, &desc);
+	if (ret)
+		return ret;
 
 	user = kzalloc(sizeof(*user), GFP_KERNEL_ACCOUNT);
-	if (!user)
+	if (!user) {
+		user_event_desc_free(&desc);
 		return -ENOMEM;
+	}
 
+	user->name = desc.name;
+	user->args = desc.args;
 	INIT_LIST_HEAD(&user->fields);
-	user->name = kstrdup(name, GFP_KERNEL_ACCOUNT);
-	if (!user->name) {
-		ret = -ENOMEM;
-		goto fail;
-	}
-
-	if (flags) {
-		ret = user_event_parse_flags(user, flags);
-		if (ret)
-			goto fail;
-	}
-
-	args = user_strim(args);
-	/* A trailing ';' ends the list without adding an empty field */
-	while (args && *args) {
-		field = strsep(&args, ";");
-		if (++nfields > MAX_FIELDS) {
-			ret = -EINVAL;
-			goto fail;
-		}
-		ret = user_event_parse_field(user, field, &offset);
-		if (ret)
-			goto fail;
-	}
-
-	user->min_size = offset;
-
-	ret = user_event_build_args(user);
-	if (ret)
-		goto fail;
+	list_splice(&desc.fields, &user->fields);
+	user->flags = desc.flags;
+	user->min_size = desc.min_size;
+	user->has_dyn = desc.has_dyn;
 
 	*out = user;
 	return 0;
-
-fail:
-	user_event_free(user);
-	return ret;
 }
-
-/* Trace output: "name: field=value ..." */
-
-/* Bytes as "de ad be ef", like __print_hex() in the print fmt */
-static void user_event_print_hex(struct trace_seq *s, const u8 *pos,
-				 unsigned int len)
-{
-	unsigned int i, n;
-
-	for (i = 0; i < len; i += n) {
-		n = min(len - i, 64U);
-		trace_seq_printf(s, "%s%*ph", i ? " " : "", n, pos + i);
-	}
-}
-
-static s64 user_field_signed(const void *pos, int size)
-{
-	switch (size) {
-	case 1:
-		return *(s8 *)pos;
-	case 2:
-		return *(s16 *)pos;
-	case 4:
-		return *(s32 *)pos;
-	default:
-		return *(s64 *)pos;
-	}
-}
-
-static u64 user_field_unsigned(const void *pos, int size)
-{
-	switch (size) {
-	case 1:
-		return *(u8 *)pos;
-	case 2:
-		return *(u16 *)pos;
-	case 4:
-		return *(u32 *)pos;
-	default:
-		return *(u64 *)pos;
-	}
-}
-
-static void user_event_print_field(struct trace_seq *s,
-				   struct user_event_field *field,
-				   const void *entry, int entry_size)
-{
-	const void *pos = entry + field->offset;
-	u32 loc, loc_off, loc_size;
-
-	trace_seq_printf(s, " %s=", field->name);
-
-	if (field->offset + field->size > entry_size) {
-		trace_seq_puts(s, "<truncated>");
-		return;
-	}
-
-	switch (field->kind) {
-	case FIELD_INTEGER:
-		if (field->is_signed)
-			trace_seq_printf(s, "%lld",
-					 user_field_signed(pos, field->size));
-		else
-			trace_seq_printf(s, "%llu",
-					 user_field_unsigned(pos, field->size));
-		return;
-	case FIELD_STRING:
-		trace_seq_printf(s, "%.*s",
-				 (int)strnlen(pos, field->size), (char *)pos);
-		return;
-	case FIELD_ARRAY:
-	case FIELD_STRUCT:
-		user_event_print_hex(s, pos, field->size);
-		return;
-	case FIELD_DATA_LOC:
-	case FIELD_REL_LOC:
-		loc = *(u32 *)pos;
-		loc_off = loc & 0xffff;
-		loc_size = loc >> 16;
-		if (field->kind == FIELD_REL_LOC)
-			loc_off += field->offset + sizeof(u32);
-		if (loc_off + loc_size > entry_size) {
-			trace_seq_puts(s, "<invalid>");
-			return;
-		}
-		pos = entry + loc_off;
-		if (field->is_char)
-			trace_seq_printf(s, "%.*s",
-					 (int)strnlen(pos, loc_size),
-					 (char *)pos);
-		else
-			user_event_print_hex(s, pos, loc_size);
-		return;
-	}
-}
-
-static enum print_line_t user_event_print_trace(struct trace_iterator *iter,
-						int flags,
-						struct trace_event *event)
-{
-	struct user_event *user = container_of(event, struct user_event,
-					       call.event);
-	struct user_event_field *field;
-	struct trace_seq *s = &iter->seq;
-
-	trace_seq_printf(s, "%s:", user->call_name);
-	list_for_each_entry(field, &user->fields, link)
-		user_event_print_field(s, field, iter->ent, iter->ent_size);
-	if (list_empty(&user->fields))
-		trace_seq_putc(s, ' ');
-	trace_seq_putc(s, '\n');
-
-	return trace_handle_return(s);
-}
-
-static struct trace_event_functions user_event_funcs = {
-	.trace = user_event_print_trace,
-};
 
 /* References and lifetime */
 
@@ -1036,7 +479,7 @@ void user_event_get(struct user_event *user)
  */
 static void user_event_get_locked(struct user_event *user)
 {
-	lockdep_assert_held(ue_ksyms.event_mutex);
+	ue_lockdep_assert_event_mutex();
 
 	if (!refcount_inc_not_zero(&user->refcnt))
 		refcount_set(&user->refcnt, 1);
@@ -1054,7 +497,7 @@ static int user_event_destroy(struct user_event *user);
  */
 static void user_event_reap_later(struct user_event *user)
 {
-	lockdep_assert_held(ue_ksyms.event_mutex);
+	ue_lockdep_assert_event_mutex();
 
 	if (list_empty(&user->reap_link))
 		list_add_tail(&user->reap_link, &user_event_reap_list);
@@ -1064,7 +507,7 @@ static void user_event_reap_later(struct user_event *user)
 /* The last user went away; event_mutex held */
 static void user_event_unused(struct user_event *user)
 {
-	lockdep_assert_held(ue_ksyms.event_mutex);
+	ue_lockdep_assert_event_mutex();
 
 	if (user->persist)
 		return;
@@ -1077,7 +520,7 @@ static void user_event_unused(struct user_event *user)
 /* Drops a reference; event_mutex held */
 static void user_event_put_locked(struct user_event *user)
 {
-	lockdep_assert_held(ue_ksyms.event_mutex);
+	ue_lockdep_assert_event_mutex();
 
 	if (refcount_dec_and_test(&user->refcnt))
 		user_event_unused(user);
@@ -1090,11 +533,11 @@ static void user_event_put_locked(struct user_event *user)
  */
 void user_event_put(struct user_event *user)
 {
-	if (!refcount_dec_and_mutex_lock(&user->refcnt, ue_ksyms.event_mutex))
+	if (!ue_refcount_dec_and_event_mutex_lock(&user->refcnt))
 		return;
 
 	user_event_unused(user);
-	mutex_unlock(ue_ksyms.event_mutex);
+	ue_event_mutex_unlock();
 }
 
 /* Deletes the unused events that the tracing core no longer holds */
@@ -1102,7 +545,7 @@ static void user_event_reap_all(void)
 {
 	struct user_event *user, *next;
 
-	lockdep_assert_held(ue_ksyms.event_mutex);
+	ue_lockdep_assert_event_mutex();
 
 	list_for_each_entry_safe(user, next, &user_event_reap_list, reap_link)
 		if (!refcount_read(&user->refcnt) && !user->persist)
@@ -1115,7 +558,7 @@ static void user_event_reap_fn(struct work_struct *work)
 {
 	struct user_event *user;
 
-	mutex_lock(ue_ksyms.event_mutex);
+	ue_event_mutex_lock();
 	user_event_reap_all();
 	/*
 	 * Those still held by the tracing core without a probe (an eprobe, a
@@ -1128,7 +571,7 @@ static void user_event_reap_fn(struct work_struct *work)
 					   HZ);
 			break;
 		}
-	mutex_unlock(ue_ksyms.event_mutex);
+	ue_event_mutex_unlock();
 }
 
 /* Probes and status */
@@ -1142,12 +585,17 @@ static void user_event_update_status(struct user_event *user, bool perf)
 	struct user_event_probes *probes;
 	u8 status = 0;
 
+	lockdep_assert_held(ue_ksyms.event_mutex);
 	probes = rcu_dereference_protected(user->probes,
-					   lockdep_is_held(ue_ksyms.event_mutex));
+					   ue_lockdep_event_mutex_held());
 	if (probes && probes->nr_files)
 		status |= EVENT_STATUS_FTRACE;
 	if (perf)
 		status |= EVENT_STATUS_PERF;
+
+	WRITE_ONCE(user->direct_file,
+		   status == EVENT_STATUS_FTRACE && probes->nr_files == 1 ?
+		   probes->files[0] : NULL);
 
 	if (status == user->status)
 		return;
@@ -1183,7 +631,7 @@ static int user_event_probe_file(struct user_event *user,
 	unsigned int i, n, want;
 
 	old = rcu_dereference_protected(user->probes,
-					lockdep_is_held(ue_ksyms.event_mutex));
+					ue_lockdep_event_mutex_held());
 	spare = user->spare_probes;
 	n = old ? old->nr_files : 0;
 
@@ -1273,7 +721,8 @@ static int user_event_reg(struct trace_event_call *call,
  * user_event_lookup_for_write():
  *
  *  - One copy (user_event_record_direct()): when the event's only consumer
- *    is one ftrace event file with none of the flags that need the checks
+ *    (user->direct_file, kept by user_event_update_status()) is one ftrace
+ *    event file with none of the flags that need the checks
  *    of trace_trigger_soft_disabled() (triggers, soft disable, pid
  *    filtering), the record is reserved in that file's ring buffer (or in
  *    the core's per-CPU staging record, when the file has a filter) and the
@@ -1281,8 +730,9 @@ static int user_event_reg(struct trace_event_call *call,
  *    __data_loc/__rel_loc checks then run on that copy, which the writer
  *    cannot change any more; a record that fails them, or whose copy
  *    faulted, is discarded and never reaches a reader.
- *  - Staged (user_event_stage_and_deliver()): in every other case (several
- *    instances, perf or BPF, the flags above, a reserve that failed), the
+ *  - Staged (user_event_stage_and_deliver()): in every other case
+ *    (several instances, perf or BPF, the flags above, a reserve that
+ *    failed), the
  *    payload is copied once to this CPU's write buffer, checked there, and
  *    handed to every consumer from that copy.
  *
@@ -1406,10 +856,7 @@ static int user_event_check_locs(struct user_event *user, const void *data,
 			continue;
 
 		memcpy(&loc, data + field->offset - hdr, sizeof(loc));
-		off = loc & 0xffff;
-		size = loc >> 16;
-		if (field->kind == FIELD_REL_LOC)
-			off += field->offset + sizeof(u32);
+		off = user_field_loc(field, loc, &size);
 
 		/* Offsets are in the record, which starts with the header */
 		if (off < hdr || off + size > hdr + len)
@@ -1570,6 +1017,16 @@ static int user_event_fault_in_iovec(const struct user_bpf_iter *iter,
 			      EVENT_FILE_FL_PID_FILTER)
 
 /*
+ * The reservation of user_event_record_direct(), per CPU rather than on
+ * the stack: a local struct costs the writer of every event, perf
+ * included, a stack canary and its zeroing (CONFIG_INIT_STACK_ALL_ZERO).
+ * Used from the reserve to the commit or discard, with preemption
+ * disabled, by writes only, which run in task context: one writer per CPU
+ * at a time.
+ */
+static DEFINE_PER_CPU(struct trace_event_buffer, direct_fbuffer);
+
+/*
  * One copy: reserves the record for @file, copies the payload of @iter
  * into it, checks that copy and commits it (the commit runs the file's
  * filter and conditional triggers on it). Returns -EAGAIN if a page of the
@@ -1582,11 +1039,11 @@ static int
 user_event_record_direct(struct user_event *user, struct trace_event_file *file,
 			 const struct user_bpf_iter *iter, size_t len)
 {
-	struct trace_event_buffer fbuffer;
+	struct trace_event_buffer *fbuffer = this_cpu_ptr(&direct_fbuffer);
 	struct trace_entry *entry;
 	int ret;
 
-	entry = trace_event_buffer_reserve(&fbuffer, file,
+	entry = trace_event_buffer_reserve(fbuffer, file,
 					   sizeof(*entry) + len);
 	if (unlikely(!entry))
 		return -ENOSPC;
@@ -1596,7 +1053,7 @@ user_event_record_direct(struct user_event *user, struct trace_event_file *file,
 				    iter->iov_offset, len);
 	pagefault_enable();
 	if (unlikely(ret)) {
-		ue_trace_event_discard(&fbuffer);
+		ue_trace_event_discard(fbuffer);
 		/* Short iovecs were ruled out by the caller */
 		return -EAGAIN;
 	}
@@ -1604,12 +1061,12 @@ user_event_record_direct(struct user_event *user, struct trace_event_file *file,
 	if (user->has_dyn) {
 		ret = user_event_check_locs(user, entry + 1, len);
 		if (unlikely(ret)) {
-			ue_trace_event_discard(&fbuffer);
+			ue_trace_event_discard(fbuffer);
 			return ret;
 		}
 	}
 
-	trace_event_buffer_commit(&fbuffer);
+	trace_event_buffer_commit(fbuffer);
 	return 0;
 }
 
@@ -1638,19 +1095,16 @@ user_event_stage_and_deliver(struct user_event *user,
 static int user_event_emit_once(struct user_event *user,
 				const struct user_bpf_iter *iter, size_t len)
 {
-	struct user_event_probes *probes;
 	struct trace_event_file *file;
 	int ret;
 
-	probes = rcu_dereference_sched(user->probes);
-	if (likely(READ_ONCE(user->status) == EVENT_STATUS_FTRACE &&
-		   probes && probes->nr_files == 1)) {
-		file = probes->files[0];
-		if (likely(!(READ_ONCE(file->flags) & UE_FILE_FLAGS_STAGED))) {
-			ret = user_event_record_direct(user, file, iter, len);
-			if (likely(ret != -ENOSPC))
-				return ret;
-		}
+	/* Under sched RCU: see struct user_event */
+	file = READ_ONCE(user->direct_file);
+	if (likely(file &&
+		   !(READ_ONCE(file->flags) & UE_FILE_FLAGS_STAGED))) {
+		ret = user_event_record_direct(user, file, iter, len);
+		if (likely(ret != -ENOSPC))
+			return ret;
 	}
 
 	return user_event_stage_and_deliver(user, iter, len);
@@ -1822,7 +1276,7 @@ static int user_event_set_call_visible(struct user_event *user, bool visible)
 	const struct cred *old_cred;
 	int ret;
 
-	lockdep_assert_held(ue_ksyms.event_mutex);
+	ue_lockdep_assert_event_mutex();
 
 	/*
 	 * The event's tracefs directory is created on behalf of whoever may
@@ -1840,53 +1294,24 @@ static int user_event_set_call_visible(struct user_event *user, bool visible)
 	return ret;
 }
 
-/*
- * Describes the fields to the tracing core, which defines them (packed, in
- * order, after the common fields) when the event is added.
- */
-static int user_event_build_fields_array(struct user_event *user)
-{
-	struct trace_event_fields *array;
-	struct user_event_field *field;
-	int i = 0;
-
-	list_for_each_entry(field, &user->fields, link)
-		i++;
-
-	array = kcalloc(i + 1, sizeof(*array), GFP_KERNEL_ACCOUNT);
-	if (!array)
-		return -ENOMEM;
-
-	i = 0;
-	list_for_each_entry(field, &user->fields, link)
-		ue_trace_event_field_init(&array[i++], field->type, field->name,
-					  field->size, field->is_signed,
-					  field->filter_type,
-					  field->kind == FIELD_STRING ||
-					  field->kind == FIELD_ARRAY ?
-					  field->size : 0);
-
-	user->class.fields_array = array;
-	return 0;
-}
-
 /* Makes a parsed event a live trace event; takes ownership of @user */
 static int user_event_register(struct user_event *user)
 {
 	int ret;
 
-	lockdep_assert_held(ue_ksyms.event_mutex);
+	ue_lockdep_assert_event_mutex();
 
 	if (user_event_count >= max_events) {
 		ret = -EMFILE;
 		goto free;
 	}
 
-	ret = user_event_build_print_fmt(user);
+	ret = user_event_build_print_fmt(&user->fields, &user->call.print_fmt);
 	if (ret)
 		goto free;
 
-	ret = user_event_build_fields_array(user);
+	ret = user_event_build_fields_array(&user->fields,
+					    &user->class.fields_array);
 	if (ret)
 		goto free;
 
@@ -1936,8 +1361,7 @@ static int user_event_register(struct user_event *user)
 		goto put_module;
 	}
 
-	user->devent.ops = &user_event_dyn_ops;
-	list_add_tail(&user->devent.list, ue_ksyms.dyn_event_list);
+	ue_dyn_event_add(&user->devent, &user_event_dyn_ops);
 
 	/* The caller's reference */
 	refcount_set(&user->refcnt, 1);
@@ -1971,7 +1395,7 @@ static int user_event_destroy(struct user_event *user)
 {
 	int ret;
 
-	lockdep_assert_held(ue_ksyms.event_mutex);
+	ue_lockdep_assert_event_mutex();
 
 	if (refcount_read(&user->refcnt) || READ_ONCE(user->status) ||
 	    ue_call_core_refs(&user->call))
@@ -1981,7 +1405,7 @@ static int user_event_destroy(struct user_event *user)
 	if (ret)
 		return ret;
 
-	list_del_init(&user->devent.list);
+	ue_dyn_event_remove(&user->devent);
 	list_del_init(&user->reap_link);
 	hash_del(&user->node);
 	if (user->multi)
@@ -2013,7 +1437,7 @@ static int user_event_assign_status(struct user_event *user)
 {
 	int index;
 
-	lockdep_assert_held(ue_ksyms.event_mutex);
+	ue_lockdep_assert_event_mutex();
 
 	if (user->status_index)
 		return 0;
@@ -2044,13 +1468,13 @@ static int user_event_find_or_create(char *desc, u16 reg_flags, bool persist,
 	struct user_event *user, *found;
 	int ret;
 
-	lockdep_assert_held(ue_ksyms.event_mutex);
+	ue_lockdep_assert_event_mutex();
 
 	ret = user_event_parse(desc, &user);
 	if (ret)
 		return ret;
 
-	/* Finish deleting what the tracing core let go of since */
+	/* Finish deleting the unused events the tracing core let go of */
 	user_event_reap_all();
 
 	if (multi)
@@ -2115,14 +1539,14 @@ static int user_event_dyn_create(const char *raw_command)
 		return -ENOMEM;
 
 	mutex_lock(&user_event_mutex);
-	mutex_lock(ue_ksyms.event_mutex);
+	ue_event_mutex_lock();
 	ret = user_event_find_or_create(desc, USER_EVENT_REG_PERSIST, true, &user, &created);
 	if (!ret) {
 		/* A status byte if one is free; only the status ABI needs it */
 		user_event_assign_status(user);
 		user_event_put_locked(user);
 	}
-	mutex_unlock(ue_ksyms.event_mutex);
+	ue_event_mutex_unlock();
 	mutex_unlock(&user_event_mutex);
 
 	kfree(desc);
@@ -2163,8 +1587,6 @@ static bool user_event_dyn_match(const char *system, const char *event,
 				 struct dyn_event *ev)
 {
 	struct user_event *user = user_event_from_dyn(ev);
-	const char *want = user->args;
-	int i;
 
 	if (strcmp(event, user->call_name))
 		return false;
@@ -2172,18 +1594,7 @@ static bool user_event_dyn_match(const char *system, const char *event,
 	if (system && strcmp(system, user->class.system))
 		return false;
 
-	/* Fields given: they must be exactly ours, spacing aside */
-	for (i = 0; i < argc; i++) {
-		const char *arg = argv[i];
-
-		while (*arg) {
-			want = user_skip_spaces(want);
-			if (*want++ != *arg++)
-				return false;
-		}
-	}
-
-	return !argc || !*user_skip_spaces(want);
+	return user_event_args_match(user->args, argc, argv);
 }
 
 /* dynamic_events' create callback, whichever shape the kernel has */
@@ -2202,18 +1613,13 @@ static struct dyn_event_operations user_event_dyn_ops = {
 
 static void user_event_dyn_register(void)
 {
-	INIT_LIST_HEAD(&user_event_dyn_ops.list);
-	mutex_lock(ue_ksyms.dyn_event_ops_mutex);
-	list_add_tail(&user_event_dyn_ops.list, ue_ksyms.dyn_event_ops_list);
-	mutex_unlock(ue_ksyms.dyn_event_ops_mutex);
+	ue_dyn_event_register(&user_event_dyn_ops);
 }
 
 /* The tracing core has no unregister: take our operations off its list */
 static void user_event_dyn_unregister(void)
 {
-	mutex_lock(ue_ksyms.dyn_event_ops_mutex);
-	list_del_init(&user_event_dyn_ops.list);
-	mutex_unlock(ue_ksyms.dyn_event_ops_mutex);
+	ue_dyn_event_unregister(&user_event_dyn_ops);
 }
 
 /* user_events_data file */
@@ -2278,7 +1684,7 @@ static long user_events_reg_status(struct user_event_file *info,
 
 	mutex_lock(&user_event_mutex);
 
-	mutex_lock(ue_ksyms.event_mutex);
+	ue_event_mutex_lock();
 	ret = user_event_find_or_create(desc, 0, true, &user, &created);
 	if (!ret) {
 		ret = user_event_assign_status(user);
@@ -2289,7 +1695,7 @@ static long user_events_reg_status(struct user_event_file *info,
 			user = NULL;
 		}
 	}
-	mutex_unlock(ue_ksyms.event_mutex);
+	ue_event_mutex_unlock();
 	if (ret)
 		goto put;
 
@@ -2302,9 +1708,9 @@ static long user_events_reg_status(struct user_event_file *info,
 		 * user_event_mutex, which we hold.
 		 */
 		if (created) {
-			mutex_lock(ue_ksyms.event_mutex);
+			ue_event_mutex_lock();
 			user->persist = false;
-			mutex_unlock(ue_ksyms.event_mutex);
+			ue_event_mutex_unlock();
 		}
 		goto put;
 	}
@@ -2351,7 +1757,10 @@ static int user_write_reg_check(const struct user_write_reg *reg)
 	return 0;
 }
 
-/* Remote write ABI: the event state is kept in a bit of the caller's */
+/*
+ * Remote write ABI: the event's state is kept in a bit of a word in the
+ * caller's memory, which user_events_mm.c sets and clears.
+ */
 static long user_events_reg_write(struct user_event_file *info,
 				  struct user_write_reg __user *ureg,
 				  u32 size)
@@ -2387,10 +1796,10 @@ static long user_events_reg_write(struct user_event_file *info,
 		goto unlock;
 	}
 
-	mutex_lock(ue_ksyms.event_mutex);
+	ue_event_mutex_lock();
 	ret = user_event_find_or_create(desc, reg.flags, false, &user,
 					&created);
-	mutex_unlock(ue_ksyms.event_mutex);
+	ue_event_mutex_unlock();
 	if (ret)
 		goto unlock;
 
@@ -2491,13 +1900,13 @@ static int user_event_delete_name(const char *name)
 	struct hlist_node *tmp;
 	int ret = -ENOENT;
 
-	lockdep_assert_held(ue_ksyms.event_mutex);
+	ue_lockdep_assert_event_mutex();
 
 	hash_for_each_possible_safe(user_event_table, user, tmp, node,
 				    user_event_key(name)) {
 		if (strcmp(user->name, name))
 			continue;
-		/* Made to stay by someone privileged: only such may delete */
+		/* Made persistent with the capability: deleted only with it */
 		if (user->persist_cap && !perfmon_capable())
 			return -EPERM;
 		ret = user_event_destroy(user);
@@ -2517,10 +1926,10 @@ static long user_events_ioctl_del(unsigned long uarg)
 	if (IS_ERR(name))
 		return PTR_ERR(name);
 
-	mutex_lock(ue_ksyms.event_mutex);
+	ue_event_mutex_lock();
 	user_event_reap_all();
 	ret = user_event_delete_name(name);
-	mutex_unlock(ue_ksyms.event_mutex);
+	ue_event_mutex_unlock();
 
 	kfree(name);
 	return ret;
@@ -2626,7 +2035,7 @@ static int user_status_show(struct seq_file *m, void *unused)
 	int i, bkt;
 	u8 status;
 
-	mutex_lock(ue_ksyms.event_mutex);
+	ue_event_mutex_lock();
 	user_event_reap_all();
 
 	i = 1;
@@ -2650,7 +2059,7 @@ static int user_status_show(struct seq_file *m, void *unused)
 	seq_printf(m, "\nActive: %u\nBusy: %u\nMax: %lu\n",
 		   user_event_count, busy, MAX_STATUS_EVENTS);
 
-	mutex_unlock(ue_ksyms.event_mutex);
+	ue_event_mutex_unlock();
 	return 0;
 }
 
@@ -2710,11 +2119,12 @@ static struct dentry *user_events_create_file(const char *name, ushort mode,
 }
 
 /*
- * A removed file whose dentry someone may still hold: an O_PATH
- * descriptor, a cwd, or an open() that looked it up before the removal and
- * has not yet taken its module reference (do_dentry_open() reads i_fop,
- * then tries to pin fops->owner). While any exists, the files keep their
- * module reference. On user_files_gone, under user_files_mutex.
+ * A removed file whose dentry someone may still hold: an open file, an
+ * O_PATH descriptor (which /proc/PID/fd/N can reopen), a bind mount, or an
+ * open() between its lookup and its fops_get() (do_dentry_open() reads
+ * i_fop, then pins fops->owner, with nothing in between that we could wait
+ * for). While any exists, the files keep their module reference. On
+ * user_files_gone, under user_files_mutex.
  */
 struct user_gone_file {
 	struct list_head link;
@@ -2724,30 +2134,25 @@ struct user_gone_file {
 static LIST_HEAD(user_files_gone);
 
 /*
- * Removes one of the module's files and makes sure nothing can open it
- * again: the inode becomes a bad inode, whose file operations are the
- * kernel's own (an open fails with EIO), so /proc/PID/fd/N of an O_PATH
- * descriptor cannot reach our code any more. The dentry is kept, with a
- * reference of ours, on user_files_gone.
+ * Removes one of the module's files. The dentry is kept, with a reference
+ * of ours, on user_files_gone, and @gone is consumed.
  */
 static void user_events_file_remove(struct dentry **dentryp,
 				    struct user_gone_file *gone)
 {
-	struct dentry *dentry = *dentryp;
-
 	lockdep_assert_held(&user_files_mutex);
 
-	gone->dentry = dget(dentry);
-	ue_tracefs_remove(dentry);
-	make_bad_inode(d_inode(dentry));
+	gone->dentry = dget(*dentryp);
+	ue_tracefs_remove(*dentryp);
 	list_add_tail(&gone->link, &user_files_gone);
 	*dentryp = NULL;
 }
 
 /*
  * Forgets the removed files nobody holds any more. Such a dentry is
- * unhashed: no lookup finds it again, so a count of 1 (ours) stays 1.
- * Returns true when none is left.
+ * unhashed (and its sequence count invalidated for lockless walks): no
+ * lookup finds it again, so once its count is 1 (ours), nothing can reach
+ * its inode's file operations any more. Returns true when none is left.
  */
 static bool user_files_gone_prune(void)
 {
@@ -2756,9 +2161,8 @@ static bool user_files_gone_prune(void)
 
 	lockdep_assert_held(&user_files_mutex);
 
-	/* Our i_fop stores before the reads of the counts */
-	smp_mb();
 	list_for_each_entry_safe(gone, next, &user_files_gone, link) {
+		/* Under d_lock: no lockless reference comes and goes */
 		spin_lock(&gone->dentry->d_lock);
 		count = d_count(gone->dentry);
 		spin_unlock(&gone->dentry->d_lock);
@@ -2792,27 +2196,38 @@ static int user_events_files_remove(void)
 	return 0;
 }
 
+/*
+ * Creates both files or neither. If the second cannot be made, the first
+ * is removed again, onto user_files_gone: an open may have reached it.
+ */
 static int user_events_files_create(void)
 {
+	struct user_gone_file *gone;
 	struct dentry *dentry;
 
 	lockdep_assert_held(&user_files_mutex);
 
+	gone = kzalloc(sizeof(*gone), GFP_KERNEL);
+	if (!gone)
+		return -ENOMEM;
+
 	dentry = user_events_create_file("user_events_data", data_mode,
 					 data_gid, &user_data_fops);
-	if (IS_ERR(dentry))
+	if (IS_ERR(dentry)) {
+		kfree(gone);
 		return PTR_ERR(dentry);
-
+	}
 	data_dentry = dentry;
+
 	dentry = user_events_create_file("user_events_status", status_mode,
 					 status_gid, &user_status_fops);
 	if (IS_ERR(dentry)) {
-		ue_tracefs_remove(data_dentry);
-		data_dentry = NULL;
+		user_events_file_remove(&data_dentry, gone);
 		return PTR_ERR(dentry);
 	}
 	status_dentry = dentry;
 
+	kfree(gone);
 	return 0;
 }
 
@@ -2821,15 +2236,15 @@ static int user_events_files_create(void)
  *
  * The VFS pins a module's file operations through fops->owner, and an open
  * of a file whose owner cannot be pinned any more WARNs in
- * do_dentry_open(). delete_module() marks the module going before its exit
- * function runs: files removed only in module_exit() let an open meet it.
- * So the files hold a reference on the module
- * (user_files_pinned) while they exist and while anything still holds a
- * removed one's dentry, and rmmod is refused until an administrator writes
- * 1 here: that removes the files. Writing 1 again retries once the holders
- * (an open file, an O_PATH descriptor, a cwd) let go. Writing 0 creates the
- * files again (refused with EBUSY once rmmod began).
- * scripts/user-events-clear --unload does it all.
+ * do_dentry_open() (and reads the module's memory, freed if it is gone).
+ * delete_module() marks the module going before its exit function runs:
+ * files removed only in module_exit() let an open meet it. So the files
+ * hold a reference on the module (user_files_pinned) while they exist and
+ * while anything still holds a removed one's dentry, and rmmod is refused
+ * until an administrator writes 1 here: that removes the files. Writing 1
+ * again retries once the holders let go. Writing 0 creates the files again
+ * (refused with EBUSY once rmmod began). scripts/user-events-clear
+ * --unload does it all.
  *
  * user_files_mutex covers the files' dentries, user_files_gone,
  * user_files_removed and user_files_pinned. The reference is dropped
@@ -2951,10 +2366,20 @@ static int __init user_events_init(void)
 
 	ret = user_events_mm_init();
 	if (ret)
-		goto free_wq;
+		goto destroy_wq;
 
 	mutex_lock(&user_files_mutex);
 	ret = user_events_files_create();
+	if (ret && !user_files_gone_prune()) {
+		/*
+		 * An open reached the data file before the status file
+		 * failed: the module must stay, without its files
+		 */
+		pr_err("cannot create user_events_status (%d): loaded without files, write 0 to prepare_unload to retry\n",
+		       ret);
+		user_files_removed = true;
+		ret = 0;
+	}
 	mutex_unlock(&user_files_mutex);
 	if (ret)
 		goto mm_exit;
@@ -2972,7 +2397,7 @@ static int __init user_events_init(void)
 
 mm_exit:
 	user_events_mm_exit();
-free_wq:
+destroy_wq:
 	destroy_workqueue(user_event_wq);
 put_cred:
 	put_cred(user_event_cred);
@@ -3001,10 +2426,25 @@ static void __exit user_events_exit(void)
 	 * reference in user_event_destroy(), under event_mutex, which the
 	 * tracing core releases only after our callback returned to it.
 	 */
-	mutex_lock(ue_ksyms.event_mutex);
-	mutex_unlock(ue_ksyms.event_mutex);
-	/* Gone already: they pinned the module until prepare_unload */
-	WARN_ON(data_dentry || status_dentry || !list_empty(&user_files_gone));
+	ue_event_mutex_lock();
+	ue_event_mutex_unlock();
+	/*
+	 * Gone already (they pinned the module until prepare_unload), unless
+	 * a forced rmmod (CONFIG_MODULE_FORCE_UNLOAD, Debian's) skipped that
+	 * step: then they must not outlive the module's file operations.
+	 */
+	mutex_lock(&user_files_mutex);
+	if (data_dentry || status_dentry || !list_empty(&user_files_gone)) {
+		pr_warn("forced unload: removing user_events_data and user_events_status\n");
+		if (data_dentry)
+			ue_tracefs_remove(data_dentry);
+		if (status_dentry)
+			ue_tracefs_remove(status_dentry);
+		data_dentry = NULL;
+		status_dentry = NULL;
+		user_files_gone_prune();
+	}
+	mutex_unlock(&user_files_mutex);
 
 	user_events_mm_exit();
 	/* A reap queued before the last event was deleted finds nothing */

@@ -313,19 +313,4 @@ static inline int ue_dyn_create_argv(int argc, const char **argv,
 }
 #endif
 
-struct dyn_event_operations {
-	struct list_head list;
-	ue_dyn_create_fn create;
-	int (*show)(struct seq_file *m, struct dyn_event *ev);
-	bool (*is_busy)(struct dyn_event *ev);
-	int (*free)(struct dyn_event *ev);
-	bool (*match)(const char *system, const char *event,
-		      int argc, const char **argv, struct dyn_event *ev);
-};
-
-struct dyn_event {
-	struct list_head list;
-	struct dyn_event_operations *ops;
-};
-
 #endif /* _USER_EVENTS_COMPAT_H */

@@ -8,7 +8,8 @@
  * kernels built with indirect branch tracking the probe sits after the
  * function's ENDBR instruction, which the kernel may have sealed; the
  * entry is the address before it. Every function found here is called
- * through user_events_call(), which does not depend on ENDBR.
+ * through user_events_call(), which on x86 does not depend on ENDBR.
+ * arm64 kprobes sit at the function entry itself: nothing to adjust.
  */
 
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
@@ -71,32 +72,35 @@ static unsigned long lookup(unsigned long kallsyms_lookup_name,
 				(unsigned long)name, 0, 0, 0, 0);
 }
 
-#define KSYM(field) { #field, offsetof(struct user_events_ksyms, field) }
+#define KSYM(field, data) \
+	{ #field, offsetof(struct user_events_ksyms, field), data }
 
 static const struct {
 	const char *name;
 	size_t offset;
+	bool data;	/* a variable: in kallsyms only with KALLSYMS_ALL */
 } required_syms[] = {
-	KSYM(tracefs_create_file),
-	KSYM(tracefs_remove),
-	KSYM(event_mutex),
-	KSYM(dyn_event_ops_mutex),
-	KSYM(dyn_event_ops_list),
-	KSYM(dyn_event_list),
-	KSYM(trace_buffered_event),
-	KSYM(trace_buffered_event_cnt),
+	KSYM(tracefs_create_file, false),
+	KSYM(tracefs_remove, false),
+	KSYM(event_mutex, true),
+	KSYM(dyn_event_ops_mutex, true),
+	KSYM(dyn_event_ops_list, true),
+	KSYM(dyn_event_list, true),
+	KSYM(trace_buffered_event, true),
+	KSYM(trace_buffered_event_cnt, true),
 #ifndef UE_HAVE_EXPORTED_ADD_EVENT_CALL
-	KSYM(trace_add_event_call),
-	KSYM(trace_remove_event_call),
+	KSYM(trace_add_event_call, false),
+	KSYM(trace_remove_event_call, false),
 #endif
 #ifndef UE_HAVE_FOLL_NOFAULT
-	KSYM(follow_page),
+	KSYM(follow_page, false),
 #endif
 };
 
 int user_events_ksyms_init(void)
 {
 	unsigned long kln, addr;
+	bool missing_data = false;
 	int i, ret = 0;
 
 	kln = find_kallsyms_lookup_name();
@@ -117,10 +121,23 @@ int user_events_ksyms_init(void)
 			pr_err("required kernel symbol %s not found\n",
 			       required_syms[i].name);
 			ret = -ENOENT;
+			if (required_syms[i].data)
+				missing_data = true;
 			continue;
 		}
 		memcpy((char *)&ue_ksyms + required_syms[i].offset, &addr,
 		       sizeof(addr));
+	}
+
+	/*
+	 * Without CONFIG_KALLSYMS_ALL, kallsyms holds functions only: the
+	 * tracing core's variables cannot be found (Debian's arm64 6.1 kernels
+	 * are built so). Say so, and refuse with an errno that insmod prints
+	 * as "Operation not supported" rather than "No such file".
+	 */
+	if (missing_data && !IS_ENABLED(CONFIG_KALLSYMS_ALL)) {
+		pr_err("this kernel is built without CONFIG_KALLSYMS_ALL: the tracing core's variables above cannot be located; not supported\n");
+		ret = -EOPNOTSUPP;
 	}
 
 	if (ret)

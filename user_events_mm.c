@@ -687,7 +687,7 @@ void user_event_enablers_update(struct user_event *user)
 	LIST_HEAD(mms);
 	int bkt;
 
-	lockdep_assert_held(ue_ksyms.event_mutex);
+	ue_lockdep_assert_event_mutex();
 
 	/* Full barrier: pairs with the one in user_event_mm_publish() */
 	atomic64_inc_return(&user_event_changes);

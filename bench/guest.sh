@@ -4,7 +4,8 @@
 # Guest side of `make bench` (run inside a QEMU guest by bench/run.sh
 # through scripts/guest/run.sh):
 #
-#   guest.sh icount <module.ko> <ue_bench>   path lengths (-icount boot)
+#   guest.sh icount <module.ko> <ue_bench> [<ue_bench_kmod.ko>]
+#                                            path lengths (-icount boot)
 #   guest.sh scale  <module.ko> <ue_bench>   1 vs 2 writer threads (plain
 #                                            multi-threaded TCG, -smp 2)
 #   guest.sh tcg    <module.ko> <ue_bench>   registration time and memory
@@ -22,10 +23,13 @@
 # (1,1000,8000), UE_BENCH_EVENTS
 # (32000), UE_BENCH_SCALE_SECS (1.5), UE_BENCH_PROF (1: run the profile).
 set -uo pipefail
+# shellcheck source=scripts/lib.sh
+. "$(dirname "$0")/../scripts/lib.sh"
 
 mode=${1:?usage: guest.sh icount|scale|tcg <module.ko> <ue_bench>}
 ko=${2:?}
 bin=${3:?}
+kmod=${4:-}	# bench/kmod/ue_bench_kmod.ko built for this kernel
 t=/sys/kernel/tracing
 ops=${UE_BENCH_OPS:-100000}
 reps=${UE_BENCH_REPS:-5}
@@ -75,11 +79,7 @@ step() {
 load() {
 	insmod "$ko" || { echo "insmod $ko failed" >&2; dmesg | tail -n 20 >&2; exit 1; }
 }
-unload() {
-	# Events pin the module: delete them first
-	"$(dirname "$0")/../scripts/user-events-clear" || rc=1
-	rmmod user_events || { echo "rmmod failed" >&2; rc=1; }
-}
+unload() { ue_unload || rc=1; }
 
 # Run from tmpfs: no 9p page faults while measuring, and a uprobe target
 # whose path the guest owns.
@@ -130,6 +130,22 @@ icount)
 		echo >"$t/trace"
 		echo 1 >"$t/tracing_on"
 		info "prof took $((SECONDS - pstart)) s of guest time"
+	fi
+
+	# The tracing core's calls, timed one by one (kernel/trace/ is not
+	# traceable): bench/kmod/ue_bench_kmod.c, on an enabled user event.
+	if [[ -n $kmod && -f $kmod ]]; then
+		if echo 'u:ue_kb char[16] x' >>"$t/dynamic_events" &&
+			echo 1 >"$t/events/user_events/ue_kb/enable"; then
+			dmesg -C
+			insmod "$kmod" iters=3000 2>/dev/null # fails with EAGAIN on purpose
+			dmesg | sed -n 's/^.*UEKB\t/KMOD\t/p'
+			dmesg | grep -q 'UEKB.ev_reserve_commit' || { info "bench helper gave no figures"; rc=1; }
+			echo 0 >"$t/events/user_events/ue_kb/enable"
+		else
+			info "bench helper: cannot make the ue_kb event"
+			rc=1
+		fi
 	fi
 	unload
 

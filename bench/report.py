@@ -64,7 +64,7 @@ CHART_SHORT = {
 
 def parse(path):
     d = {"rows": {}, "scale": {}, "chunks": {}, "mem": {}, "slab": {},
-         "prof": {}, "graph": {}, "info": [], "present": False}
+         "prof": {}, "graph": {}, "kmod": {}, "info": [], "present": False}
     if not path or not os.path.exists(path):
         return d
     d["present"] = True
@@ -95,6 +95,8 @@ def parse(path):
                     calls, ns, ops = int(p[4]), float(p[5]), int(p[6])
                     if fn == filt and ops:
                         d["prof"].setdefault(filt, {})[row] = (calls / ops, ns / ops)
+                elif kind == "KMOD" and len(p) >= 3:
+                    d["kmod"][p[1]] = (float(p[2]), p[3] if len(p) > 3 else "")
                 elif kind == "GRAPH" and len(p) >= 3:
                     d["graph"].setdefault(p[1], []).append("\t".join(p[2:]))
                 elif kind == "INFO":
@@ -278,6 +280,50 @@ def prof_table(ic):
     return lines
 
 
+def kmod_table(ic):
+    """The tracing core's calls (bench/kmod), and the write rows split with them."""
+    km = ic["kmod"]
+    if "ev_reserve_commit" not in km:
+        return []
+    k = {n: v for n, (v, _) in km.items()}
+    lines = ["",
+             "### Where the instructions go: the tracing core's calls",
+             "",
+             "kernel/trace/ is not traceable, so bench/kmod/ue_bench_kmod.c calls these",
+             "functions itself in the -icount guest, each between two RDTSC (which",
+             "read the instruction count there), on an enabled user event with no",
+             "filter or trigger, and keeps the minimum over 3000 calls, minus an",
+             "empty bracket: each call's path length, warm.",
+             "",
+             "| call | instructions | what |", "| --- | ---: | --- |"]
+    for n, (v, desc) in km.items():
+        if n != "empty":
+            lines.append(f"| {n} | {fmt(v)} | {desc} |")
+    dn, dv, mk = net(ic, "devnull"), net(ic, "devnull_writev"), net(ic, "marker")
+    w, wv = net(ic, "ue_s_write_ft"), net(ic, "ue_s_writev_ft")
+    if None in (dn, dv, mk, w, wv):
+        return lines
+    api, rb = k["ev_reserve_commit"], k["rb_reserve_commit"]
+    cp, nof = k["copy_raw"], k["copy_nofault"]
+    lines += ["",
+              "Own work (a row minus the same system call to /dev/null) split with these:",
+              "",
+              "| part | user_events write() | user_events writev() | trace_marker write() |",
+              "| --- | ---: | ---: | ---: |",
+              f"| own work | {fmt(w - dn)} | {fmt(wv - dv)} | {fmt(mk - dn)} |",
+              f"| record reserve + commit | {fmt(api)} (event API) | {fmt(api)} (event API) "
+              f"| {fmt(rb)} (ring buffer) |",
+              f"| payload copy (16 bytes) | {fmt(cp)} (raw) | {fmt(cp)} (raw) "
+              f"| {fmt(nof)} (copy_from_user_nofault) |",
+              f"| the rest: the file operation's own code | {fmt(w - dn - api - cp)} "
+              f"| {fmt(wv - dv - api - cp)} | {fmt(mk - dn - rb - nof)} |",
+              "",
+              f"The event API costs {fmt(api - rb)} more than the bare ring buffer calls "
+              "trace_marker makes (see bench/README.md, \"The event API against "
+              "trace_marker\")."]
+    return lines
+
+
 def kernel_md(rel, ic, tc, meta):
     L = [f"# user_events.ko benchmark: {rel}", ""]
     if meta:
@@ -377,6 +423,7 @@ def kernel_md(rel, ic, tc, meta):
                          ", ".join(f"{n} {v:.0f}" for n, v in sl) + ".")
 
     L += prof_table(ic)
+    L += kmod_table(ic)
     L += ["", "## Targets", "", "| target | status | figures |", "| --- | --- | --- |"]
     for name, status, detail in targets(ic, tc):
         L.append(f"| {name} | {status} | {detail} |")

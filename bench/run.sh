@@ -26,15 +26,10 @@
 #                          share module builds with `make check`
 #   V=1                    show the guest consoles
 set -euo pipefail
-
-repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-export UE_BUILD_DIR=${UE_BUILD_DIR:-$repo/build}/bench
 # shellcheck source=scripts/lib.sh
-. "$repo/scripts/lib.sh"
-
-t0=$SECONDS
-elapsed() { printf '%dm%02ds' $(((SECONDS - t0) / 60)) $(((SECONDS - t0) % 60)); }
-section() { printf '\n===== %s [%s] =====\n' "$*" "$(elapsed)"; }
+. "$(dirname "${BASH_SOURCE[0]}")/../scripts/lib.sh"
+ue_set_build "$UE_BUILD/bench"
+repo=$UE_REPO
 
 modes=${UE_BENCH_MODES:-icount scale tcg}
 custom=0
@@ -57,44 +52,26 @@ if [[ -z $results ]]; then
 	fi
 fi
 
-ue_lock_build
-
-section "setup"
-"$UE_REPO/scripts/setup.sh"
+ue_start bench
 py=/usr/bin/python3
-if ! "$py" -c 'import matplotlib' 2>/dev/null; then
-	sudo=()
-	((EUID == 0)) || sudo=(sudo)
-	ue_note "installing python3-matplotlib (for bench/results/chart.png)"
-	"${sudo[@]}" apt-get update -qq >&2 || true
-	"${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
-		-o Dpkg::Use-Pty=0 --no-install-recommends python3-matplotlib >&2 ||
-		ue_die "cannot install python3-matplotlib"
-fi
-mapfile -t kernels < <("$UE_REPO/scripts/kernels.sh")
-((${#kernels[@]})) || ue_die "no kernels"
-echo "kernels: ${kernels[*]}"
+"$py" -c 'import matplotlib' 2>/dev/null || ue_install_packages python3-matplotlib ||
+	ue_die "cannot install python3-matplotlib (for bench/results/chart.png)"
 echo "build dir: $UE_BUILD; results: $results"
 
-section "ue_bench build"
-bin=$UE_BUILD/ue_bench
-gcc -O2 -static -Wall -Wextra -Werror -I"$UE_REPO/include" \
-	-o "$bin" "$UE_REPO/bench/ue_bench.c" -lpthread
-echo "built $bin"
+ue_section "ue_bench build"
+ue_build_tool ue_bench bench/ue_bench.c -static || ue_finish bench
+bin=$UE_BUILD/bin/ue_bench
 
 declare -A ko=()
-failed=()
-for rel in "${kernels[@]}"; do
-	section "$rel: module build"
-	st=0
-	out=$("$UE_REPO/scripts/build-module.sh" "$rel") || st=$?
-	if ((st == 0 || st == 3)); then
-		ko[$rel]=$(grep -m1 '/user_events\.ko$' <<<"$out" || head -n 1 <<<"$out")
-		echo "built ${ko[$rel]}"
-		((st == 0)) || echo "(the module build printed warnings; benchmarking it anyway)"
-	else
-		failed+=("$rel: module build failed")
-	fi
+for rel in "${UE_KERNELS[@]}"; do
+	ue_section "$rel: module build"
+	ue_module "$rel" || continue
+	ko[$rel]=$UE_KO
+	# The bench helper (tracing core calls timed in the -icount guest)
+	kmod=$UE_BUILD/$rel/kmod
+	rm -rf "$kmod" && mkdir -p "$kmod" && cp "$UE_REPO"/bench/kmod/{Kbuild,*.c} "$kmod"/ &&
+		make -s -C "/lib/modules/$rel/build" M="$kmod" modules >"$kmod/build.log" 2>&1 ||
+		{ cat "$kmod/build.log"; ue_fail "$rel: bench helper build failed"; }
 done
 
 runopts=(-m 2G)
@@ -112,7 +89,8 @@ guest() { # guest <rel> <mode>: boot, run bench/guest.sh
 	*) opts+=(--smp 2 -t 1800) ;;
 	esac
 	"$UE_REPO/scripts/guest/run.sh" "${opts[@]}" "$rel" -- "${genv[@]}" \
-		"$UE_REPO/bench/guest.sh" "$mode" "${ko[$rel]}" "$bin" || st=$?
+		"$UE_REPO/bench/guest.sh" "$mode" "${ko[$rel]}" "$bin" \
+		"$UE_BUILD/$rel/kmod/ue_bench_kmod.ko" || st=$?
 	return "$st"
 }
 
@@ -122,7 +100,7 @@ host_load_start=$(load)
 # Path lengths do not depend on the host's load: boot the -icount guests
 # of all kernels at once (one host thread each).
 if [[ " $modes " == *" icount "* ]]; then
-	section "icount guests (${!ko[*]})"
+	ue_section "icount guests (${!ko[*]})"
 	declare -A pids=()
 	for rel in "${!ko[@]}"; do
 		guest "$rel" icount >"$UE_BUILD/$rel.icount.run.log" 2>&1 &
@@ -130,7 +108,7 @@ if [[ " $modes " == *" icount "* ]]; then
 	done
 	for rel in "${!pids[@]}"; do
 		if ! wait "${pids[$rel]}"; then
-			failed+=("$rel: icount guest run failed (see $UE_BUILD/$rel.icount.run.log)")
+			ue_fail "$rel: icount guest run failed (see $UE_BUILD/$rel.icount.run.log)"
 		fi
 		sed 's/^/  /' "$UE_BUILD/$rel.icount.run.log"
 		grep -h -v -E '^(PROF|GRAPH)' "$UE_BUILD/$rel/icount/output.log" 2>/dev/null || true
@@ -140,20 +118,20 @@ fi
 # Wall-clock rows: one guest at a time.
 for mode in scale tcg; do
 	[[ " $modes " == *" $mode "* ]] || continue
-	for rel in "${kernels[@]}"; do
+	for rel in "${UE_KERNELS[@]}"; do
 		[[ -n ${ko[$rel]:-} ]] || continue
-		section "$rel: plain TCG guest (-smp 2), $mode"
+		ue_section "$rel: plain TCG guest (-smp 2), $mode"
 		echo "host load average before: $(load)"
-		guest "$rel" "$mode" || failed+=("$rel: $mode guest run failed")
+		guest "$rel" "$mode" || ue_fail "$rel: $mode guest run failed"
 		cat "$UE_BUILD/$rel/$mode/output.log" 2>/dev/null || true
 	done
 done
 host_load_end=$(load)
 
-section "report"
+ue_section "report"
 mkdir -p "$results"
 specs=()
-for rel in "${kernels[@]}"; do
+for rel in "${UE_KERNELS[@]}"; do
 	[[ -n ${ko[$rel]:-} ]] || continue
 	logs=()
 	for mode in icount scale tcg; do
@@ -166,7 +144,7 @@ for rel in "${kernels[@]}"; do
 		fi
 	done
 	if [[ -n ${logs[0]} ]] && ! grep -q '^ROW	reg_r_' "${logs[0]}"; then
-		failed+=("$rel: the icount run did not finish its rows")
+		ue_fail "$rel: the icount run did not finish its rows"
 	fi
 	specs+=("$rel=$(IFS=,; echo "${logs[*]}")")
 done
@@ -182,12 +160,7 @@ meta+=" host load average $host_load_start at the start, $host_load_end at the e
 readme=()
 [[ $results == "$repo/bench/results" ]] && readme=(--readme "$repo/bench/README.md")
 "$py" "$UE_REPO/bench/report.py" --out "$results" "${readme[@]}" --meta "$meta" "${specs[@]}" ||
-	failed+=("report.py failed")
+	ue_fail "report.py failed"
 echo "results: $results"
 
-section "done"
-if ((${#failed[@]})); then
-	printf 'FAILED: %s\n' "${failed[@]}"
-	exit 1
-fi
-echo "bench took $(elapsed)"
+ue_finish bench

@@ -869,11 +869,22 @@ static void *worker(void *arg)
 {
 	struct thr *t = arg;
 
+	bool was_quiet = atomic_load(&sh->quiet);
+
 	hot_lane = t->id % 100 == 0;
 	while (now_ms() < end_ms && !atomic_load(&sh->stop)) {
 		bool quiet = atomic_load(&sh->quiet);
 		int op;
 
+		/*
+		 * With the rmmod loop, a process that may have registered
+		 * enablers ends when a quiet phase begins: its address
+		 * space pins the module until it exits. main() forks a new
+		 * one (RESPAWN), so that the unload can happen.
+		 */
+		if (quiet && !was_quiet && module_ko && !no_modder)
+			return NULL;
+		was_quiet = quiet;
 		if (quiet)
 			go_quiet();
 		/*
@@ -894,7 +905,10 @@ static void *worker(void *arg)
 	return NULL;
 }
 
-static void worker_process(int p)
+/* A worker's exit status when it should be forked again */
+#define RESPAWN	42
+
+static void worker_process(int p, int gen)
 {
 	struct thr thr[64];
 	int i;
@@ -911,12 +925,13 @@ static void worker_process(int p)
 	bpf_prog = bpf_load();
 	for (i = 0; i < nthreads; i++) {
 		thr[i].id = p * 100 + i;
-		thr[i].s = (seed ^ (0x9E3779B97F4A7C15ULL * (thr[i].id + 1))) | 1;
+		thr[i].s = (seed ^ (0x9E3779B97F4A7C15ULL * (thr[i].id + 1)) ^
+			    (0xC2B2AE3D27D4EB4FULL * gen)) | 1;
 		pthread_create(&thr[i].t, NULL, worker, &thr[i]);
 	}
 	for (i = 0; i < nthreads; i++)
 		pthread_join(thr[i].t, NULL);
-	_exit(0);
+	_exit(now_ms() < end_ms && !atomic_load(&sh->stop) ? RESPAWN : 0);
 }
 
 /* rmmod/insmod loop (-m): unloads when it can, loads again after a while */
@@ -1074,7 +1089,7 @@ static void cleanup_and_check(void)
 
 int main(int argc, char **argv)
 {
-	int c, i, st, nchildren = 0;
+	int c, i, st, nchildren = 0, alive, respawns = 0;
 	pid_t pids[65];
 	long deadline;
 	const char *env = getenv("RACE_SEED");
@@ -1144,29 +1159,58 @@ int main(int argc, char **argv)
 		if (pid == 0) {
 			if (i == nprocs)
 				modder_process();
-			worker_process(i);
+			worker_process(i, 0);
 		}
 		pids[nchildren++] = pid;
 	}
 
-	/* Workers stop at end_ms; a worker still there 60 s later is hung */
+	/*
+	 * Workers stop at end_ms; a worker still there 60 s later is hung. A
+	 * worker that ended for the unload (RESPAWN) is replaced at once.
+	 */
 	deadline = end_ms + 60000;
-	for (i = 0; i < nchildren; i++) {
-		pid_t r;
+	alive = nchildren;
+	while (alive && now_ms() < deadline) {
+		for (i = 0; i < nchildren; i++) {
+			pid_t r;
 
-		while ((r = waitpid(pids[i], &st, WNOHANG)) == 0 && now_ms() < deadline)
-			usleep(20000);
-		if (r == 0) {
-			tap(false, "process %d still running 60 s after the end", i);
-			kill(pids[i], SIGKILL);
-			waitpid(pids[i], &st, 0);
-			continue;
+			if (!pids[i])
+				continue;
+			r = waitpid(pids[i], &st, WNOHANG);
+			if (r == 0)
+				continue;
+			if (r == pids[i] && i < nprocs && WIFEXITED(st) &&
+			    WEXITSTATUS(st) == RESPAWN) {
+				pid_t pid = now_ms() < end_ms ? fork() : -1;
+
+				if (pid == 0)
+					worker_process(i, respawns + 1);
+				if (pid > 0) {
+					pids[i] = pid;
+					respawns++;
+					continue;
+				}
+				st = 0;
+			}
+			if (r < 0)
+				tap(false, "process %d: waitpid: %s", i, strerror(errno));
+			else if (WIFSIGNALED(st))
+				tap(false, "process %d killed by signal %d", i, WTERMSIG(st));
+			else if (WEXITSTATUS(st))
+				tap(false, "process %d exited with status %d", i, WEXITSTATUS(st));
+			pids[i] = 0;
+			alive--;
 		}
-		if (WIFSIGNALED(st))
-			tap(false, "process %d killed by signal %d", i, WTERMSIG(st));
-		else if (WEXITSTATUS(st))
-			tap(false, "process %d exited with status %d", i, WEXITSTATUS(st));
+		usleep(20000);
 	}
+	for (i = 0; i < nchildren; i++) {
+		if (!pids[i])
+			continue;
+		tap(false, "process %d still running 60 s after the end", i);
+		kill(pids[i], SIGKILL);
+		waitpid(pids[i], &st, 0);
+	}
+	printf("# %d worker processes forked again for the unload\n", respawns);
 	tap(nchildren == nprocs + (module_ko && !no_modder ? 1 : 0),
 	    "%d processes ran to the end",
 	    nchildren);

@@ -14,6 +14,10 @@
 #
 # UE_MODULE_SRC (or the second argument) names another source directory,
 # default: the repository root. UE_BUILD_DIR replaces build/.
+# For kernels that are not installed (scripts/arm64/build-module.sh,
+# scripts/debug-kernel.sh): UE_KDIR replaces /lib/modules/<release>/build,
+# UE_KMAKE_ARGS adds make arguments (ARCH=, CROSS_COMPILE=) and
+# UE_KMAKE_WRAP names a command that runs make (a chroot).
 #
 # --chroot <suite> builds inside that Debian release's build chroot
 # (scripts/matrix/chroot.sh; root only), with its compiler and its
@@ -38,7 +42,7 @@ croot=
 if [[ -n $suite ]]; then
 	croot=$("$UE_REPO/scripts/matrix/chroot.sh" "$suite")
 fi
-kdir=/lib/modules/$rel/build
+kdir=${UE_KDIR:-/lib/modules/$rel/build}
 if [[ -n $croot ]]; then
 	# The build link is absolute: follow it inside the chroot.
 	chroot "$croot" test -f "$kdir/Makefile" ||
@@ -73,7 +77,9 @@ if [[ -n $croot ]]; then
 	find "$croot$cdir" -maxdepth 1 -name '*.ko' -exec cp -p {} "$dir/" \;
 	rm -rf "${croot:?}$cdir"
 else
-	make -C "$kdir" M="$dir" W=1 modules >"$log" 2>&1 || status=$?
+	read -r -a wrap <<<"${UE_KMAKE_WRAP:-}"
+	read -r -a kargs <<<"${UE_KMAKE_ARGS:-}"
+	"${wrap[@]}" make -C "$kdir" M="$dir" W=1 "${kargs[@]}" modules >"$log" 2>&1 || status=$?
 fi
 
 # Compiler and modpost warnings ("warning:", "WARNING: modpost: ...").

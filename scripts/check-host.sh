@@ -42,74 +42,16 @@ case ${1:-} in
 -*) ue_die "usage: $0 [user_events.ko ...] | --packages" ;;
 esac
 
-pass=0
-fail=0
-ok() { echo "ok - host: $*"; pass=$((pass + 1)); }
-notok() { echo "not ok - host: $*"; fail=$((fail + 1)); }
+UE_TAP=host
 
-# Pass on the ok / not ok lines of another script under "host: <prefix>";
-# other lines go to stderr. Adds a failure when the script failed without
-# saying so in a "not ok" line.
-relay() { # relay <what> <command...>
-	local what=$1 out line status=0 notoks=0
-	shift
-	out=$("$@") || status=$?
-	while IFS= read -r line; do
-		case $line in
-		'not ok - '*) notok "${line#not ok - }"; notoks=$((notoks + 1)) ;;
-		'ok - '*) ok "${line#ok - }" ;;
-		'' | [0-9]*' passed, '[0-9]*' failed') ;;
-		*) printf '%s\n' "$line" >&2 ;;
-		esac
-	done <<<"$out"
-	if ((status != 0 && notoks == 0)); then
-		notok "$what: ${1#"$UE_REPO"/} exited with status $status"
-	fi
-}
-
-# -- packages ------------------------------------------------------------------
-missing_packages() {
-	local -A have=()
-	local p status
-	while read -r p status; do
-		[[ $status == installed ]] && have[${p%%:*}]=1
-	done < <(dpkg-query -W -f='${Package} ${db:Status-Status}\n' \
-		"${PACKAGES[@]}" 2>/dev/null || true)
-	for p in "${PACKAGES[@]}"; do
-		[[ -n ${have[$p]:-} ]] || printf '%s\n' "$p"
-	done
-}
-
-install_packages() {
-	local missing sudo=()
-	mapfile -t missing < <(missing_packages)
-	((${#missing[@]} == 0)) && return 0
-	if ((EUID != 0)); then
-		if ! command -v sudo >/dev/null; then
-			ue_note "not root and no sudo; please install: ${missing[*]}"
-			return 1
-		fi
-		sudo=(sudo)
-	fi
-	ue_note "installing: ${missing[*]}"
-	"${sudo[@]}" apt-get update -qq >&2 || ue_note "apt-get update failed"
-	"${sudo[@]}" env DEBIAN_FRONTEND=noninteractive \
-		apt-get install -y -qq -o Dpkg::Use-Pty=0 --no-install-recommends \
-		"${missing[@]}" >&2 || ue_note "apt-get install failed"
-	mapfile -t missing < <(missing_packages)
-	((${#missing[@]} == 0)) && return 0
-	ue_note "still missing after install: ${missing[*]}"
-	return 1
-}
-
-if install_packages; then
-	ok "packages: ${PACKAGES[*]} installed"
+if ue_install_packages "${PACKAGES[@]}"; then
+	ue_ok "packages: ${PACKAGES[*]} installed"
 else
-	notok "packages: cannot install $(missing_packages | tr '\n' ' ')(the checks that need them fail)"
+	ue_notok "packages: cannot install $(ue_missing_packages "${PACKAGES[@]}" | tr '\n' ' ')(the checks that need them fail)"
 fi
 
 # -- versions ------------------------------------------------------------------
-relay versions "$UE_REPO/scripts/check-versions.sh" "$@"
+ue_relay "" "$UE_REPO/scripts/check-versions.sh" "$@"
 
 # MODULE_VERSION comes from VERSION: Kbuild passes it as USER_EVENTS_VERSION
 # (checked above), and the module must use exactly that.
@@ -117,25 +59,25 @@ mapfile -t mv_files < <(cd "$UE_REPO" &&
 	grep -l -E '^[[:space:]]*MODULE_VERSION\([[:space:]]*USER_EVENTS_VERSION[[:space:]]*\)' -- *.c 2>/dev/null)
 mapfile -t mv_all < <(cd "$UE_REPO" && grep -n -E '^[[:space:]]*MODULE_VERSION\(' -- *.c 2>/dev/null)
 if ((${#mv_files[@]} == 1 && ${#mv_all[@]} == 1)); then
-	ok "versions: MODULE_VERSION(USER_EVENTS_VERSION) in ${mv_files[0]}"
+	ue_ok "versions: MODULE_VERSION(USER_EVENTS_VERSION) in ${mv_files[0]}"
 else
-	notok "versions: want exactly one MODULE_VERSION(USER_EVENTS_VERSION) in *.c, found: ${mv_all[*]:-none}"
+	ue_notok "versions: want exactly one MODULE_VERSION(USER_EVENTS_VERSION) in *.c, found: ${mv_all[*]:-none}"
 fi
 (($#)) || echo "# host: no module given: MODULE_VERSION checked in the source only" >&2
 
 # -- docs ----------------------------------------------------------------------
-relay docs "$UE_REPO/scripts/build-docs.sh"
+ue_relay "" "$UE_REPO/scripts/build-docs.sh"
 
 # -- references in the docs ------------------------------------------------------
 if [[ -f $UE_REPO/README.md ]]; then
 	fences=$(grep -c -E '^[[:space:]]{0,3}(```|~~~)' "$UE_REPO/README.md" || true)
 	if ((fences % 2 == 0)); then
-		ok "refs: README.md exists, its $((fences / 2)) code fences are closed"
+		ue_ok "refs: README.md exists, its $((fences / 2)) code fences are closed"
 	else
-		notok "refs: README.md has an unclosed code fence ($fences fence lines)"
+		ue_notok "refs: README.md has an unclosed code fence ($fences fence lines)"
 	fi
 else
-	notok "refs: README.md missing"
+	ue_notok "refs: README.md missing"
 fi
 
 # The Makefile's targets (mk/*.mk included), from make's database.
@@ -144,7 +86,7 @@ targets=$(make -C "$UE_REPO" --no-print-directory -pRrq __check_host_none__ 2>/d
 		/^[a-zA-Z0-9][a-zA-Z0-9_.-]*:([^=]|$)/ { if (!skip) print $1 }
 		{ skip = 0 }' | sort -u)
 if [[ -z $targets ]]; then
-	notok "refs: cannot list the Makefile's targets (make -p)"
+	ue_notok "refs: cannot list the Makefile's targets (make -p)"
 fi
 
 shopt -s nullglob
@@ -157,63 +99,9 @@ for f in "${docs[@]}"; do
 done
 
 if [[ -n $targets ]] && ((${#existing[@]})); then
-	relay refs env UE_TARGETS="$targets" /usr/bin/python3 - "$UE_REPO" "${existing[@]}" <<'EOF'
-import glob, os, re, sys
-
-repo, files = sys.argv[1], sys.argv[2:]
-targets = set(os.environ["UE_TARGETS"].split())
-# Top-level entries of the repository that a documented path may start with.
-tops = {e for e in os.listdir(repo) if not e.startswith(".") and e != "build"}
-
-span = re.compile(r"``(.+?)``|`([^`\n]+)`")
-link = re.compile(r"\]\(([^)\s]+)\)")
-# make [VAR=value ...] target (options such as -C end the match)
-make = re.compile(r"(?:^|[\s;&|(])make((?:\s+[A-Za-z_][A-Za-z0-9_]*=\S*)*)\s+([a-z][a-z0-9-]*)\b(?![=/.])")
-prompt = re.compile(r"^\s*(?:[$#]\s+)?(?:sudo\s+)?(?:[A-Z_][A-Z0-9_]*=\S*\s+)*make\s")
-
-for path in files:
-    rel = os.path.relpath(path, repo)
-    text = open(path, encoding="utf-8").read()
-    # Code: backquoted spans and lines that are make command lines.
-    code = [a or b for a, b in span.findall(text)]
-    code += [l for l in text.splitlines() if prompt.match(l)]
-
-    named, bad = set(), set()
-    for c in code:
-        for m in make.finditer(c):
-            named.add(m.group(2))
-            if m.group(2) not in targets:
-                bad.add(m.group(2))
-    if bad:
-        print(f"not ok - refs: {rel} names make targets that do not exist: {' '.join(sorted(bad))}")
-    else:
-        print(f"ok - refs: {rel}: the {len(named)} make targets it names exist")
-
-    paths, missing = set(), set()
-    for c in code:
-        c = c.strip().rstrip(".,:;")
-        if " " in c or any(ch in c for ch in "<>${}="):
-            continue
-        first = c.split("/", 1)[0]
-        if "/" not in c or first not in tops:
-            continue
-        paths.add(c)
-        if not glob.glob(os.path.join(repo, c)):
-            missing.add(c)
-    if path.endswith(".md"):
-        for target in link.findall(text):
-            if re.match(r"^[a-z]+:|^#", target):
-                continue
-            target = target.split("#", 1)[0]
-            paths.add(target)
-            if not os.path.exists(os.path.join(os.path.dirname(path), target)):
-                missing.add(target)
-    if missing:
-        print(f"not ok - refs: {rel} names paths that do not exist: {' '.join(sorted(missing))}")
-    else:
-        print(f"ok - refs: {rel}: the {len(paths)} repository paths it names exist")
-EOF
+	ue_relay "" env UE_TARGETS="$targets" /usr/bin/python3 "$UE_REPO/scripts/check-refs.py" \
+		"$UE_REPO" "${existing[@]}"
 fi
 
-echo "# host: $pass passed, $fail failed"
-((fail == 0))
+echo "# host: $UE_PASS passed, $UE_FAIL failed"
+((UE_FAIL == 0))

@@ -26,11 +26,9 @@
 # below (not Debian's config) and builds under `nice -n 19`. Measured on the
 # 2-core reference machine: see Documentation/security.rst.
 #
-# The guest is booted with scripts/guest/run.sh, which finds a kernel by
-# release in /boot/vmlinuz-<rel> and /lib/modules/<rel>. For the duration of
-# a test run this script points those two names at the cache (symlinks,
-# removed on exit). /lib/modules/<rel> has no build link, so
-# scripts/kernels.sh never picks the debug kernel for `make check`.
+# The guest is booted with scripts/guest/run.sh --kernel <the cache's
+# bzImage> --modules <the cache's mod/>: nothing is installed on the host,
+# so scripts/kernels.sh never picks the debug kernel for `make check`.
 #
 # Environment: STRESS_S (default 120), FUZZ_S (unused here: regressions only),
 # UE_TIMEOUT_FACTOR (selftest timeouts multiplied, default 10),
@@ -45,56 +43,44 @@ set -euo pipefail
 # --- inside the guest: kmemleak baseline, the command, unload, kmemleak scan
 if [[ ${1:-} == guest ]]; then
 	shift
+	# shellcheck source=scripts/lib.sh
+	. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 	# Every step runs and reports, whatever the command's status
 	set +e
+	UE_TAP=debug
 	kml=/sys/kernel/debug/kmemleak
-	modname=user_events
 	if [[ $(uname -r) == *-uekcsan ]]; then
 		kml=	# the KCSAN kernel has no kmemleak
 	elif [[ ! -w $kml ]]; then
-		echo "not ok - debug: $kml is missing (kernel without kmemleak?)"
+		ue_notok "$kml is missing (kernel without kmemleak?)"
 		exit 1
 	fi
 	# Whatever boot leaked is not ours: scan, then forget it
-	if [[ -n $kml ]]; then
-		echo scan >"$kml"
-		echo clear >"$kml"
-	fi
+	[[ -z $kml ]] || { echo scan >"$kml"; echo clear >"$kml"; }
 	"$@"
 	st=$?
 	# The command unloads the module; make sure it is gone
-	if grep -q "^$modname " /proc/modules; then
-		"$(dirname "${BASH_SOURCE[0]}")/user-events-clear" --unload "$modname" 2>/dev/null ||
-			sleep 5
-		"$(dirname "${BASH_SOURCE[0]}")/user-events-clear" --unload "$modname" 2>/dev/null
+	ue_loaded && ue_unload 10
+	ue_check "module unloaded before the kmemleak scan" eval '! ue_loaded'
+	if [[ -n $kml ]]; then
+		# Objects must be unreferenced for a while before they count: scan twice
+		sleep 6
+		echo scan >"$kml"
+		sleep 2
+		echo scan >"$kml"
+		report=$(cat "$kml")
+		ue_check "kmemleak: no leaks after module unload" test -z "$report"
+		# shellcheck disable=SC2001 # a prefix on every line
+		[[ -z $report ]] || sed 's/^/#   /' <<<"$report" | head -n 200
 	fi
-	if grep -q "^$modname " /proc/modules; then
-		echo "not ok - debug: module unloaded before the kmemleak scan"
-		st=1
-	fi
-	[[ -n $kml ]] || exit "$st"
-	# Objects must be unreferenced for a while before they count: scan twice
-	sleep 6
-	echo scan >"$kml"
-	sleep 2
-	echo scan >"$kml"
-	report=$(cat "$kml")
-	if [[ -n $report ]]; then
-		echo "not ok - debug: kmemleak: no leaks after module unload"
-		# shellcheck disable=SC2001
-		sed 's/^/#   /' <<<"$report" | head -n 200
-		st=1
-	else
-		echo "ok - debug: kmemleak: no leaks after module unload"
-	fi
-	exit "$st"
+	((st == 0 && UE_FAIL == 0))
+	exit
 fi
 
-# Build products go to build/robust/ (own lock), apart from `make check`'s
-repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-export UE_BUILD_DIR=${UE_ROBUST_BUILD_DIR:-$repo/build/robust}
 # shellcheck source=scripts/lib.sh
-. "$repo/scripts/lib.sh"
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+# Build products go to build/robust/ (own lock), apart from `make check`'s
+ue_robust
 
 mode=${1:-all}
 
@@ -108,175 +94,13 @@ kcsan) localversion=-uekcsan ;;
 *) echo "UE_DEBUG_FLAVOR must be kasan or kcsan" >&2; exit 2 ;;
 esac
 
+# The fragment: scripts/debug-kernel.d/{base,<flavor>,trim}.config
+# (exactly as it was inline before: it keys the cache; each file's first
+# two lines are its header)
 config_fragment() {
 	echo "# --- identity"
 	echo "CONFIG_LOCALVERSION=\"$localversion\""
-	cat <<'EOF'
-# CONFIG_LOCALVERSION_AUTO is not set
-CONFIG_IKCONFIG=y
-CONFIG_IKCONFIG_PROC=y
-# --- boot in our QEMU guest (PVH entry, virtio 9p root, serial console)
-CONFIG_PVH=y
-CONFIG_HYPERVISOR_GUEST=y
-CONFIG_PARAVIRT=y
-CONFIG_KVM_GUEST=y
-CONFIG_VIRTIO=y
-CONFIG_VIRTIO_PCI=y
-CONFIG_NET=y
-CONFIG_NET_9P=y
-CONFIG_NET_9P_VIRTIO=y
-CONFIG_9P_FS=y
-CONFIG_9P_FS_POSIX_ACL=y
-CONFIG_DEVTMPFS=y
-CONFIG_TMPFS=y
-CONFIG_TMPFS_POSIX_ACL=y
-CONFIG_BLK_DEV_INITRD=y
-CONFIG_SERIAL_8250=y
-CONFIG_SERIAL_8250_CONSOLE=y
-CONFIG_CGROUPS=y
-CONFIG_X86_X2APIC=y
-# --- what the module needs: kprobes (kallsyms_lookup_name), tracing, perf,
-# bpf, and MMU notifiers (selected by SGX, as on Debian's kernels)
-CONFIG_MODULES=y
-CONFIG_MODULE_UNLOAD=y
-# CONFIG_MODULE_SIG is not set
-# CONFIG_MODVERSIONS is not set
-CONFIG_KALLSYMS=y
-CONFIG_KALLSYMS_ALL=y
-CONFIG_KPROBES=y
-CONFIG_UPROBES=y
-CONFIG_FTRACE=y
-CONFIG_FUNCTION_TRACER=y
-CONFIG_DYNAMIC_FTRACE=y
-CONFIG_KPROBE_EVENTS=y
-CONFIG_UPROBE_EVENTS=y
-CONFIG_HIST_TRIGGERS=y
-CONFIG_PERF_EVENTS=y
-CONFIG_BPF_SYSCALL=y
-CONFIG_BPF_EVENTS=y
-CONFIG_DEBUG_FS=y
-# CONFIG_USER_EVENTS is not set
-CONFIG_CRYPTO=y
-CONFIG_CRYPTO_SHA256=y
-CONFIG_X86_SGX=y
-CONFIG_X86_KERNEL_IBT=y
-# --- the debug options
-CONFIG_DEBUG_KERNEL=y
-# BTF (from DWARF, by pahole) for bpftrace; no BTF for modules
-CONFIG_DEBUG_INFO_DWARF_TOOLCHAIN_DEFAULT=y
-# CONFIG_DEBUG_INFO_REDUCED is not set
-CONFIG_DEBUG_INFO_BTF=y
-# CONFIG_DEBUG_INFO_BTF_MODULES is not set
-CONFIG_PREEMPT=y
-CONFIG_DEBUG_PREEMPT=y
-CONFIG_PROVE_LOCKING=y
-CONFIG_DEBUG_ATOMIC_SLEEP=y
-CONFIG_DEBUG_LIST=y
-CONFIG_DETECT_HUNG_TASK=y
-CONFIG_SOFTLOCKUP_DETECTOR=y
-CONFIG_HARDENED_USERCOPY=y
-EOF
-	if [[ $flavor == kcsan ]]; then
-		cat <<'EOF'
-# --- KCSAN: data races, reported when a watched value changes
-CONFIG_KCSAN=y
-CONFIG_KCSAN_REPORT_ONCE_IN_MS=3000
-CONFIG_KCSAN_REPORT_VALUE_CHANGE_ONLY=y
-CONFIG_KCSAN_ASSUME_PLAIN_WRITES_ATOMIC=y
-# CONFIG_KCSAN_STRICT is not set
-# CONFIG_KCSAN_INTERRUPT_WATCHER is not set
-# CONFIG_KASAN is not set
-EOF
-	else
-		cat <<'EOF'
-# --- KASAN, kmemleak, debug objects, UBSAN
-CONFIG_KASAN=y
-CONFIG_KASAN_GENERIC=y
-# Outline checks: the same reports, a much shorter build
-CONFIG_KASAN_OUTLINE=y
-CONFIG_KASAN_VMALLOC=y
-CONFIG_DEBUG_KMEMLEAK=y
-CONFIG_DEBUG_KMEMLEAK_MEM_POOL_SIZE=64000
-# CONFIG_DEBUG_KMEMLEAK_AUTO_SCAN is not set
-# CONFIG_DEBUG_KMEMLEAK_DEFAULT_OFF is not set
-CONFIG_DEBUG_OBJECTS=y
-CONFIG_DEBUG_OBJECTS_FREE=y
-CONFIG_DEBUG_OBJECTS_TIMERS=y
-CONFIG_DEBUG_OBJECTS_WORK=y
-CONFIG_DEBUG_OBJECTS_RCU_HEAD=y
-CONFIG_DEBUG_OBJECTS_PERCPU_COUNTER=y
-CONFIG_DEBUG_OBJECTS_ENABLE_DEFAULT=1
-CONFIG_UBSAN=y
-CONFIG_UBSAN_BOUNDS=y
-CONFIG_UBSAN_SHIFT=y
-# CONFIG_UBSAN_TRAP is not set
-CONFIG_DEBUG_VM=y
-CONFIG_FORTIFY_SOURCE=y
-# --- fault injection: per-task failures (make-it-fail, fail-nth)
-CONFIG_FAULT_INJECTION=y
-CONFIG_FAULT_INJECTION_DEBUG_FS=y
-CONFIG_FAILSLAB=y
-CONFIG_FAIL_PAGE_ALLOC=y
-CONFIG_FAULT_INJECTION_USERCOPY=y
-CONFIG_FAULT_INJECTION_STACKTRACE_FILTER=y
-EOF
-	fi
-	cat <<'EOF'
-# --- trimmed: nothing the guest uses
-# CONFIG_DRM is not set
-# CONFIG_SOUND is not set
-# CONFIG_USB_SUPPORT is not set
-# CONFIG_WLAN is not set
-# CONFIG_WIRELESS is not set
-# CONFIG_ETHERNET is not set
-# CONFIG_NETFILTER is not set
-# CONFIG_HID is not set
-# CONFIG_INPUT_MOUSE is not set
-# CONFIG_INPUT_JOYSTICK is not set
-# CONFIG_INPUT_TOUCHSCREEN is not set
-# CONFIG_AGP is not set
-# CONFIG_SECURITY_SELINUX is not set
-# CONFIG_KVM is not set
-# CONFIG_XEN is not set
-# CONFIG_MEDIA_SUPPORT is not set
-# CONFIG_SCSI is not set
-# CONFIG_ATA is not set
-# CONFIG_MD is not set
-# CONFIG_EXT4_FS is not set
-# CONFIG_INET is not set
-# CONFIG_NET_SCHED is not set
-# CONFIG_RFKILL is not set
-# CONFIG_NETDEVICES is not set
-# CONFIG_PCCARD is not set
-# CONFIG_I2C is not set
-# CONFIG_HWMON is not set
-# CONFIG_THERMAL is not set
-# CONFIG_WATCHDOG is not set
-# CONFIG_PPS is not set
-# CONFIG_PTP_1588_CLOCK is not set
-# CONFIG_IOMMU_SUPPORT is not set
-# CONFIG_QUOTA is not set
-# CONFIG_AUTOFS_FS is not set
-# CONFIG_ISO9660_FS is not set
-# CONFIG_VFAT_FS is not set
-# CONFIG_MSDOS_FS is not set
-# CONFIG_FAT_FS is not set
-# CONFIG_NFS_FS is not set
-# CONFIG_SECURITY is not set
-# CONFIG_AUDIT is not set
-# CONFIG_KEXEC is not set
-# CONFIG_CRASH_DUMP is not set
-# CONFIG_HIBERNATION is not set
-# CONFIG_SUSPEND is not set
-# CONFIG_CPU_FREQ is not set
-# CONFIG_EFI is not set
-# CONFIG_NUMA is not set
-# CONFIG_X86_MCE is not set
-# CONFIG_PROFILING is not set
-# CONFIG_PERF_EVENTS_INTEL_UNCORE is not set
-# CONFIG_BLK_DEV is not set
-# CONFIG_FB is not set
-EOF
+	tail -q -n +3 "$UE_REPO"/scripts/debug-kernel.d/{base,"$flavor",trim}.config
 }
 
 # Options whose final value must be exactly what the fragment says.
@@ -293,15 +117,7 @@ else
 		FAILSLAB FAIL_PAGE_ALLOC FAULT_INJECTION_USERCOPY FAULT_INJECTION_DEBUG_FS)
 fi
 
-tarball() {
-	local t
-	t=$(find /usr/src -maxdepth 1 -name 'linux-source-6.12*.tar.*' -printf '%f\n' |
-		sort -V | tail -n 1)
-	[[ -n $t ]] || ue_die "no /usr/src/linux-source-6.12*.tar.* (package linux-source-6.12)"
-	printf '/usr/src/%s\n' "$t"
-}
-
-tar=$(tarball)
+tar=$(ue_source_tarball)
 key=$( (ue_files_key "$tar"; config_fragment) | sha256sum | cut -c1-16)
 base=$(ue_cache_dir)/debug-kernel
 [[ $flavor == kasan ]] || base=$base-$flavor
@@ -313,20 +129,6 @@ kernel_release() { cat "$src/include/config/kernel.release"; }
 # What building a kernel needs beyond scripts/setup.sh's packages
 BUILD_PACKAGES=(flex bison bc libelf-dev libssl-dev pahole cpio)
 
-build_deps() {
-	local missing=() p
-	for p in "${BUILD_PACKAGES[@]}"; do
-		dpkg-query -W -f='${db:Status-Status}' "$p" 2>/dev/null |
-			grep -qx installed || missing+=("$p")
-	done
-	((${#missing[@]} == 0)) && return 0
-	ue_note "installing: ${missing[*]}"
-	apt-get update -qq >&2 || ue_die "apt-get update failed"
-	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq -o Dpkg::Use-Pty=0 \
-		--no-install-recommends "${missing[@]}" >&2 ||
-		ue_die "apt-get install ${missing[*]} failed"
-}
-
 build() {
 	mkdir -p "$cache"
 	exec {blk}>"$base/.build-lock"
@@ -336,7 +138,7 @@ build() {
 	fi
 	local t0=$SECONDS jobs=${UE_DEBUG_JOBS:-$(nproc)}
 	"$UE_REPO/scripts/setup.sh"
-	build_deps
+	ue_install_packages "${BUILD_PACKAGES[@]}" || ue_die "cannot install ${BUILD_PACKAGES[*]}"
 	ue_note "building the debug kernel in $cache (log: $cache/build.log)"
 	if [[ ! -f $src/Makefile ]]; then
 		local tmp
@@ -405,165 +207,76 @@ all) ;;
 esac
 
 # --- test phase --------------------------------------------------------
-t0=$SECONDS
 ue_lock_build
 build
 rel=$(kernel_release)
 mods=$cache/mod/lib/modules/$rel
 [[ -f $mods/modules.builtin && -f $mods/modules.dep ]] ||
 	ue_die "$mods lacks modules.builtin/modules.dep (modules_install)"
-echo "===== debug kernel $rel ($(cat "$cache/build.seconds")s wall, $(cat "$cache/build.cpu-seconds" 2>/dev/null || echo '?')s CPU to build)"
+ue_section "debug kernel $rel ($(cat "$cache/build.seconds")s wall, $(cat "$cache/build.cpu-seconds" 2>/dev/null || echo '?')s CPU to build)"
 
-# run.sh finds kernels by release: point /boot and /lib/modules at the cache
-# while we run (no build link: scripts/kernels.sh keeps ignoring it).
-links=()
-cleanup_links() {
-	local l
-	for l in "${links[@]}"; do
-		[[ -L $l ]] && rm -f "$l"
-	done
-}
-trap cleanup_links EXIT
-link() { # link <target> <name>
-	if [[ -L $2 ]]; then
-		rm -f "$2"
-	elif [[ -e $2 ]]; then
-		ue_die "$2 exists and is not our symlink; refusing to replace it"
-	fi
-	ln -s "$1" "$2"
-	links+=("$2")
-}
-link "$src/arch/x86/boot/bzImage" "/boot/vmlinuz-$rel"
-link "$mods" "/lib/modules/$rel"
-
-pass=0 fail=0 failed=()
-# KCSAN: only data races through the module count (scripts/guest/run.sh)
-kcsan_module=
-[[ $flavor == kcsan ]] && kcsan_module=user_events
-count() { # count <output.log> <label>: ok / not ok lines (SKIP fails)
-	local p f
-	p=$(grep -E '^ok( |$)' "$1" | grep -v -i -c -E '#[[:space:]]*skip' || true)
-	f=$(grep -c -E '^not ok( |$)|^ok( |$).*#[[:space:]]*[Ss][Kk][Ii][Pp]' "$1" || true)
-	pass=$((pass + p))
-	fail=$((fail + f))
-	while IFS= read -r l; do failed+=("$2: $l"); done < \
-		<(grep -E '^not ok( |$)|^ok( |$).*#[[:space:]]*[Ss][Kk][Ii][Pp]' "$1" || true)
-}
-guest() { # guest <label> <timeout> <command...>
-	local label=$1 tmo=$2 res=$UE_BUILD/$rel/$1 gstatus=0
+# KCSAN: only data races through the module count (scripts/lib.sh)
+[[ $flavor == kcsan ]] && export UE_KCSAN_MODULE=user_events
+guest() { # guest <label> <timeout> <command...>: one boot of the cached kernel
+	local label=$1 tmo=$2
 	shift 2
-	echo
-	echo "===== $rel: $label"
-	opts=(-o "$res" -t "$tmo" --smp 2 -m 2G)
-	[[ ${V:-0} == 1 ]] || opts+=(-q)
-	UE_KCSAN_MODULE=$kcsan_module "$UE_REPO/scripts/guest/run.sh" "${opts[@]}" "$rel" -- \
-		"$UE_REPO/scripts/debug-kernel.sh" guest "$@" || gstatus=$?
-	[[ ${V:-0} == 1 || ! -f $res/output.log ]] || cat "$res/output.log"
-	[[ -f $res/output.log ]] && count "$res/output.log" "$label"
-	if ((gstatus == 2)); then
-		fail=$((fail + 1))
-		failed+=("$label: guest run failed: $(grep -m1 '^    \[' "$res/problems" 2>/dev/null ||
-			head -n 1 "$res/problems" 2>/dev/null)")
-		echo "----- guest run FAILED; problems:"
-		sed 's/^/  /' "$res/problems" 2>/dev/null || true
-		first=$(grep -n -a -m1 -E '\] (BUG|WARNING|Oops|general protection|KASAN|UBSAN|possible|INFO|kmemleak)' \
-			"$res/console.log" | cut -d: -f1 || true)
-		echo "----- console ($res/console.log):"
-		if [[ -n $first ]]; then
-			tail -n "+$first" "$res/console.log" | head -n 120 | sed 's/^/  | /'
-		else
-			tail -n 60 "$res/console.log" | sed 's/^/  | /'
-		fi
-	fi
-	echo "$label: $(tr '\n' ' ' <"$res/result" 2>/dev/null)"
+	ue_section "$rel: $label"
+	ue_guest "$rel" "$label" -t "$tmo" --smp 2 -m 2G \
+		--kernel "$src/arch/x86/boot/bzImage" --modules "$cache/mod" -- \
+		env "UE_KCSAN_MODULE=${UE_KCSAN_MODULE:-}" "$UE_REPO/scripts/debug-kernel.sh" guest "$@"
 }
 
 # The module, built against the debug tree (W=1, warnings count)
-echo "===== $rel: module build"
-moddir=$UE_BUILD/$rel/module
-rm -rf "$moddir"
-mkdir -p "$moddir"
-cp -p "$UE_REPO"/Kbuild "$UE_REPO"/VERSION "$UE_REPO"/*.c "$UE_REPO"/*.h "$UE_REPO"/*.S "$moddir/" 2>/dev/null || true
-rm -f "$moddir"/*.mod.c
-cp -pR "$UE_REPO/include" "$moddir/include"
-if ! make -C "$src" M="$moddir" W=1 modules >"$UE_BUILD/$rel/module-build.log" 2>&1; then
-	tail -n 40 "$UE_BUILD/$rel/module-build.log"
-	echo "module build FAILED"
-	echo "0 passed, 1 failed"
-	exit 1
-fi
-if grep -q -i -E '(^|[^a-z])warning[:[]' "$UE_BUILD/$rel/module-build.log"; then
-	grep -i -E -A3 '(^|[^a-z])warning[:[]' "$UE_BUILD/$rel/module-build.log" | head -n 40
-	fail=$((fail + 1))
-	failed+=("module build printed warnings")
-fi
-ko=$moddir/user_events.ko
-
+ue_section "$rel: module build"
+UE_KDIR=$src ue_module "$rel" || ue_finish check-debug || exit
+ko=$UE_KO
+ue_build_tool ue_stress stress/ue_stress.c || true
+ue_build_tool ue_races stress/ue_races.c || true
+ue_build_tool ue_fuzz fuzz/ue_fuzz.c || true
 bindir=$UE_BUILD/bin
-mkdir -p "$bindir"
-gcc -O2 -g -Wall -Wextra -Werror -pthread -I"$UE_REPO/include" -o "$bindir/ue_stress" "$UE_REPO/stress/ue_stress.c"
-gcc -O2 -g -Wall -Wextra -Werror -pthread -I"$UE_REPO/include" -o "$bindir/ue_races" "$UE_REPO/stress/ue_races.c"
-gcc -O2 -g -Wall -Wextra -Werror -I"$UE_REPO/include" -o "$bindir/ue_fuzz" "$UE_REPO/fuzz/ue_fuzz.c"
 skip=" ${UE_DEBUG_SKIP:-} "
 
 if [[ $skip != *" selftests "* ]]; then
-	harness=$("$UE_REPO/scripts/setup.sh" --harness-dir)
 	tests=$UE_BUILD/selftests
 	rm -rf "$tests"
 	mkdir -p "$tests"
-	if make -C "$UE_REPO/selftests" "HARNESS_DIR=$harness" "OUT=$tests" >"$UE_BUILD/selftests-build.log" 2>&1; then
-		# Every harness timeout x UE_TIMEOUT_FACTOR: KASAN, lockdep and
-		# kmemleak under TCG run the same tests several times slower
+	# Every harness timeout x UE_TIMEOUT_FACTOR: KASAN, lockdep and
+	# kmemleak under TCG run the same tests several times slower
+	if make -C "$UE_REPO/selftests" "HARNESS_DIR=$("$UE_REPO/scripts/setup.sh" --harness-dir)" \
+		"OUT=$tests" "UE_TIMEOUT_FACTOR=${UE_TIMEOUT_FACTOR:-10}" \
+		>"$UE_BUILD/selftests-build.log" 2>&1; then
 		guest selftests 7200 env "UE_TEST_TIMEOUT=${UE_TEST_TIMEOUT:-2400}" \
-			"UE_TIMEOUT_FACTOR=${UE_TIMEOUT_FACTOR:-10}" \
 			"$UE_REPO/scripts/guest/run-tests.sh" "$ko" "$tests"
 	else
 		tail -n 20 "$UE_BUILD/selftests-build.log"
-		fail=$((fail + 1))
-		failed+=("selftests build failed")
+		ue_fail "selftests build failed"
 	fi
 fi
 if [[ $skip != *" stress "* ]]; then
 	secs=${STRESS_S:-120}
-	seed=${STRESS_SEED:-$(od -An -N6 -tu8 /dev/urandom | tr -d ' ')}
+	seed=$(ue_seed "${STRESS_SEED:-}")
 	echo "(stress seed $seed, ${secs}s)"
 	# ue_races forks a process of 3000 mappings, about 1 s a fork here:
 	# 50 fork iterations instead of 300 (UE_DEBUG_RACES to change)
 	guest stress $((secs * 3 + 2400)) env "UE_RACES_ARGS=${UE_DEBUG_RACES:-dup 2000 fork 50}" \
 		"$UE_REPO/stress/guest.sh" "$ko" "$bindir/ue_stress" "$secs" "$seed"
 fi
-if [[ $skip != *" race "* ]]; then
-	# The concurrency fuzzer (race/): RACE_S (default 120), RACE_SEED,
-	# RACE_ARGS (e.g. -R: no rmmod/insmod loop)
-	gcc -O2 -g -Wall -Wextra -Werror -pthread -I"$UE_REPO/include" -o "$bindir/ue_race" "$UE_REPO/race/ue_race.c"
+# The concurrency fuzzer (race/): RACE_S (default 120), RACE_SEED,
+# RACE_ARGS (e.g. -R: no rmmod/insmod loop)
+if [[ $skip != *" race "* ]] && ue_build_tool ue_race race/ue_race.c; then
 	rsecs=${RACE_S:-120}
-	rseed=${RACE_SEED:-$(od -An -N6 -tu8 /dev/urandom | tr -d ' ')}
+	rseed=$(ue_seed "${RACE_SEED:-}")
 	read -r -a rargs <<<"${RACE_ARGS:-}"
 	echo "(race seed $rseed, ${rsecs}s${RACE_ARGS:+, $RACE_ARGS})"
-	guest race $((rsecs * 3 + 1800)) env "UE_KCSAN_MODULE=$kcsan_module" \
+	guest race $((rsecs * 3 + 1800)) \
 		"$UE_REPO/race/guest.sh" "$ko" "$bindir/ue_race" "$rsecs" "$rseed" "${rargs[@]}"
 fi
-if [[ $flavor == kasan && $skip != *" failnth "* ]]; then
-	gcc -O2 -g -Wall -Wextra -Werror -I"$UE_REPO/include" -o "$bindir/ue_failnth" "$UE_REPO/faultinj/ue_failnth.c"
+if [[ $flavor == kasan && $skip != *" failnth "* ]] &&
+	ue_build_tool ue_failnth faultinj/ue_failnth.c; then
 	guest failnth 3600 "$UE_REPO/faultinj/guest.sh" "$ko" "$bindir/ue_failnth" "${UE_FAILNTH_MAX:-200}"
 fi
 if [[ $skip != *" regress "* ]]; then
-	shopt -s nullglob
-	cases=("$UE_REPO"/fuzz/regressions/*.case)
-	shopt -u nullglob
-	if ((${#cases[@]})); then
-		guest regress 3600 "$UE_REPO/fuzz/guest.sh" replay "$ko" "$bindir/ue_fuzz" "${cases[@]}"
-	else
-		echo "(no fuzz regression cases)"
-	fi
+	guest regress 3600 "$UE_REPO/fuzz/guest.sh" replay "$ko" "$bindir/ue_fuzz" \
+		"$UE_REPO"/fuzz/regressions/*.case
 fi
-
-echo
-echo "===== check-debug summary ($rel; kernel build $(cat "$cache/build.seconds")s wall, $(cat "$cache/build.cpu-seconds" 2>/dev/null || echo '?')s CPU)"
-if ((${#failed[@]})); then
-	echo "failed:"
-	printf '  %s\n' "${failed[@]}"
-fi
-echo "check-debug took $((SECONDS - t0))s"
-echo "$pass passed, $fail failed"
-((fail == 0))
+ue_finish check-debug "$rel; kernel build $(cat "$cache/build.seconds")s wall"

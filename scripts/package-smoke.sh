@@ -14,22 +14,13 @@
 # unloads it and checks the kernel log. Prints TAP-style "ok"/"not ok"
 # lines; exit status 0 iff all passed.
 set -uo pipefail
+# shellcheck source=scripts/lib.sh
+. "$(dirname "$0")/lib.sh"
 
 expected=${1:?usage: $0 <expected version>}
 rel=$(uname -r)
-tracing=/sys/kernel/tracing
-failures=0
-ok() { echo "ok - smoke $rel: $*"; }
-notok() { echo "not ok - smoke $rel: $*"; failures=$((failures + 1)); }
-check() { # check <description> <command...>
-	local what=$1
-	shift
-	if "$@"; then ok "$what"; else notok "$what"; fi
-}
-loaded() { grep -q '^user_events ' /proc/modules; }
-
-kpat='(\bOops\b|BUG:|WARNING:|Kernel panic|Call Trace|general protection fault|'
-kpat+='unable to handle|refcount_t:|list_(add|del) corruption|KASAN:|UBSAN:)'
+tracing=$UE_TRACING
+UE_TAP="smoke $rel"
 
 echo "# kernel $rel, expecting user_events $expected from DKMS"
 dmesg -C 2>/dev/null || true
@@ -37,95 +28,64 @@ taint_before=$(cat /proc/sys/kernel/tainted)
 
 path=$(modinfo -n user_events 2>/dev/null)
 if [[ $path == /lib/modules/$rel/updates/dkms/user_events.ko* ]]; then
-	ok "modprobe resolves user_events to $path"
+	ue_ok "modprobe resolves user_events to $path"
 else
-	notok "modprobe resolves user_events to the DKMS module (got '${path:-nothing}')"
+	ue_notok "modprobe resolves user_events to the DKMS module (got '${path:-nothing}')"
 fi
-check "modinfo version of the module modprobe finds is $expected" \
+ue_check "modinfo version of the module modprobe finds is $expected" \
 	test "$(modinfo -F version user_events 2>/dev/null)" = "$expected"
-check "user_events is not loaded yet" eval '! loaded'
-check "no user_events_data before loading" test ! -e $tracing/user_events_data
+ue_check "user_events is not loaded yet" eval '! ue_loaded'
+ue_check "no user_events_data before loading" test ! -e $tracing/user_events_data
 
 if ! modprobe user_events max_events=100; then
-	notok "modprobe user_events max_events=100"
+	ue_notok "modprobe user_events max_events=100"
 	dmesg | tail -n 20 | sed 's/^/# dmesg: /'
-	echo "# smoke $rel: $failures failure(s)"
+	echo "# smoke $rel: $UE_FAIL failure(s)"
 	exit 1
 fi
-ok "modprobe user_events max_events=100"
-check "module is loaded" loaded
-check "/sys/module/user_events/version is $expected" \
+ue_ok "modprobe user_events max_events=100"
+ue_check "module is loaded" ue_loaded
+ue_check "/sys/module/user_events/version is $expected" \
 	test "$(cat /sys/module/user_events/version 2>/dev/null)" = "$expected"
-check "srcversion of the loaded module matches modinfo" \
+ue_check "srcversion of the loaded module matches modinfo" \
 	test "$(cat /sys/module/user_events/srcversion 2>/dev/null)" = \
 	"$(modinfo -F srcversion user_events)"
-check "parameter max_events is 100" \
+ue_check "parameter max_events is 100" \
 	test "$(cat /sys/module/user_events/parameters/max_events 2>/dev/null)" = 100
-check "$tracing/user_events_data exists" test -e $tracing/user_events_data
-check "$tracing/user_events_status exists" test -e $tracing/user_events_status
+ue_check "$tracing/user_events_data exists" test -e $tracing/user_events_data
+ue_check "$tracing/user_events_status exists" test -e $tracing/user_events_status
 
 # Register an event through the status page ABI (struct user_reg, size 24),
 # enable it in ftrace, write one record and find it in the trace.
 if command -v python3 >/dev/null; then
 	echo >$tracing/trace
-	if out=$(python3 - "$tracing" 2>&1 <<'PY'
-import ctypes, fcntl, os, struct, sys
-
-tracing = sys.argv[1]
-name = "ue_pkg_smoke"
-DIAG_IOCSREG = 0xC0082A00    # _IOWR('*', 0, struct user_reg *)
-DIAG_IOCSDEL = 0x40082A01    # _IOW('*', 1, char *)
-
-desc = ctypes.create_string_buffer((name + " u32 count; char[8] msg").encode())
-fd = os.open(tracing + "/user_events_data", os.O_RDWR)
-reg = bytearray(struct.pack("<I4xQII", 24, ctypes.addressof(desc), 0, 0))
-fcntl.ioctl(fd, DIAG_IOCSREG, reg)
-status_index, write_index = struct.unpack_from("<II", reg, 16)
-assert status_index > 0, status_index
-enable = "%s/events/user_events/%s/enable" % (tracing, name)
-with open(enable, "w") as f:
-    f.write("1")
-os.write(fd, struct.pack("<iI8s", write_index, 42, b"smoke"))
-with open(enable, "w") as f:
-    f.write("0")
-os.close(fd)
-with open(tracing + "/trace") as f:
-    lines = [l for l in f if (name + ":") in l]
-print(lines[-1].strip() if lines else "no record")
-assert lines and "count=42" in lines[-1] and "msg=smoke" in lines[-1]
-fd = os.open(tracing + "/user_events_data", os.O_RDWR)
-# A bytes argument is passed as a pointer to a copy of it: the char *.
-fcntl.ioctl(fd, DIAG_IOCSDEL, name.encode() + b"\0")
-os.close(fd)
-assert not os.path.exists("%s/events/user_events/%s" % (tracing, name))
-PY
-	); then
-		ok "register, enable, write, trace, delete an event (${out##*: })"
+	if out=$(python3 "$UE_REPO/scripts/package-smoke.py" "$tracing" 2>&1); then
+		ue_ok "register, enable, write, trace, delete an event (${out##*: })"
 	else
-		notok "register, enable, write, trace, delete an event"
+		ue_notok "register, enable, write, trace, delete an event"
 		printf '%s\n' "$out" | sed 's/^/# /'
 	fi
 else
 	echo "# no python3: event round trip skipped"
 fi
 
-check "rmmod user_events is refused before prepare_unload" eval '! rmmod user_events 2>/dev/null'
-check "modprobe -r user_events (user-events-clear --unload)" modprobe -r user_events
-check "module is unloaded" eval '! loaded'
-check "user_events_data is gone after rmmod" test ! -e $tracing/user_events_data
+ue_check "rmmod user_events is refused before prepare_unload" eval '! rmmod user_events 2>/dev/null'
+ue_check "modprobe -r user_events (user-events-clear --unload)" modprobe -r user_events
+ue_check "module is unloaded" eval '! ue_loaded'
+ue_check "user_events_data is gone after rmmod" test ! -e $tracing/user_events_data
 
 # What loading an out-of-tree module signed with a key the kernel does not
 # know looks like: taint O (4096) and E (8192), "module verification failed".
 taint=$(cat /proc/sys/kernel/tainted)
 echo "# taint before $taint_before, after $taint; kernel log of the load:"
 dmesg | grep -E 'user_events|verification|taint' | sed 's/^/#   /'
-check "no taint other than O and E" test $(((taint & ~taint_before) & ~(4096 | 8192))) = 0
-if dmesg | grep -E -q "$kpat"; then
-	notok "kernel log is clean"
-	dmesg | grep -E "$kpat" | head -n 10 | sed 's/^/# /'
+ue_check "no taint other than O and E" test $(((taint & ~taint_before) & ~(4096 | 8192))) = 0
+if dmesg | grep -E -q "$UE_KPAT"; then
+	ue_notok "kernel log is clean"
+	dmesg | grep -E "$UE_KPAT" | head -n 10 | sed 's/^/# /'
 else
-	ok "kernel log is clean"
+	ue_ok "kernel log is clean"
 fi
 
-echo "# smoke $rel: $failures failure(s)"
-((failures == 0))
+echo "# smoke $rel: $UE_FAIL failure(s)"
+((UE_FAIL == 0))

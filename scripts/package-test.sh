@@ -6,8 +6,8 @@
 #   1. build build/user-events-dkms_<VERSION>_all.deb (scripts/build-deb.sh,
 #      lintian must report no error) and check the version numbers
 #      (scripts/check-versions.sh);
-#   2. install it on this host with dpkg -i: its postinst has DKMS build and
-#      install the module for the installed kernels;
+#   2. install it on this host (apt-get install ./<deb>): its postinst has
+#      DKMS build and install the module for the installed kernels;
 #   3. for each target kernel (scripts/kernels.sh, KVERS="rel ..." to choose):
 #      DKMS status, the module file in /lib/modules/<rel>/updates/dkms/,
 #      modinfo (license GPL, description, version == VERSION, srcversion,
@@ -40,40 +40,9 @@ pkg=user-events-dkms
 name=user-events
 guest_timeout=${UE_GUEST_TIMEOUT:-600}
 out=$UE_BUILD/package-test
-t0=$SECONDS
-pass=0
-fail=0
-failed=()
-
-elapsed() { printf '%dm%02ds' $(((SECONDS - t0) / 60)) $(((SECONDS - t0) % 60)); }
-section() { printf '\n===== %s [%s] =====\n' "$*" "$(elapsed)"; }
-ok() { echo "ok - $*"; pass=$((pass + 1)); }
-notok() { echo "not ok - $*"; fail=$((fail + 1)); failed+=("$*"); }
-check() { # check <description> <command...>
-	local what=$1
-	shift
-	if "$@"; then ok "$what"; else notok "$what"; fi
-}
-# Count the ok / not ok lines of another script's output (and show them).
-count_tap() {
-	local line
-	while IFS= read -r line; do
-		echo "$line"
-		case $line in
-		'not ok'*) fail=$((fail + 1)); failed+=("${line#not ok - }") ;;
-		'ok'*) pass=$((pass + 1)) ;;
-		esac
-	done
-}
+UE_TAP=
 finish() {
-	section "summary"
-	if ((${#failed[@]})); then
-		echo "failed:"
-		printf '  %s\n' "${failed[@]}"
-	fi
-	echo "package test took $(elapsed)"
-	echo "$pass passed, $fail failed"
-	((fail == 0))
+	ue_finish "package test"
 	exit
 }
 
@@ -92,7 +61,8 @@ installed() { # installed, or only its configuration files left
 	s=$(dpkg-query -W -f='${db:Status-Status}' "$pkg" 2>/dev/null) || return 1
 	[[ -n $s && $s != not-installed ]]
 }
-purge() { dpkg --purge "$pkg" >"$out/dpkg-purge.log" 2>&1; }
+# apt-get waits for the dpkg lock another apt process may hold (UE_APT).
+purge() { "${UE_APT[@]}" purge -y "$pkg" </dev/null >"$out/dpkg-purge.log" 2>&1; }
 cleanup() {
 	if installed; then
 		echo "# cleanup: purging $pkg"
@@ -103,19 +73,19 @@ trap cleanup EXIT
 trap 'exit 130' INT TERM
 
 # -- 1. build -----------------------------------------------------------------
-section "build the package"
+ue_section "build the package"
 if "$UE_REPO/scripts/build-deb.sh" >"$out/build-deb.log" 2>&1; then
-	ok "make deb builds ${deb##*/} (lintian: $(sed -n 's/^lintian: //p' "$out/build-deb.log" | tail -n 1))"
+	ue_ok "make deb builds ${deb##*/} (lintian: $(sed -n 's/^lintian: //p' "$out/build-deb.log" | tail -n 1))"
 else
-	notok "make deb (log: $out/build-deb.log)"
+	ue_notok "make deb (log: $out/build-deb.log)"
 	tail -n 30 "$out/build-deb.log" | sed 's/^/# /'
 	finish
 fi
 grep -E '^  lintian: [EW]: ' "$out/build-deb.log" | sed 's/^/#/' || true
-count_tap < <("$UE_REPO/scripts/check-versions.sh" "$deb" | grep -E '^(ok|not ok)')
+ue_relay '' "$UE_REPO/scripts/check-versions.sh" "$deb"
 
 # -- 2. install ---------------------------------------------------------------
-section "install"
+ue_section "install"
 if installed; then
 	echo "# $pkg is installed: purging it first"
 	purge || { cat "$out/dpkg-purge.log"; ue_die "cannot purge the installed $pkg"; }
@@ -132,10 +102,12 @@ if [[ -n $(dkms status -m "$name" 2>/dev/null) ]]; then
 		dpkg-query -S "/usr/src/${mv/\//-}" >/dev/null 2>&1 || rm -rf "/usr/src/${mv/\//-}"
 	done < <(dkms status -m "$name" | sed 's/[,:].*//' | sort -u)
 fi
-if dpkg --force-confdef --force-confold -i "$deb" </dev/null >"$out/dpkg-install.log" 2>&1; then
-	ok "dpkg -i ${deb##*/}"
+if DEBIAN_FRONTEND=noninteractive "${UE_APT[@]}" -o Dpkg::Options::=--force-confdef \
+	-o Dpkg::Options::=--force-confold install -y --no-install-recommends "$deb" \
+	</dev/null >"$out/dpkg-install.log" 2>&1; then
+	ue_ok "apt-get install ${deb##*/}"
 else
-	notok "dpkg -i ${deb##*/} (log: $out/dpkg-install.log)"
+	ue_notok "apt-get install ${deb##*/} (log: $out/dpkg-install.log)"
 	grep -v readelf "$out/dpkg-install.log" | tail -n 30 | sed 's/^/# /'
 	for f in /var/lib/dkms/$name/$version/build/make.log; do
 		[[ -f $f ]] && tail -n 30 "$f" | sed 's/^/# make.log: /'
@@ -167,25 +139,26 @@ params_described() { # every parameter has a non-empty description
 }
 
 for rel in "${kernels[@]}"; do
-	section "$rel"
-	check "$rel: dkms status says installed" \
+	ue_section "$rel"
+	ue_check "$rel: dkms status says installed" \
 		grep -q ': installed' <<<"$(dkms status -m "$name" -v "$version" -k "$rel" 2>/dev/null)"
 	if ! ko=$(ko_of "$rel"); then
-		notok "$rel: module in /lib/modules/$rel/updates/dkms/"
+		ue_notok "$rel: module in /lib/modules/$rel/updates/dkms/"
 		continue
 	fi
-	ok "$rel: module in $ko"
-	check "$rel: modinfo license is GPL" test "$(modinfo -F license "$ko")" = GPL
-	check "$rel: modinfo has a description" test -n "$(modinfo -F description "$ko")"
-	check "$rel: modinfo has a srcversion" test -n "$(modinfo -F srcversion "$ko")"
-	check "$rel: vermagic names $rel" grep -q "^$rel " <<<"$(modinfo -F vermagic "$ko")"
-	check "$rel: every module parameter has a description ($(modinfo -F parmtype "$ko" | cut -d: -f1 | xargs))" \
+	ue_ok "$rel: module in $ko"
+	ue_check "$rel: modinfo license is GPL" test "$(modinfo -F license "$ko")" = GPL
+	ue_check "$rel: modinfo has a description" test -n "$(modinfo -F description "$ko")"
+	ue_check "$rel: modinfo has a srcversion" test -n "$(modinfo -F srcversion "$ko")"
+	ue_check "$rel: vermagic names $rel" grep -q "^$rel " <<<"$(modinfo -F vermagic "$ko")"
+	ue_check "$rel: every module parameter has a description ($(modinfo -F parmtype "$ko" | cut -d: -f1 | xargs))" \
 		params_described "$ko"
-	count_tap < <("$UE_REPO/scripts/check-versions.sh" "$ko" | grep -E '^(ok|not ok) .*MODULE_VERSION' |
-		sed "s/versions: /versions: $rel: /")
+	# shellcheck disable=SC2016 # sh expands them
+	ue_relay "$rel: " sh -c '"$0" "$1" | grep -E "^(ok|not ok) .*MODULE_VERSION"' \
+		"$UE_REPO/scripts/check-versions.sh" "$ko"
 	signer=$(modinfo -F signer "$ko")
 	echo "# $rel: signer: ${signer:-none (unsigned)}"
-	check "$rel: modules.dep lists the DKMS module" \
+	ue_check "$rel: modules.dep lists the DKMS module" \
 		grep -q "^updates/dkms/user_events.ko" "/lib/modules/$rel/modules.dep"
 
 	resdir=$UE_BUILD/$rel/package-guest
@@ -195,61 +168,61 @@ for rel in "${kernels[@]}"; do
 	"$UE_REPO/scripts/guest/run.sh" "${runopts[@]}" "$rel" -- \
 		"$UE_REPO/scripts/package-smoke.sh" "$version" || gstatus=$?
 	if [[ -f $resdir/output.log ]]; then
-		count_tap < <(grep -a -E '^(ok|not ok|#)' "$resdir/output.log")
+		ue_relay '' cat "$resdir/output.log"
 	fi
 	if ((gstatus == 2)); then
-		notok "$rel: guest run (see $resdir/problems)"
+		ue_notok "$rel: guest run (see $resdir/problems)"
 		sed 's/^/# /' "$resdir/problems" 2>/dev/null
 	elif ! grep -q "^# smoke $rel: " "$resdir/output.log" 2>/dev/null; then
-		notok "$rel: guest smoke script ran to the end"
+		ue_notok "$rel: guest smoke script ran to the end"
 	fi
 done
 
 # -- 4. package contents ------------------------------------------------------
-section "installed files"
+ue_section "installed files"
 hdr=/usr/include/user-events/linux/user_events.h
-check "header $hdr" test -f "$hdr"
+ue_check "header $hdr" test -f "$hdr"
 cat >"$out/hdr.c" <<'EOF_C'
 #include <linux/user_events.h>
 _Static_assert(sizeof(struct user_reg) == 24, "status page ABI struct user_reg");
 int main(void) { return DIAG_IOCSREG == 0; }
 EOF_C
-check "the header compiles with -I/usr/include/user-events" \
+ue_check "the header compiles with -I/usr/include/user-events" \
 	cc -Wall -Werror -fsyntax-only -I/usr/include/user-events "$out/hdr.c"
 if command -v pkg-config >/dev/null; then
-	check "pkg-config --cflags user-events" \
+	ue_check "pkg-config --cflags user-events" \
 		test "$(pkg-config --cflags user-events | xargs)" = "-I/usr/include/user-events"
 fi
-check "no /usr/include/linux/user_events.h from $pkg" \
+ue_check "no /usr/include/linux/user_events.h from $pkg" \
 	eval "! dpkg -L $pkg | grep -qx /usr/include/linux/user_events.h"
-check "DKMS source /usr/src/$name-$version/dkms.conf" test -f "/usr/src/$name-$version/dkms.conf"
-check "documentation /usr/share/doc/$pkg/user_events.rst.gz" test -s "/usr/share/doc/$pkg/user_events.rst.gz"
-check "README.Debian" test -s "/usr/share/doc/$pkg/README.Debian"
+ue_check "DKMS source /usr/src/$name-$version/dkms.conf" test -f "/usr/src/$name-$version/dkms.conf"
+ue_check "documentation /usr/share/doc/$pkg/user_events.rst.gz" test -s "/usr/share/doc/$pkg/user_events.rst.gz"
+ue_check "README.Debian" test -s "/usr/share/doc/$pkg/README.Debian"
 # Every sample program builds against the installed header alone.
 shopt -s nullglob
 for c in "/usr/share/doc/$pkg/examples/"*.c; do
-	check "sample ${c##*/} builds with -I/usr/include/user-events" \
+	ue_check "sample ${c##*/} builds with -I/usr/include/user-events" \
 		cc -Wall -O2 -I/usr/include/user-events -o "$out/$(basename "$c" .c)" "$c"
 done
 shopt -u nullglob
-check "example /usr/share/doc/$pkg/examples/modules-load.d/user_events.conf" \
+ue_check "example /usr/share/doc/$pkg/examples/modules-load.d/user_events.conf" \
 	test -f "/usr/share/doc/$pkg/examples/modules-load.d/user_events.conf"
-check "no /etc/modules-load.d/user_events.conf (loading at boot is opt-in)" \
+ue_check "no /etc/modules-load.d/user_events.conf (loading at boot is opt-in)" \
 	test ! -e /etc/modules-load.d/user_events.conf
-check "conffile /etc/modprobe.d/user_events.conf has no active line" \
+ue_check "conffile /etc/modprobe.d/user_events.conf has no active line" \
 	eval "! grep -v -E '^[[:space:]]*(#|$)' /etc/modprobe.d/user_events.conf"
 
 # -- 5. purge -----------------------------------------------------------------
-section "purge"
-if purge; then ok "dpkg --purge $pkg"; else notok "dpkg --purge $pkg (log: $out/dpkg-purge.log)"; fi
-check "dkms knows no $name any more" test -z "$(dkms status -m "$name" 2>/dev/null)"
-check "/usr/src/$name-$version is gone" test ! -e "/usr/src/$name-$version"
+ue_section "purge"
+if purge; then ue_ok "apt-get purge $pkg"; else ue_notok "apt-get purge $pkg (log: $out/dpkg-purge.log)"; fi
+ue_check "dkms knows no $name any more" test -z "$(dkms status -m "$name" 2>/dev/null)"
+ue_check "/usr/src/$name-$version is gone" test ! -e "/usr/src/$name-$version"
 left=$(find /lib/modules/ -path '*/updates/dkms/user_events.ko*' 2>/dev/null)
-check "no user_events module left under /lib/modules${left:+ ($left)}" test -z "$left"
-check "/etc/modprobe.d/user_events.conf is gone" test ! -e /etc/modprobe.d/user_events.conf
-check "$hdr is gone" test ! -e "$hdr"
+ue_check "no user_events module left under /lib/modules${left:+ ($left)}" test -z "$left"
+ue_check "/etc/modprobe.d/user_events.conf is gone" test ! -e /etc/modprobe.d/user_events.conf
+ue_check "$hdr is gone" test ! -e "$hdr"
 for rel in "${kernels[@]}"; do
-	check "$rel: modules.dep no longer lists user_events" \
+	ue_check "$rel: modules.dep no longer lists user_events" \
 		eval "! grep -q user_events /lib/modules/$rel/modules.dep"
 done
 
@@ -261,13 +234,8 @@ done
 if [[ ${UE_PACKAGE_MATRIX:-1} != 0 ]]; then
 	while read -r suite kpkg tset _; do
 		[[ -n $suite && $suite != \#* && $tset == ci ]] || continue
-		section "$suite ($kpkg)"
-		st=0
-		"$UE_REPO/scripts/matrix/package.sh" "$deb" "$suite" "$kpkg" >"$out/$suite.log" 2>&1 || st=$?
-		count_tap <"$out/$suite.log"
-		if ((st != 0)) && ! grep -q '^not ok' "$out/$suite.log"; then
-			notok "$suite: scripts/matrix/package.sh exited with status $st (log: $out/$suite.log)"
-		fi
+		ue_section "$suite ($kpkg)"
+		ue_relay '' "$UE_REPO/scripts/matrix/package.sh" "$deb" "$suite" "$kpkg"
 	done <"$UE_REPO/scripts/matrix/targets"
 fi
 

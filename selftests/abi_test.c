@@ -23,7 +23,6 @@
 #include "ue_test.h"
 
 #define PREFIX		"ue_a_"
-#define UE_MULTI_DIR	UE_TRACEFS "/events/" USER_EVENTS_MULTI_SYSTEM
 
 /* Fill byte of the memory holding enable words: bits 0, 2, 5, 7 clear */
 #define FILL		0x5a
@@ -40,66 +39,6 @@
  * Helpers
  */
 
-/* Raw DIAG_IOCSREG with the remote write ABI. Returns 0 or -errno. */
-static int wreg(int fd, const char *desc, const void *addr, int size,
-		int bit, int flags, int *write_index)
-{
-	struct user_write_reg reg;
-
-	memset(&reg, 0, sizeof(reg));
-	reg.size = sizeof(reg);
-	reg.enable_bit = bit;
-	reg.enable_size = size;
-	reg.flags = flags;
-	reg.enable_addr = (__u64)(uintptr_t)addr;
-	reg.name_args = (__u64)(uintptr_t)desc;
-	reg.write_index = 0xdeadbeef;
-
-	if (ioctl(fd, DIAG_IOCSREG, &reg) < 0)
-		return -errno;
-
-	if (write_index)
-		*write_index = (int)reg.write_index;
-
-	return 0;
-}
-
-static uint64_t word_read(const void *addr, int size)
-{
-	if (size == 8)
-		return __atomic_load_n((const uint64_t *)addr, __ATOMIC_SEQ_CST);
-
-	return __atomic_load_n((const uint32_t *)addr, __ATOMIC_SEQ_CST);
-}
-
-static void word_write(void *addr, int size, uint64_t val)
-{
-	if (size == 8)
-		__atomic_store_n((uint64_t *)addr, val, __ATOMIC_SEQ_CST);
-	else
-		__atomic_store_n((uint32_t *)addr, (uint32_t)val,
-				 __ATOMIC_SEQ_CST);
-}
-
-static void sleep_ms(int ms)
-{
-	usleep(ms * 1000);
-}
-
-/* Wait up to ms for the word to read want; returns the ms waited or -1 */
-static int word_wait(const void *addr, int size, uint64_t want, int ms)
-{
-	int waited;
-
-	for (waited = 0; waited <= ms; waited += 5) {
-		if (word_read(addr, size) == want)
-			return waited;
-		sleep_ms(5);
-	}
-
-	return -1;
-}
-
 /*
  * The word must read want right now: upstream updates present, writable
  * words synchronously (at registration, enable, disable, perf open/close
@@ -107,9 +46,9 @@ static int word_wait(const void *addr, int size, uint64_t want, int ms)
  */
 #define ASSERT_WORD(addr, size, want) do {				\
 	uint64_t __want = (want);					\
-	uint64_t __got = word_read((addr), (size));			\
+	uint64_t __got = ue_word_read((addr), (size));			\
 	if (__got != __want) {						\
-		int __late = word_wait((addr), (size), __want, WAIT_MS); \
+		int __late = ue_word_wait((addr), (size), __want, WAIT_MS); \
 		TH_LOG("word %p: %#llx, expected %#llx (%s)",		\
 		       (void *)(addr), (unsigned long long)__got,	\
 		       (unsigned long long)__want,			\
@@ -161,7 +100,7 @@ static bool event_wait(const char *name, bool exists, int ms)
 	for (waited = 0; waited <= ms; waited += 10) {
 		if (ue_event_exists(name) == exists)
 			return true;
-		sleep_ms(10);
+		ue_sleep_ms(10);
 	}
 
 	return false;
@@ -218,7 +157,7 @@ static bool multi_wait_count(const char *name, int count, int ms)
 	for (waited = 0; waited <= ms; waited += 10) {
 		if (multi_dirs(name, dirs, 0) == count)
 			return true;
-		sleep_ms(10);
+		ue_sleep_ms(10);
 	}
 
 	return false;
@@ -243,53 +182,6 @@ static bool multi_format_has(const char *dir, const char *str)
 		return false;
 
 	return strstr(buf, str) != NULL;
-}
-
-/*
- * Disable and DIAG_IOCSDEL every event of both systems whose name starts
- * with prefix, then wait for all of them to be gone (auto-deleted events
- * go away asynchronously). Returns how many are left.
- */
-static int cleanup_events(const char *prefix)
-{
-	static const char *const sys_dirs[] = { UE_EVENTS_DIR, UE_MULTI_DIR };
-	int left = 0, waited, ret;
-	unsigned int s;
-
-	for (waited = 0; waited <= 2 * WAIT_MS; waited += 20) {
-		left = 0;
-		for (s = 0; s < sizeof(sys_dirs) / sizeof(sys_dirs[0]); s++) {
-			struct dirent *de;
-			DIR *d = opendir(sys_dirs[s]);
-
-			if (!d)
-				continue;
-			while ((de = readdir(d))) {
-				char path[512], name[MULTI_NAME_MAX];
-
-				if (strncmp(de->d_name, prefix, strlen(prefix)))
-					continue;
-				left++;
-				snprintf(path, sizeof(path), "%s/%s/enable",
-					 sys_dirs[s], de->d_name);
-				ue_write_file(path, "0\n", false);
-				/* DIAG_IOCSDEL takes the name without ".<id>" */
-				snprintf(name, sizeof(name), "%s", de->d_name);
-				name[strcspn(name, ".")] = '\0';
-				ret = ue_del(name);
-				if (waited + 20 > 2 * WAIT_MS)
-					ksft_print_msg("cleanup: %s/%s left, DIAG_IOCSDEL: %s\n",
-						       sys_dirs[s], de->d_name,
-						       strerror(-ret));
-			}
-			closedir(d);
-		}
-		if (!left)
-			break;
-		sleep_ms(20);
-	}
-
-	return left;
 }
 
 /* ---------------------------------------------------------------------
@@ -328,14 +220,10 @@ static void ctx_setup(struct __test_metadata *_metadata, struct ctx *c)
 	 * -O2 the harness's "child" variable does not survive longjmp()):
 	 * remove what such a test may have left behind.
 	 */
-	cleanup_events(PREFIX);
+	ue_cleanup_events(PREFIX);
 	ASSERT_NE(NULL, c->mem);
 
-	c->fd = ue_open_data();
-	ASSERT_LE(0, c->fd) {
-		TH_LOG("open %s: %s (is user_events.ko loaded?)",
-		       UE_DATA_FILE, strerror(errno));
-	}
+	UE_ASSERT_OPEN_DATA(c->fd);
 }
 
 static void ctx_teardown(struct __test_metadata *_metadata, struct ctx *c)
@@ -361,7 +249,7 @@ static void ctx_teardown(struct __test_metadata *_metadata, struct ctx *c)
 	if (c->mem)
 		munmap(c->mem, c->mem_len);
 
-	EXPECT_EQ(0, cleanup_events(PREFIX));
+	EXPECT_EQ(0, ue_cleanup_events(PREFIX));
 }
 
 /* Remember a registration for the teardown */
@@ -378,7 +266,7 @@ static void ctrack(struct ctx *c, const void *addr, int bit)
 static int creg(struct ctx *c, int fd, const char *desc, const void *addr,
 		int size, int bit, int flags, int *write_index)
 {
-	int ret = wreg(fd, desc, addr, size, bit, flags, write_index);
+	int ret = ue_wreg(fd, desc, addr, size, bit, flags, write_index);
 
 	if (!ret)
 		ctrack(c, addr, bit);
@@ -637,7 +525,7 @@ TEST_F(abi, enable_size_rules)
 	unsigned int i;
 
 	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-		EXPECT_EQ(-EINVAL, wreg(self->c.fd, desc, w, bad[i], 0, 0, NULL)) {
+		EXPECT_EQ(-EINVAL, ue_wreg(self->c.fd, desc, w, bad[i], 0, 0, NULL)) {
 			TH_LOG("enable_size %d", bad[i]);
 		}
 	}
@@ -654,11 +542,11 @@ TEST_F(abi, alignment_rules)
 	int off;
 
 	for (off = 1; off < 4; off++)
-		EXPECT_EQ(-EINVAL, wreg(self->c.fd, desc, w + off, 4, 0, 0, NULL)) {
+		EXPECT_EQ(-EINVAL, ue_wreg(self->c.fd, desc, w + off, 4, 0, 0, NULL)) {
 			TH_LOG("4-byte word at offset %d", off);
 		}
 	for (off = 1; off < 8; off++)
-		EXPECT_EQ(-EINVAL, wreg(self->c.fd, desc, w + 16 + off, 8, 0, 0, NULL)) {
+		EXPECT_EQ(-EINVAL, ue_wreg(self->c.fd, desc, w + 16 + off, 8, 0, 0, NULL)) {
 			TH_LOG("8-byte word at offset %d", off);
 		}
 
@@ -672,12 +560,12 @@ TEST_F(abi, bit_range_rules)
 	const char *desc = PREFIX "bits u32 a";
 	char *w = self->c.mem;
 
-	ASSERT_EQ(-EINVAL, wreg(self->c.fd, desc, w, 4, 32, 0, NULL));
-	ASSERT_EQ(-EINVAL, wreg(self->c.fd, desc, w, 4, 63, 0, NULL));
-	ASSERT_EQ(-EINVAL, wreg(self->c.fd, desc, w, 4, 255, 0, NULL));
-	ASSERT_EQ(-EINVAL, wreg(self->c.fd, desc, w + 8, 8, 64, 0, NULL));
-	ASSERT_EQ(-EINVAL, wreg(self->c.fd, desc, w + 8, 8, 128, 0, NULL));
-	ASSERT_EQ(-EINVAL, wreg(self->c.fd, desc, w + 8, 8, 255, 0, NULL));
+	ASSERT_EQ(-EINVAL, ue_wreg(self->c.fd, desc, w, 4, 32, 0, NULL));
+	ASSERT_EQ(-EINVAL, ue_wreg(self->c.fd, desc, w, 4, 63, 0, NULL));
+	ASSERT_EQ(-EINVAL, ue_wreg(self->c.fd, desc, w, 4, 255, 0, NULL));
+	ASSERT_EQ(-EINVAL, ue_wreg(self->c.fd, desc, w + 8, 8, 64, 0, NULL));
+	ASSERT_EQ(-EINVAL, ue_wreg(self->c.fd, desc, w + 8, 8, 128, 0, NULL));
+	ASSERT_EQ(-EINVAL, ue_wreg(self->c.fd, desc, w + 8, 8, 255, 0, NULL));
 	ASSERT_FALSE(ue_event_exists(PREFIX "bits"));
 
 	ASSERT_EQ(0, creg(&self->c, self->c.fd, desc, w, 4, 31, 0, NULL));
@@ -691,33 +579,33 @@ TEST_F(abi, bad_addresses_efault)
 	char *ro, *none, *gone;
 
 	/* Kernel addresses */
-	ASSERT_EQ(-EFAULT, wreg(self->c.fd, desc, (void *)0xffff800000000000UL,
-				4, 0, 0, NULL));
-	ASSERT_EQ(-EFAULT, wreg(self->c.fd, desc, (void *)0xffff800000000000UL,
-				8, 0, 0, NULL));
-	ASSERT_EQ(-EFAULT, wreg(self->c.fd, desc, (void *)0xffffffffff600000UL,
-				8, 0, 0, NULL));
-	ASSERT_EQ(-EFAULT, wreg(self->c.fd, desc, (void *)0xfffffffffffffff8UL,
-				8, 0, 0, NULL));
+	ASSERT_EQ(-EFAULT, ue_wreg(self->c.fd, desc, (void *)0xffff800000000000UL,
+				   4, 0, 0, NULL));
+	ASSERT_EQ(-EFAULT, ue_wreg(self->c.fd, desc, (void *)0xffff800000000000UL,
+				   8, 0, 0, NULL));
+	ASSERT_EQ(-EFAULT, ue_wreg(self->c.fd, desc, (void *)0xffffffffff600000UL,
+				   8, 0, 0, NULL));
+	ASSERT_EQ(-EFAULT, ue_wreg(self->c.fd, desc, (void *)0xfffffffffffffff8UL,
+				   8, 0, 0, NULL));
 
 	/* NULL and an unmapped page */
-	ASSERT_EQ(-EFAULT, wreg(self->c.fd, desc, NULL, 4, 0, 0, NULL));
+	ASSERT_EQ(-EFAULT, ue_wreg(self->c.fd, desc, NULL, 4, 0, 0, NULL));
 	gone = map_mem(1, PROT_READ | PROT_WRITE);
 	ASSERT_NE(NULL, gone);
 	ASSERT_EQ(0, munmap(gone, page));
-	ASSERT_EQ(-EFAULT, wreg(self->c.fd, desc, gone, 4, 0, 0, NULL));
-	ASSERT_EQ(-EFAULT, wreg(self->c.fd, desc, gone + 8, 8, 5, 0, NULL));
+	ASSERT_EQ(-EFAULT, ue_wreg(self->c.fd, desc, gone, 4, 0, 0, NULL));
+	ASSERT_EQ(-EFAULT, ue_wreg(self->c.fd, desc, gone + 8, 8, 5, 0, NULL));
 
 	/* Read-only and inaccessible pages */
 	ro = map_mem(1, PROT_READ);
 	ASSERT_NE(NULL, ro);
-	ASSERT_EQ(-EFAULT, wreg(self->c.fd, desc, ro, 4, 0, 0, NULL));
-	ASSERT_EQ(-EFAULT, wreg(self->c.fd, desc, ro + 8, 8, 0, 0, NULL));
+	ASSERT_EQ(-EFAULT, ue_wreg(self->c.fd, desc, ro, 4, 0, 0, NULL));
+	ASSERT_EQ(-EFAULT, ue_wreg(self->c.fd, desc, ro + 8, 8, 0, 0, NULL));
 	ASSERT_EQ(0, fill_damage(ro, page, NULL, 0));
 
 	none = map_mem(1, PROT_NONE);
 	ASSERT_NE(NULL, none);
-	ASSERT_EQ(-EFAULT, wreg(self->c.fd, desc, none, 4, 0, 0, NULL));
+	ASSERT_EQ(-EFAULT, ue_wreg(self->c.fd, desc, none, 4, 0, 0, NULL));
 
 	/* None of them left an enabler behind */
 	ASSERT_EQ(-ENOENT, ue_wunreg(self->c.fd, ro, 0));
@@ -740,8 +628,8 @@ TEST_F(abi, unknown_flags_einval)
 	unsigned int i;
 
 	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-		EXPECT_EQ(-EINVAL, wreg(self->c.fd, desc, self->c.mem, 4, 0,
-					bad[i], NULL)) {
+		EXPECT_EQ(-EINVAL, ue_wreg(self->c.fd, desc, self->c.mem, 4, 0,
+					   bad[i], NULL)) {
 			TH_LOG("flags %#x", bad[i]);
 		}
 	}
@@ -758,8 +646,8 @@ TEST_F(abi, bad_name_args_efault)
 	ASSERT_NE(NULL, gone);
 	ASSERT_EQ(0, munmap(gone, page));
 
-	ASSERT_EQ(-EFAULT, wreg(self->c.fd, NULL, self->c.mem, 4, 0, 0, NULL));
-	ASSERT_EQ(-EFAULT, wreg(self->c.fd, gone, self->c.mem, 4, 0, 0, NULL));
+	ASSERT_EQ(-EFAULT, ue_wreg(self->c.fd, NULL, self->c.mem, 4, 0, 0, NULL));
+	ASSERT_EQ(-EFAULT, ue_wreg(self->c.fd, gone, self->c.mem, 4, 0, 0, NULL));
 	ASSERT_EQ(-ENOENT, ue_wunreg(self->c.fd, self->c.mem, 0));
 }
 
@@ -795,15 +683,15 @@ TEST_F(abi, persist_needs_perfmon)
 
 		close(pipefd[0]);
 		res[0] = drop_perfmon_caps();
-		res[1] = wreg(self->c.fd, PREFIX "perm_p u32 a", w, 4, 0,
-			      USER_EVENT_REG_PERSIST, NULL);
-		res[2] = wreg(self->c.fd, PREFIX "perm_pm u32 a", w, 4, 1,
-			      USER_EVENT_REG_PERSIST |
+		res[1] = ue_wreg(self->c.fd, PREFIX "perm_p u32 a", w, 4, 0,
+				 USER_EVENT_REG_PERSIST, NULL);
+		res[2] = ue_wreg(self->c.fd, PREFIX "perm_pm u32 a", w, 4, 1,
+				 USER_EVENT_REG_PERSIST |
 			      USER_EVENT_REG_MULTI_FORMAT, NULL);
 		/* Without the flag the same process may register */
-		res[3] = wreg(self->c.fd, PREFIX "perm_n u32 a", w, 4, 2, 0, NULL);
-		res[4] = wreg(self->c.fd, PREFIX "perm_m u32 a", w, 4, 3,
-			      USER_EVENT_REG_MULTI_FORMAT, NULL);
+		res[3] = ue_wreg(self->c.fd, PREFIX "perm_n u32 a", w, 4, 2, 0, NULL);
+		res[4] = ue_wreg(self->c.fd, PREFIX "perm_m u32 a", w, 4, 3,
+				 USER_EVENT_REG_MULTI_FORMAT, NULL);
 		res[5] = ue_wunreg(self->c.fd, w, 2) ?: ue_wunreg(self->c.fd, w, 3);
 		if (write(pipefd[1], res, sizeof(res)) != sizeof(res))
 			_exit(2);
@@ -839,8 +727,8 @@ TEST_F(abi, delete_persistent_needs_perfmon)
 	/* Registered on a file of their own, closed: nothing holds them */
 	fd = ue_open_data();
 	ASSERT_LE(0, fd);
-	ASSERT_EQ(0, wreg(fd, PREFIX "pdel_p u32 a", self->c.mem, 4, 0,
-			  USER_EVENT_REG_PERSIST, NULL));
+	ASSERT_EQ(0, ue_wreg(fd, PREFIX "pdel_p u32 a", self->c.mem, 4, 0,
+			     USER_EVENT_REG_PERSIST, NULL));
 	ASSERT_EQ(0, ue_wunreg(fd, self->c.mem, 0));
 	ASSERT_EQ(0, ue_reg(fd, PREFIX "pdel_s u32 a", NULL, NULL));
 	close(fd);
@@ -893,13 +781,13 @@ TEST_F(abi, same_addr_and_bit_eaddrinuse)
 	ASSERT_EQ(0, creg(&self->c, self->c.fd, e1, w, 4, 0, 0, NULL));
 
 	/* Same address and bit: refused for any event, on any fd */
-	ASSERT_EQ(-EADDRINUSE, wreg(self->c.fd, e2, w, 4, 0, 0, NULL));
-	ASSERT_EQ(-EADDRINUSE, wreg(self->c.fd, e1, w, 4, 0, 0, NULL));
+	ASSERT_EQ(-EADDRINUSE, ue_wreg(self->c.fd, e2, w, 4, 0, 0, NULL));
+	ASSERT_EQ(-EADDRINUSE, ue_wreg(self->c.fd, e1, w, 4, 0, 0, NULL));
 	self->c.fd2 = ue_open_data();
 	ASSERT_LE(0, self->c.fd2);
-	ASSERT_EQ(-EADDRINUSE, wreg(self->c.fd2, e2, w, 4, 0, 0, NULL));
+	ASSERT_EQ(-EADDRINUSE, ue_wreg(self->c.fd2, e2, w, 4, 0, 0, NULL));
 	/* ... also when the size given differs */
-	ASSERT_EQ(-EADDRINUSE, wreg(self->c.fd, e2, w, 8, 0, 0, NULL));
+	ASSERT_EQ(-EADDRINUSE, ue_wreg(self->c.fd, e2, w, 8, 0, 0, NULL));
 	ASSERT_FALSE(ue_event_exists(PREFIX "dup2"));
 
 	/* Another bit at the same address, the same event elsewhere: fine */
@@ -1075,7 +963,7 @@ TEST_F(abi, auto_delete_unreg_then_close)
 
 	/* The data fd still holds a reference */
 	ASSERT_EQ(0, cunreg(&self->c, self->c.fd, self->c.mem, 0));
-	sleep_ms(200);
+	ue_sleep_ms(200);
 	ASSERT_TRUE(ue_event_exists(name));
 
 	close(self->c.fd);
@@ -1093,7 +981,7 @@ TEST_F(abi, auto_delete_close_then_unreg)
 	/* The enabler still holds a reference: the bit still follows */
 	close(self->c.fd);
 	self->c.fd = -1;
-	sleep_ms(200);
+	ue_sleep_ms(200);
 	ASSERT_TRUE(ue_event_exists(name));
 	ASSERT_EQ(0, ue_enable(name, true));
 	ASSERT_WORD(self->c.mem, 4, FILL32 | 1);
@@ -1118,7 +1006,7 @@ TEST_F(abi, auto_delete_waits_for_ftrace)
 	self->c.fd = -1;
 
 	/* Still in use by ftrace */
-	sleep_ms(300);
+	ue_sleep_ms(300);
 	ASSERT_TRUE(ue_event_exists(name));
 
 	ASSERT_EQ(0, ue_enable(name, false));
@@ -1137,7 +1025,7 @@ TEST_F(abi, auto_delete_waits_for_perf)
 	close(self->c.fd);
 	self->c.fd = -1;
 
-	sleep_ms(300);
+	ue_sleep_ms(300);
 	ASSERT_TRUE(ue_event_exists(name));
 
 	close(self->c.perf_fd);
@@ -1183,13 +1071,13 @@ TEST_F(abi, persist_stays_until_delete)
 	ASSERT_EQ(0, cunreg(&self->c, self->c.fd, self->c.mem, 0));
 	close(self->c.fd);
 	self->c.fd = -1;
-	sleep_ms(300);
+	ue_sleep_ms(300);
 	ASSERT_TRUE(ue_event_exists(name));
 
 	/* Still usable */
 	ASSERT_EQ(0, ue_enable(name, true));
 	ASSERT_EQ(0, ue_enable(name, false));
-	sleep_ms(200);
+	ue_sleep_ms(200);
 	ASSERT_TRUE(ue_event_exists(name));
 
 	ASSERT_EQ(0, ue_del_fd(self->c.fd2, name));
@@ -1285,7 +1173,7 @@ TEST_F(abi, multi_format_beside_single_format)
 	ASSERT_EQ(0, multi_dirs(name, dirs, 4));
 
 	/* A single-format name with other fields is taken ... */
-	ASSERT_EQ(-EADDRINUSE, wreg(self->c.fd, PREFIX "mix u64 b", w, 4, 1, 0, NULL));
+	ASSERT_EQ(-EADDRINUSE, ue_wreg(self->c.fd, PREFIX "mix u64 b", w, 4, 1, 0, NULL));
 	/* ... but multi-format events of the name are separate */
 	ASSERT_EQ(0, creg(&self->c, self->c.fd, PREFIX "mix u64 b", w, 4, 1,
 			  USER_EVENT_REG_MULTI_FORMAT, NULL));
@@ -1490,8 +1378,8 @@ TEST_F(abi, status_and_remote_write_on_one_event)
 	ASSERT_EQ(EBADF, errno);
 
 	/* Different fields under the same name are refused by both ABIs */
-	ASSERT_EQ(-EADDRINUSE, wreg(self->c.fd, PREFIX "both u64 a", &w[1], 4,
-				    0, 0, NULL));
+	ASSERT_EQ(-EADDRINUSE, ue_wreg(self->c.fd, PREFIX "both u64 a", &w[1], 4,
+				       0, 0, NULL));
 	ASSERT_EQ(-EADDRINUSE, ue_reg(self->c.fd, PREFIX "both u64 a", NULL, NULL));
 
 	/* Remove: unregister, close, delete (status page events persist) */
@@ -1550,7 +1438,7 @@ TEST_F(bits, follows_ftrace_perf_unreg)
 	int perf_fd;
 
 	ASSERT_EQ(0, variant->offset % size);
-	word_write(word, size, off);
+	ue_word_write(word, size, off);
 	ASSERT_EQ(0, creg(&self->c, self->c.fd, PREFIX "bits u32 a", word, size,
 			  bit, 0, NULL));
 	ASSERT_WORD(word, size, off);
@@ -1579,13 +1467,13 @@ TEST_F(bits, follows_ftrace_perf_unreg)
 	ASSERT_REST_INTACT(&self->c, word, size);
 
 	/* The other bits are the process's: the kernel keeps them */
-	word_write(word, size, ~mask);
+	ue_word_write(word, size, ~mask);
 	ASSERT_EQ(0, ue_enable(name, true));
 	ASSERT_WORD(word, size, ~0ULL >> (64 - 8 * size));
-	word_write(word, size, mask);
+	ue_word_write(word, size, mask);
 	ASSERT_EQ(0, ue_enable(name, false));
 	ASSERT_WORD(word, size, 0);
-	word_write(word, size, off);
+	ue_word_write(word, size, off);
 
 	/* Unregistered while enabled: cleared at once, then left alone */
 	ASSERT_EQ(0, ue_enable(name, true));
@@ -1593,11 +1481,11 @@ TEST_F(bits, follows_ftrace_perf_unreg)
 	ASSERT_EQ(0, cunreg(&self->c, self->c.fd, word, bit));
 	ASSERT_WORD(word, size, off);
 	ASSERT_EQ(0, ue_enable(name, false));
-	word_write(word, size, on);
+	ue_word_write(word, size, on);
 	ASSERT_EQ(0, ue_enable(name, true));
 	ASSERT_EQ(0, ue_enable(name, false));
 	ASSERT_WORD(word, size, on);
-	word_write(word, size, off);
+	ue_word_write(word, size, off);
 	ASSERT_REST_INTACT(&self->c, word, size);
 }
 
@@ -1614,9 +1502,9 @@ TEST_F(bits, set_at_registration)
 	ASSERT_EQ(0, creg(&self->c, self->c.fd, PREFIX "bitreg u32 a", other, 4,
 			  2, 0, NULL));
 	ASSERT_EQ(0, ue_enable(name, true));
-	word_write(other, 4, FILL32);
+	ue_word_write(other, 4, FILL32);
 
-	word_write(word, size, fill & ~mask);
+	ue_word_write(word, size, fill & ~mask);
 	ASSERT_EQ(0, creg(&self->c, self->c.fd, PREFIX "bitreg u32 a", word, size,
 			  bit, 0, NULL));
 	ASSERT_WORD(word, size, fill | mask);
@@ -1626,20 +1514,19 @@ TEST_F(bits, set_at_registration)
 	ASSERT_WORD(word, size, fill & ~mask);
 	ASSERT_EQ(0, cunreg(&self->c, self->c.fd, word, bit));
 	ASSERT_EQ(0, cunreg(&self->c, self->c.fd, other, 2));
-	word_write(other, 4, FILL32);
+	ue_word_write(other, 4, FILL32);
 	ASSERT_REST_INTACT(&self->c, word, size);
 }
 
 static void final_cleanup(void)
 {
-	cleanup_events(PREFIX);
+	ue_cleanup_events(PREFIX);
 }
 
 int main(int argc, char **argv)
 {
 	/* After the last test, which may have failed without a teardown */
 	atexit(final_cleanup);
-	ue_scale_timeouts();
 
 	return test_harness_run(argc, argv);
 }

@@ -290,21 +290,6 @@ static int prog_filter(int off, int limit)
 	return prog_load(insns, n);
 }
 
-static int perf_open(long id, __u64 sample_type, pid_t pid, int cpu)
-{
-	struct perf_event_attr pe;
-
-	memset(&pe, 0, sizeof(pe));
-	pe.type = PERF_TYPE_TRACEPOINT;
-	pe.size = sizeof(pe);
-	pe.config = id;
-	pe.sample_period = 1;
-	pe.sample_type = sample_type;
-	pe.wakeup_events = 1;
-
-	return syscall(__NR_perf_event_open, &pe, pid, cpu, -1,
-		       PERF_FLAG_FD_CLOEXEC);
-}
 
 /* Attach prog_fd to a perf event of NAME; the perf fd or -errno */
 static int attach(const char *name, int prog_fd, pid_t pid, int cpu)
@@ -314,7 +299,7 @@ static int attach(const char *name, int prog_fd, pid_t pid, int cpu)
 
 	if (id < 0)
 		return id;
-	fd = perf_open(id, PERF_SAMPLE_RAW, pid, cpu);
+	fd = ue_perf_open_id(id, PERF_SAMPLE_RAW, pid, cpu);
 	if (fd < 0)
 		return -errno;
 	if (ioctl(fd, PERF_EVENT_IOC_SET_BPF, prog_fd) ||
@@ -326,23 +311,7 @@ static int attach(const char *name, int prog_fd, pid_t pid, int cpu)
 	return fd;
 }
 
-static int pin_cpu(int cpu)
-{
-	cpu_set_t set;
 
-	CPU_ZERO(&set);
-	CPU_SET(cpu, &set);
-	return sched_setaffinity(0, sizeof(set), &set);
-}
-
-static bool cpu_online(int cpu)
-{
-	cpu_set_t set;
-
-	if (sched_getaffinity(0, sizeof(set), &set))
-		return false;
-	return CPU_ISSET(cpu, &set);
-}
 
 /* Raw data of every PERF_RECORD_SAMPLE in the ring (sample_type RAW) */
 static int ring_raw(void *ring, unsigned char raws[][256], int max)
@@ -405,16 +374,9 @@ FIXTURE_SETUP(bpf)
 	self->ring = NULL;
 	self->page = map_status();
 	ASSERT_NE(NULL, self->page);
-	self->fd = ue_open_data();
-	ASSERT_LE(0, self->fd) {
-		TH_LOG("open %s: %s (is user_events.ko loaded?)",
-		       UE_DATA_FILE, strerror(errno));
-	}
+	UE_ASSERT_OPEN_DATA(self->fd);
 	ASSERT_EQ(0, ue_trace_clear());
-	ASSERT_LT(0, ue_hdr_size()) {
-		TH_LOG("record header size from %s: %s", UE_COMMON_EVENT,
-		       strerror(errno));
-	}
+	UE_ASSERT_HDR_SIZE();
 }
 
 FIXTURE_TEARDOWN(bpf)
@@ -473,7 +435,7 @@ static void val_count_offsets(struct __test_metadata *_metadata,
 TEST_F(bpf, counts_hits_and_copies_fields)
 {
 	const char *name = PREFIX "cnt";
-	bool two_cpus = cpu_online(1);
+	bool two_cpus = ue_cpu_online(1);
 	__u64 value[3];
 	struct cnt_rec r;
 	int i, s = -1, w = -1, val_off = -1, count_off = -1;
@@ -494,7 +456,7 @@ TEST_F(bpf, counts_hits_and_copies_fields)
 
 	for (i = 1; i <= 10; i++) {
 		if (two_cpus) {
-			ASSERT_EQ(0, pin_cpu(i % 2));
+			ASSERT_EQ(0, ue_pin_cpu(i % 2));
 		}
 		r.val = 0x1122334455667700ULL + i;
 		r.count = i;
@@ -609,7 +571,7 @@ TEST_F(bpf, bpf_iter_gets_the_record)
 	ASSERT_LE(0, self->prog_fd);
 	self->perf_fd = attach(name, self->prog_fd, -1, 0);
 	ASSERT_LE(0, self->perf_fd);
-	ASSERT_EQ(0, pin_cpu(0));
+	ASSERT_EQ(0, ue_pin_cpu(0));
 
 	r.val = 0x8877665544332211ULL;
 	r.count = 7;
@@ -664,7 +626,7 @@ TEST_F(bpf, reads_to_end_of_fields_get_the_payload)
 	const int end = 3976, n = end - hdr;
 
 	ASSERT_EQ(0, end % 8);
-	ASSERT_EQ(0, pin_cpu(0));
+	ASSERT_EQ(0, ue_pin_cpu(0));
 
 	/* Leaves 3000 bytes of 0xab in this CPU's perf buffer */
 	ASSERT_EQ(0, ue_reg(self->fd, PREFIX "dirty u8[1000] a; u8[1000] b; u8[1000] c", NULL, &dirty));
@@ -741,7 +703,7 @@ TEST_F(bpf, no_fields_reads_zeroes)
 	static const int offs[] = { 8, 16, 512, 3000, 8184 };
 	unsigned int k;
 
-	ASSERT_EQ(0, pin_cpu(0));
+	ASSERT_EQ(0, ue_pin_cpu(0));
 	ASSERT_EQ(0, ue_reg(self->fd, PREFIX "dirty u8[1000] a; u8[1000] b; u8[1000] c", NULL, &dirty));
 	prog2 = prog_return(0);
 	ASSERT_LE(0, prog2);
@@ -808,7 +770,7 @@ TEST_F(bpf, bpf_iter_get_stackid)
 	ASSERT_LE(0, self->prog_fd);
 	self->perf_fd = attach(name, self->prog_fd, -1, 0);
 	ASSERT_LE(0, self->perf_fd);
-	ASSERT_EQ(0, pin_cpu(0));
+	ASSERT_EQ(0, ue_pin_cpu(0));
 
 	memcpy(payload, &w, 4);
 	ASSERT_EQ((ssize_t)sizeof(payload),
@@ -868,7 +830,7 @@ TEST_F(bpf, bpf_iter_verdict_and_perf_record)
 	}
 }
 
-TEST_F_TIMEOUT(bpf, bpftrace_tracepoint_args, 290)
+TEST_F_TIMEOUT(bpf, bpftrace_tracepoint_args, UE_TIMEOUT(290))
 {
 	static char hex[4096], env_desc[600], env_hex[4200], cmd[4200];
 	char *env[] = { "UE_TEST_WRITER=1", env_desc, env_hex, NULL };
@@ -950,7 +912,7 @@ TEST_F_TIMEOUT(bpf, bpftrace_tracepoint_args, 290)
  * BPF_ITER event: bpf_get_stackid() on every hit. It ran into the seed's
  * 16-byte context and oopsed on the writer's length as a pointer.
  */
-TEST_F_TIMEOUT(bpf, bpftrace_kstack_bpf_iter, 290)
+TEST_F_TIMEOUT(bpf, bpftrace_kstack_bpf_iter, UE_TIMEOUT(290))
 {
 	static char hex[8192], env_desc[600], env_hex[8300], cmd[4200];
 	char *env[] = { "UE_TEST_WRITER=1", env_desc, env_hex, NULL };

@@ -97,16 +97,9 @@ FIXTURE_SETUP(ftrace)
 	self->instance[0] = '\0';
 	self->page = map_status();
 	ASSERT_NE(NULL, self->page);
-	self->fd = ue_open_data();
-	ASSERT_LE(0, self->fd) {
-		TH_LOG("open %s: %s (is user_events.ko loaded?)",
-		       UE_DATA_FILE, strerror(errno));
-	}
+	UE_ASSERT_OPEN_DATA(self->fd);
 	ASSERT_EQ(0, ue_trace_clear());
-	ASSERT_LT(0, ue_hdr_size()) {
-		TH_LOG("record header size from %s: %s", UE_COMMON_EVENT,
-		       strerror(errno));
-	}
+	UE_ASSERT_HDR_SIZE();
 }
 
 FIXTURE_TEARDOWN(ftrace)
@@ -471,31 +464,11 @@ TEST_F(ftrace, trace_pipe_one_record)
 static int instance_lines(const char *inst, const char *name,
 			  char lines[][UE_LINE_MAX], int max)
 {
-	static char buf[1 << 20];
 	char path[512], needle[300];
-	char *line, *next;
-	int n = 0;
 
 	snprintf(path, sizeof(path), "%s/trace", inst);
-	if (ue_read_file(path, buf, sizeof(buf)) < 0)
-		return -1;
 	snprintf(needle, sizeof(needle), ": %s: ", name);
-	for (line = buf; *line; line = next) {
-		char *t;
-
-		next = strchr(line, '\n');
-		if (next)
-			*next++ = '\0';
-		else
-			next = line + strlen(line);
-		if (line[0] == '#' || !(t = strstr(line, needle)))
-			continue;
-		if (n < max)
-			snprintf(lines[n], UE_LINE_MAX, "%s", t + strlen(needle));
-		n++;
-	}
-
-	return n;
+	return ue_file_lines(path, needle, lines, max);
 }
 
 static int instance_enable(const char *inst, const char *name, bool on)
@@ -655,40 +628,6 @@ static size_t tc_payload_empty(unsigned char *p)
 #define TC_TEXT_EMPTY "a=0 b=0 c=0 d=0 e=0 f=0 g=0 h=0 i=0 j=0 k=0 l=0 m=0 n=0 " \
 	"o= p= q=00 00 00 00 r=00 00 00 00 s= t= u="
 
-/* The text after "NAME:" (and its padding) of each line naming NAME */
-static int report_lines(const char *path, const char *name,
-			char lines[][UE_LINE_MAX], int max)
-{
-	static char buf[1 << 20];
-	char needle[300], *line, *next;
-	int n = 0;
-
-	if (ue_read_file(path, buf, sizeof(buf)) < 0)
-		return -1;
-	snprintf(needle, sizeof(needle), " %s:", name);
-
-	for (line = buf; *line; line = next) {
-		char *t;
-
-		next = strchr(line, '\n');
-		if (next)
-			*next++ = '\0';
-		else
-			next = line + strlen(line);
-		t = strstr(line, needle);
-		if (!t)
-			continue;
-		t += strlen(needle);
-		while (*t == ' ')
-			t++;
-		if (n < max)
-			snprintf(lines[n], UE_LINE_MAX, "%s", t);
-		n++;
-	}
-
-	return n;
-}
-
 /*
  * trace-cmd record around a writer, then trace-cmd report: one line per
  * record, "NAME:" and the fields as the print fmt renders them. Returns
@@ -698,42 +637,20 @@ static int trace_cmd(struct __test_metadata *_metadata, const char *desc,
 		     const char *name, const char *hex,
 		     char lines[][UE_LINE_MAX], int max)
 {
-	static char env_desc[600], env_hex[8300], event[300];
-	char *env[] = { "UE_TEST_WRITER=1", env_desc, env_hex, NULL };
+	static char event[300], needle[300];
 	char *exe = (char *)self_exe();
 	char *rec_argv[] = { "trace-cmd", "record", "-q", "-e", event,
 			     "-o", "tc.dat", "--", exe, NULL };
 	char *rep_argv[] = { "trace-cmd", "report", "-i", "tc.dat", NULL };
-	int status, n;
 
-	snprintf(env_desc, sizeof(env_desc), "UE_W_DESC=%s", desc);
-	snprintf(env_hex, sizeof(env_hex), "UE_W_HEX=%s", hex);
 	snprintf(event, sizeof(event), "user_events:%s", name);
-
-	status = run_cmd(rec_argv, env, "record.out", "record.err");
-	if (status != 0 || writer_failed("record.err")) {
-		log_file("record.out");
-		log_file("record.err");
-		TH_LOG("trace-cmd record: wait status %#x", status);
-		return -1;
-	}
-
-	status = run_cmd(rep_argv, NULL, "report.out", "report.err");
-	n = report_lines("report.out", name, lines, max);
-	unlink("tc.dat");
-	if (status != 0) {
-		log_file("report.out");
-		log_file("report.err");
-		TH_LOG("trace-cmd report: wait status %#x%s", status,
-		       WIFSIGNALED(status) ? " (killed by a signal)" : "");
-		return -1;
-	}
-
-	return n;
+	snprintf(needle, sizeof(needle), " %s:", name);
+	return ue_record_report(_metadata, rec_argv, rep_argv, "tc.dat", desc,
+				hex, needle, lines, max);
 }
 
 /* Every fixed-size type and the dynamic strings and __data_loc u8[] */
-TEST_F_TIMEOUT(ftrace, trace_cmd_record_report, 280)
+TEST_F_TIMEOUT(ftrace, trace_cmd_record_report, UE_TIMEOUT(280))
 {
 	static char hex[4096];
 	unsigned char p[256];
@@ -755,7 +672,7 @@ TEST_F_TIMEOUT(ftrace, trace_cmd_record_report, 280)
 }
 
 /* Negative values of the 8 and 16-bit signed types */
-TEST_F_TIMEOUT(ftrace, trace_cmd_narrow_signed_fields, 280)
+TEST_F_TIMEOUT(ftrace, trace_cmd_narrow_signed_fields, UE_TIMEOUT(280))
 {
 	const char *desc = PREFIX "tcs s8 b; s16 d; short k; char m; s32 f";
 	static char hex[256];
@@ -784,7 +701,7 @@ TEST_F_TIMEOUT(ftrace, trace_cmd_narrow_signed_fields, 280)
 }
 
 /* __rel_loc u8[]: bytes from the end of the field */
-TEST_F_TIMEOUT(ftrace, trace_cmd_rel_loc_u8_array, 280)
+TEST_F_TIMEOUT(ftrace, trace_cmd_rel_loc_u8_array, UE_TIMEOUT(280))
 {
 	const char *desc = PREFIX "tcv u32 n; __rel_loc u8[] v";
 	static char hex[256];

@@ -26,16 +26,9 @@ FIXTURE(grammar) {
 FIXTURE_SETUP(grammar)
 {
 	self->fd2 = -1;
-	self->fd = ue_open_data();
-	ASSERT_LE(0, self->fd) {
-		TH_LOG("open %s: %s (is user_events.ko loaded?)",
-		       UE_DATA_FILE, strerror(errno));
-	}
+	UE_ASSERT_OPEN_DATA(self->fd);
 	ASSERT_EQ(0, ue_trace_clear());
-	ASSERT_LT(0, ue_hdr_size()) {
-		TH_LOG("record header size from %s: %s", UE_COMMON_EVENT,
-		       strerror(errno));
-	}
+	UE_ASSERT_HDR_SIZE();
 }
 
 FIXTURE_TEARDOWN(grammar)

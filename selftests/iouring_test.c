@@ -132,11 +132,7 @@ FIXTURE_SETUP(iouring)
 
 	self->ring.fd = -1;
 	self->fixed = MAP_FAILED;
-	self->fd = ue_open_data();
-	ASSERT_LE(0, self->fd) {
-		TH_LOG("open %s: %s (is user_events.ko loaded?)",
-		       UE_DATA_FILE, strerror(errno));
-	}
+	UE_ASSERT_OPEN_DATA(self->fd);
 	ASSERT_EQ(0, ue_trace_clear());
 	ret = ring_init(&self->ring);
 	ASSERT_EQ(0, ret) {

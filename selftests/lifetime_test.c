@@ -31,7 +31,6 @@
 #include "ue_test.h"
 
 #define PREFIX		"ue_l_"
-#define UE_MULTI_DIR	UE_TRACEFS "/events/" USER_EVENTS_MULTI_SYSTEM
 
 #define FILL		0x5a
 #define FILL32		0x5a5a5a5aU
@@ -52,80 +51,21 @@ extern char **environ;
  * Helpers
  */
 
-static int wreg(int fd, const char *desc, const void *addr, int size,
-		int bit, int flags, int *write_index)
-{
-	struct user_write_reg reg;
-
-	memset(&reg, 0, sizeof(reg));
-	reg.size = sizeof(reg);
-	reg.enable_bit = bit;
-	reg.enable_size = size;
-	reg.flags = flags;
-	reg.enable_addr = (__u64)(uintptr_t)addr;
-	reg.name_args = (__u64)(uintptr_t)desc;
-	reg.write_index = 0xdeadbeef;
-
-	if (ioctl(fd, DIAG_IOCSREG, &reg) < 0)
-		return -errno;
-
-	if (write_index)
-		*write_index = (int)reg.write_index;
-
-	return 0;
-}
-
-static uint64_t word_read(const void *addr, int size)
-{
-	if (size == 8)
-		return __atomic_load_n((const uint64_t *)addr, __ATOMIC_SEQ_CST);
-
-	return __atomic_load_n((const uint32_t *)addr, __ATOMIC_SEQ_CST);
-}
-
-static void word_write(void *addr, int size, uint64_t val)
-{
-	if (size == 8)
-		__atomic_store_n((uint64_t *)addr, val, __ATOMIC_SEQ_CST);
-	else
-		__atomic_store_n((uint32_t *)addr, (uint32_t)val,
-				 __ATOMIC_SEQ_CST);
-}
-
-static void sleep_ms(int ms)
-{
-	usleep(ms * 1000);
-}
-
-/* Wait up to ms for the word to read want; returns it or -1 */
-static int word_wait(const void *addr, int size, uint64_t want, int ms)
-{
-	int waited;
-
-	for (waited = 0; waited <= ms; waited += 5) {
-		if (word_read(addr, size) == want)
-			return waited;
-		sleep_ms(5);
-	}
-
-	return -1;
-}
-
 /* The word reads want within a second */
 #define ASSERT_WORD_SOON(addr, size, want) do {				\
 	uint64_t __want = (want);					\
-	if (word_wait((addr), (size), __want, WAIT_MS) < 0)		\
+	if (ue_word_wait((addr), (size), __want, WAIT_MS) < 0)		\
 		TH_LOG("word %p: %#llx, expected %#llx within 1 s",	\
 		       (void *)(addr),					\
-		       (unsigned long long)word_read((addr), (size)),	\
+		       (unsigned long long)ue_word_read((addr), (size)),	\
 		       (unsigned long long)__want);			\
-	ASSERT_EQ(__want, word_read((addr), (size)));			\
+	ASSERT_EQ(__want, ue_word_read((addr), (size)));			\
 } while (0)
 
 /* The word still reads want after a while (nothing touches it) */
 #define ASSERT_WORD_STAYS(addr, size, want) do {			\
-	sleep_ms(200);							\
-	ASSERT_EQ((uint64_t)(want), word_read((addr), (size)));		\
+	ue_sleep_ms(200);							\
+	ASSERT_EQ((uint64_t)(want), ue_word_read((addr), (size)));		\
 } while (0)
 
 static char *map_mem(size_t pages)
@@ -148,57 +88,10 @@ static bool event_wait(const char *name, bool exists, int ms)
 	for (waited = 0; waited <= ms; waited += 10) {
 		if (ue_event_exists(name) == exists)
 			return true;
-		sleep_ms(10);
+		ue_sleep_ms(10);
 	}
 
 	return false;
-}
-
-/*
- * Disable and DIAG_IOCSDEL every event of both systems whose name starts
- * with prefix, then wait for all of them to be gone. Returns how many
- * are left.
- */
-static int cleanup_events(const char *prefix)
-{
-	static const char *const sys_dirs[] = { UE_EVENTS_DIR, UE_MULTI_DIR };
-	int left = 0, waited, ret;
-	unsigned int s;
-
-	for (waited = 0; waited <= 2 * WAIT_MS; waited += 20) {
-		left = 0;
-		for (s = 0; s < sizeof(sys_dirs) / sizeof(sys_dirs[0]); s++) {
-			struct dirent *de;
-			DIR *d = opendir(sys_dirs[s]);
-
-			if (!d)
-				continue;
-			while ((de = readdir(d))) {
-				char path[512], name[300];
-
-				if (strncmp(de->d_name, prefix, strlen(prefix)))
-					continue;
-				left++;
-				snprintf(path, sizeof(path), "%s/%s/enable",
-					 sys_dirs[s], de->d_name);
-				ue_write_file(path, "0\n", false);
-				/* DIAG_IOCSDEL takes the name without ".<id>" */
-				snprintf(name, sizeof(name), "%s", de->d_name);
-				name[strcspn(name, ".")] = '\0';
-				ret = ue_del(name);
-				if (waited + 20 > 2 * WAIT_MS)
-					ksft_print_msg("cleanup: %s/%s left, DIAG_IOCSDEL: %s\n",
-						       sys_dirs[s], de->d_name,
-						       strerror(-ret));
-			}
-			closedir(d);
-		}
-		if (!left)
-			break;
-		sleep_ms(20);
-	}
-
-	return left;
 }
 
 /* ---------------------------------------------------------------------
@@ -259,17 +152,17 @@ static void __attribute__((noreturn)) peer_serve(int in, int out,
 
 		switch (rq.cmd) {
 		case CMD_READ:
-			reply = (int64_t)word_read(pw->addr, pw->size);
+			reply = (int64_t)ue_word_read(pw->addr, pw->size);
 			break;
 		case CMD_WRITE:
-			word_write(pw->addr, pw->size, rq.arg);
+			ue_word_write(pw->addr, pw->size, rq.arg);
 			break;
 		case CMD_REG:
 			if (pw->fd < 0)
 				pw->fd = open(UE_DATA_FILE, O_RDWR | O_CLOEXEC);
 			reply = pw->fd < 0 ? -errno :
-				wreg(pw->fd, pw->desc, pw->addr, pw->size,
-				     pw->bit, 0, NULL);
+				ue_wreg(pw->fd, pw->desc, pw->addr, pw->size,
+					pw->bit, 0, NULL);
 			break;
 		case CMD_UNREG:
 			if (pw->fd < 0)
@@ -318,8 +211,8 @@ static int peer_start(struct peer *p, struct peer_word *pw, const char *exec_des
 			if (pw) {
 				int fd = open(UE_DATA_FILE, O_RDWR | O_CLOEXEC);
 
-				if (fd < 0 || wreg(fd, pw->desc, pw->addr, pw->size,
-						   pw->bit, 0, NULL))
+				if (fd < 0 || ue_wreg(fd, pw->desc, pw->addr, pw->size,
+						      pw->bit, 0, NULL))
 					_exit(8);
 			}
 			if (dup2(req[0], 0) < 0 || dup2(rep[1], 1) < 0)
@@ -367,7 +260,7 @@ static uint64_t peer_wait_word(struct peer *p, uint64_t want, int ms)
 		val = (uint64_t)peer_call(p, CMD_READ, 0);
 		if (val == want)
 			break;
-		sleep_ms(5);
+		ue_sleep_ms(5);
 	}
 
 	return val;
@@ -445,13 +338,9 @@ FIXTURE_SETUP(life)
 	 * -O2 the harness's "child" variable does not survive longjmp()):
 	 * remove what such a test may have left behind.
 	 */
-	cleanup_events(PREFIX);
+	ue_cleanup_events(PREFIX);
 
-	self->fd = ue_open_data();
-	ASSERT_LE(0, self->fd) {
-		TH_LOG("open %s: %s (is user_events.ko loaded?)",
-		       UE_DATA_FILE, strerror(errno));
-	}
+	UE_ASSERT_OPEN_DATA(self->fd);
 }
 
 FIXTURE_TEARDOWN(life)
@@ -476,7 +365,7 @@ FIXTURE_TEARDOWN(life)
 	if (self->mem)
 		munmap(self->mem, self->mem_len);
 
-	EXPECT_EQ(0, cleanup_events(PREFIX));
+	EXPECT_EQ(0, ue_cleanup_events(PREFIX));
 }
 
 static void track(FIXTURE_DATA(life) *self, const void *addr, int bit)
@@ -503,7 +392,7 @@ static void forget(FIXTURE_DATA(life) *self, const void *addr, int bit)
 static int reg(FIXTURE_DATA(life) *self, const char *desc, const void *addr,
 	       int size, int bit)
 {
-	int ret = wreg(self->fd, desc, addr, size, bit, 0, NULL);
+	int ret = ue_wreg(self->fd, desc, addr, size, bit, 0, NULL);
 
 	if (!ret)
 		track(self, addr, bit);
@@ -543,7 +432,7 @@ TEST_F(life, fork_child_has_own_copy)
 	struct peer *child = &self->peers[0];
 	int perf_fd;
 
-	word_write(w, 4, FILL32 & ~1U);
+	ue_word_write(w, 4, FILL32 & ~1U);
 	ASSERT_EQ(0, reg(self, desc, w, 4, 0));
 	pw.addr = w;
 	ASSERT_EQ(0, peer_start(child, &pw, NULL));
@@ -551,7 +440,7 @@ TEST_F(life, fork_child_has_own_copy)
 	/* The child's copy of the word is its own */
 	ASSERT_EQ(0, peer_call(child, CMD_WRITE, CHILD32));
 	ASSERT_EQ((int64_t)CHILD32, peer_call(child, CMD_READ, 0));
-	ASSERT_EQ(FILL32 & ~1U, word_read(w, 4));
+	ASSERT_EQ(FILL32 & ~1U, ue_word_read(w, 4));
 
 	/* ... and it inherited the enabler */
 	ASSERT_EQ(-EADDRINUSE, peer_call(child, CMD_REG, 0));
@@ -586,7 +475,7 @@ TEST_F(life, fork_child_unreg_keeps_parent)
 	char *w = self->mem;
 	struct peer *child = &self->peers[0];
 
-	word_write(w, 4, FILL32 & ~1U);
+	ue_word_write(w, 4, FILL32 & ~1U);
 	ASSERT_EQ(0, reg(self, desc, w, 4, 0));
 	pw.addr = w;
 	ASSERT_EQ(0, peer_start(child, &pw, NULL));
@@ -610,7 +499,7 @@ TEST_F(life, fork_child_unreg_keeps_parent)
 	ASSERT_WORD_SOON(w, 4, FILL32 | 1);
 	ASSERT_EQ(0, ue_enable(name, false));
 	ASSERT_WORD_SOON(w, 4, FILL32 & ~1U);
-	sleep_ms(200);
+	ue_sleep_ms(200);
 	ASSERT_EQ((int64_t)(CHILD32 | 1), peer_call(child, CMD_READ, 0));
 
 	/* The child may register the address and bit again */
@@ -630,7 +519,7 @@ TEST_F(life, fork_parent_unreg_keeps_child)
 	char *w = self->mem;
 	struct peer *child = &self->peers[0];
 
-	word_write(w, 4, FILL32 & ~1U);
+	ue_word_write(w, 4, FILL32 & ~1U);
 	ASSERT_EQ(0, reg(self, desc, w, 4, 0));
 	pw.addr = w;
 	ASSERT_EQ(0, peer_start(child, &pw, NULL));
@@ -643,20 +532,20 @@ TEST_F(life, fork_parent_unreg_keeps_child)
 	/* The parent unregisters: its bit is cleared, the child's is not */
 	ASSERT_EQ(0, unreg(self, w, 0));
 	ASSERT_WORD_SOON(w, 4, FILL32 & ~1U);
-	sleep_ms(200);
+	ue_sleep_ms(200);
 	ASSERT_EQ((int64_t)(CHILD32 | 1), peer_call(child, CMD_READ, 0));
 	ASSERT_EQ(-ENOENT, ue_wunreg(self->fd, w, 0));
 
 	/* The child's enabler still works, the parent's word is left alone */
 	ASSERT_EQ(0, ue_enable(name, false));
 	ASSERT_EQ(CHILD32, peer_wait_word(child, CHILD32, WAIT_MS));
-	word_write(w, 4, FILL32 | 1);
+	ue_word_write(w, 4, FILL32 | 1);
 	ASSERT_EQ(0, ue_enable(name, true));
 	ASSERT_EQ(CHILD32 | 1, peer_wait_word(child, CHILD32 | 1, WAIT_MS));
 	ASSERT_EQ(0, ue_enable(name, false));
 	ASSERT_EQ(CHILD32, peer_wait_word(child, CHILD32, WAIT_MS));
 	ASSERT_WORD_STAYS(w, 4, FILL32 | 1);
-	word_write(w, 4, FILL32 & ~1U);
+	ue_word_write(w, 4, FILL32 & ~1U);
 
 	ASSERT_EQ(0, peer_call(child, CMD_UNREG, 0));
 	ASSERT_EQ(0, peer_stop(child));
@@ -671,7 +560,7 @@ TEST_F(life, fork_child_of_child)
 	uint32_t seen[2] = { 0, 0 };
 	pid_t pid;
 
-	word_write(w, 4, FILL32 & ~1U);
+	ue_word_write(w, 4, FILL32 & ~1U);
 	ASSERT_EQ(0, reg(self, desc, w, 4, 0));
 	ASSERT_EQ(0, pipe(pipefd));
 
@@ -684,15 +573,15 @@ TEST_F(life, fork_child_of_child)
 		prctl(PR_SET_PDEATHSIG, SIGKILL);
 		gc = fork();
 		if (gc == 0) {
-			word_write(w, 4, CHILD32);
+			ue_word_write(w, 4, CHILD32);
 			if (ue_enable(name, true))
 				_exit(1);
-			seen[0] = word_wait(w, 4, CHILD32 | 1, WAIT_MS) < 0 ?
-				  (uint32_t)word_read(w, 4) : CHILD32 | 1;
+			seen[0] = ue_word_wait(w, 4, CHILD32 | 1, WAIT_MS) < 0 ?
+				  (uint32_t)ue_word_read(w, 4) : CHILD32 | 1;
 			if (ue_enable(name, false))
 				_exit(1);
-			seen[1] = word_wait(w, 4, CHILD32, WAIT_MS) < 0 ?
-				  (uint32_t)word_read(w, 4) : CHILD32;
+			seen[1] = ue_word_wait(w, 4, CHILD32, WAIT_MS) < 0 ?
+				  (uint32_t)ue_word_read(w, 4) : CHILD32;
 			if (!write_full(pipefd[1], seen, sizeof(seen)))
 				_exit(1);
 			_exit(0);
@@ -736,8 +625,8 @@ static void *thread_fn(void *p)
 {
 	struct thread_arg *a = p;
 
-	a->dup_result = wreg(a->fd, a->desc, a->w, 4, 0, 0, NULL);
-	a->reg_result = wreg(a->fd, a->desc, a->w, 4, a->bit, 0, NULL);
+	a->dup_result = ue_wreg(a->fd, a->desc, a->w, 4, 0, 0, NULL);
+	a->reg_result = ue_wreg(a->fd, a->desc, a->w, 4, a->bit, 0, NULL);
 
 	return NULL;
 }
@@ -746,8 +635,8 @@ static int clone_fn(void *p)
 {
 	struct thread_arg *a = p;
 
-	a->dup_result = wreg(a->fd, a->desc, a->w, 4, 0, 0, NULL);
-	a->reg_result = wreg(a->fd, a->desc, a->w, 4, a->bit, 0, NULL);
+	a->dup_result = ue_wreg(a->fd, a->desc, a->w, 4, 0, 0, NULL);
+	a->reg_result = ue_wreg(a->fd, a->desc, a->w, 4, a->bit, 0, NULL);
 
 	return 0;
 }
@@ -833,7 +722,7 @@ TEST_F(life, vfork_exec_keeps_enablers)
 	int i, status;
 	pid_t pid;
 
-	word_write(w, 4, FILL32 & ~1U);
+	ue_word_write(w, 4, FILL32 & ~1U);
 	ASSERT_EQ(0, reg(self, desc, w, 4, 0));
 
 	/* posix_spawn() shares the memory until the child's exec() */
@@ -844,7 +733,7 @@ TEST_F(life, vfork_exec_keeps_enablers)
 		ASSERT_EQ(0, status);
 	}
 
-	ASSERT_EQ(-EADDRINUSE, wreg(self->fd, desc, w, 4, 0, 0, NULL));
+	ASSERT_EQ(-EADDRINUSE, ue_wreg(self->fd, desc, w, 4, 0, 0, NULL));
 	ASSERT_EQ(0, ue_enable(name, true));
 	ASSERT_WORD_SOON(w, 4, FILL32 | 1);
 	ASSERT_EQ(0, ue_enable(name, false));
@@ -871,7 +760,7 @@ TEST_F(life, exec_drops_enablers)
 	if (w != EXEC_ADDR)
 		SKIP(return, "cannot map a page at %p", EXEC_ADDR);
 	memset(w, FILL, page);
-	word_write(w, 4, FILL32 & ~1U);
+	ue_word_write(w, 4, FILL32 & ~1U);
 	ASSERT_EQ(0, reg(self, desc, w, 4, 0));
 
 	/*
@@ -886,12 +775,12 @@ TEST_F(life, exec_drops_enablers)
 
 	/* The old image's enablers and fd are gone: so is its own event */
 	ASSERT_TRUE(event_wait(PREFIX "exec_only", false, WAIT_MS));
-	ASSERT_EQ(FILL32, word_read(w + 64, 4));
+	ASSERT_EQ(FILL32, ue_word_read(w + 64, 4));
 
 	/* The new image's word at the same address is not touched */
 	ASSERT_EQ(0, ue_enable(name, true));
 	ASSERT_WORD_SOON(w, 4, FILL32 | 1);
-	sleep_ms(200);
+	ue_sleep_ms(200);
 	ASSERT_EQ((int64_t)FILL32, peer_call(helper, CMD_READ, 0));
 	ASSERT_EQ(0, ue_enable(name, false));
 	ASSERT_WORD_SOON(w, 4, FILL32 & ~1U);
@@ -923,7 +812,7 @@ TEST_F(life, exit_with_live_enablers)
 	int pipefd[2], i, status;
 	pid_t pid;
 
-	word_write(w, 4, FILL32 & ~1U);
+	ue_word_write(w, 4, FILL32 & ~1U);
 	ASSERT_EQ(0, reg(self, desc, w, 4, 0));
 
 	/* Children exit with enablers of their own, enabled or not */
@@ -943,12 +832,12 @@ TEST_F(life, exit_with_live_enablers)
 			close(pipefd[0]);
 			/* In memory shared with the parent (COW) and its own */
 			if (fd < 0 || !mine ||
-			    wreg(fd, desc, cw, 4, 3, 0, NULL) ||
-			    wreg(fd, desc, mine + 8, 8, 63, 0, NULL))
+			    ue_wreg(fd, desc, cw, 4, 3, 0, NULL) ||
+			    ue_wreg(fd, desc, mine + 8, 8, 63, 0, NULL))
 				_exit(1);
 			if (enabled &&
-			    (word_wait(cw, 4, FILL32 | 8, WAIT_MS) < 0 ||
-			     word_wait(mine + 8, 8, FILL64 | (1ULL << 63), WAIT_MS) < 0))
+			    (ue_word_wait(cw, 4, FILL32 | 8, WAIT_MS) < 0 ||
+			     ue_word_wait(mine + 8, 8, FILL64 | (1ULL << 63), WAIT_MS) < 0))
 				_exit(2);
 			c = 'x';
 			if (!write_full(pipefd[1], &c, 1))
@@ -971,7 +860,7 @@ TEST_F(life, exit_with_live_enablers)
 		ASSERT_EQ(0, ue_enable(name, false));
 		ASSERT_WORD_SOON(w, 4, FILL32 & ~1U);
 		/* The parent's copy of the child's word was never registered */
-		ASSERT_EQ(FILL32, word_read(cw, 4));
+		ASSERT_EQ(FILL32, ue_word_read(cw, 4));
 	}
 
 	ASSERT_EQ(0, unreg(self, w, 0));
@@ -998,8 +887,8 @@ TEST_F(life, exit_deletes_event)
 			close(ready[0]);
 			close(go[1]);
 			/* Neither unregistered nor closed before exit */
-			if (fd < 0 || wreg(fd, PREFIX "exitdel u32 a",
-					   self->mem, 4, 0, 0, NULL))
+			if (fd < 0 || ue_wreg(fd, PREFIX "exitdel u32 a",
+					      self->mem, 4, 0, 0, NULL))
 				_exit(1);
 			c = 'x';
 			if (!write_full(ready[1], &c, 1))
@@ -1008,7 +897,7 @@ TEST_F(life, exit_deletes_event)
 			if (read(go[0], &c, 1) != 0)
 				_exit(1);
 			if (round == 1 &&
-			    word_wait(self->mem, 4, FILL32 | 1, WAIT_MS) < 0)
+			    ue_word_wait(self->mem, 4, FILL32 | 1, WAIT_MS) < 0)
 				_exit(2);
 			_exit(0);
 		}
@@ -1025,7 +914,7 @@ TEST_F(life, exit_deletes_event)
 
 		if (round == 1) {
 			/* ftrace still holds it */
-			sleep_ms(300);
+			ue_sleep_ms(300);
 			ASSERT_TRUE(ue_event_exists(name));
 			ASSERT_EQ(0, ue_enable(name, false));
 		}
@@ -1037,7 +926,7 @@ TEST_F(life, exit_deletes_event)
  * Fork storm
  */
 
-TEST_F_TIMEOUT(life, fork_storm, 240)
+TEST_F_TIMEOUT(life, fork_storm, UE_TIMEOUT(240))
 {
 	const char *desc1 = PREFIX "storm1 u32 a", *name1 = PREFIX "storm1";
 	const char *desc2 = PREFIX "storm2 u64 b", *name2 = PREFIX "storm2";
@@ -1046,8 +935,8 @@ TEST_F_TIMEOUT(life, fork_storm, 240)
 	pid_t toggler, pids[20];
 	int i, j, status, forks = 0;
 
-	word_write(w1, 4, FILL32 & ~3U);
-	word_write(w2, 8, FILL64 & ~(1ULL << 63));
+	ue_word_write(w1, 4, FILL32 & ~3U);
+	ue_word_write(w2, 8, FILL64 & ~(1ULL << 63));
 	ASSERT_EQ(0, reg(self, desc1, w1, 4, 0));
 	ASSERT_EQ(0, reg(self, desc2, w1, 4, 1));
 	ASSERT_EQ(0, reg(self, desc1, w2, 8, 63));
@@ -1087,10 +976,10 @@ TEST_F_TIMEOUT(life, fork_storm, 240)
 					ue_wunreg(self->fd, w1, 0);
 					break;
 				case 2:
-					wreg(self->fd, desc2, cw, 4, 5, 0, NULL);
+					ue_wreg(self->fd, desc2, cw, 4, 5, 0, NULL);
 					break;
 				case 3:
-					word_write(w1, 4, 0);
+					ue_word_write(w1, 4, 0);
 					usleep(1000);
 					break;
 				}
@@ -1124,7 +1013,7 @@ TEST_F_TIMEOUT(life, fork_storm, 240)
 	ASSERT_EQ(0, ue_enable(name2, false));
 	ASSERT_WORD_SOON(w1, 4, FILL32 & ~3U);
 	ASSERT_WORD_SOON(w2, 8, FILL64 & ~(1ULL << 63));
-	ASSERT_EQ(FILL32, word_read(cw, 4));
+	ASSERT_EQ(FILL32, ue_word_read(cw, 4));
 
 	ASSERT_EQ(0, unreg(self, w1, 0));
 	ASSERT_EQ(0, unreg(self, w1, 1));
@@ -1143,15 +1032,15 @@ TEST_F(life, dontneed_page_faults_back)
 	long page = sysconf(_SC_PAGESIZE);
 	char *w = self->mem + 12, *w64 = self->mem + page + 16;
 
-	word_write(w, 4, FILL32 & ~8U);
-	word_write(w64, 8, FILL64 & ~(1ULL << 63));
+	ue_word_write(w, 4, FILL32 & ~8U);
+	ue_word_write(w64, 8, FILL64 & ~(1ULL << 63));
 	ASSERT_EQ(0, reg(self, desc, w, 4, 3));
 	ASSERT_EQ(0, reg(self, desc, w64, 8, 63));
 
 	/* Dropped private anonymous pages come back as zeros */
 	ASSERT_EQ(0, madvise(self->mem, self->mem_len, MADV_DONTNEED));
-	ASSERT_EQ(0U, word_read(w, 4));
-	ASSERT_EQ(0U, word_read(w64, 8));
+	ASSERT_EQ(0U, ue_word_read(w, 4));
+	ASSERT_EQ(0U, ue_word_read(w64, 8));
 	ASSERT_EQ(0, madvise(self->mem, self->mem_len, MADV_DONTNEED));
 
 	/* Enabling faults them in (asynchronously) and sets the bits */
@@ -1166,7 +1055,7 @@ TEST_F(life, dontneed_page_faults_back)
 	ASSERT_EQ(0, ue_enable(name, true));
 	ASSERT_WORD_SOON(w, 4, 8);
 	ASSERT_EQ(0, madvise(self->mem, self->mem_len, MADV_DONTNEED));
-	ASSERT_EQ(0U, word_read(w, 4));
+	ASSERT_EQ(0U, ue_word_read(w, 4));
 	ASSERT_EQ(0, ue_enable(name, false));
 	ASSERT_WORD_STAYS(w, 4, 0);
 	ASSERT_EQ(0, ue_enable(name, true));
@@ -1175,7 +1064,7 @@ TEST_F(life, dontneed_page_faults_back)
 
 	/* Dropped, then disabled: the bit cleared, other bits kept */
 	ASSERT_EQ(0, madvise(self->mem, self->mem_len, MADV_DONTNEED));
-	word_write(w, 4, 0xffffffffU);
+	ue_word_write(w, 4, 0xffffffffU);
 	ASSERT_EQ(0, ue_enable(name, false));
 	ASSERT_WORD_SOON(w, 4, 0xffffffffU & ~8U);
 	ASSERT_WORD_SOON(w64, 8, 0);
@@ -1194,7 +1083,7 @@ TEST_F(life, munmap_then_toggle)
 
 	p = map_mem(1);
 	ASSERT_NE(NULL, p);
-	word_write(p, 4, FILL32 & ~1U);
+	ue_word_write(p, 4, FILL32 & ~1U);
 	ASSERT_EQ(0, reg(self, desc, p, 4, 0));
 	ASSERT_EQ(0, reg(self, desc, self->mem, 4, 0));
 	ASSERT_EQ(0, munmap(p, page));
@@ -1204,10 +1093,10 @@ TEST_F(life, munmap_then_toggle)
 	ASSERT_WORD_SOON(self->mem, 4, FILL32 | 1);
 	ASSERT_EQ(0, ue_enable(name, false));
 	ASSERT_EQ(0, ue_enable(name, true));
-	sleep_ms(200);
+	ue_sleep_ms(200);
 	ASSERT_EQ(0, ue_enable(name, false));
 	ASSERT_WORD_SOON(self->mem, 4, FILL32 & ~1U);
-	sleep_ms(200);
+	ue_sleep_ms(200);
 
 	/* Unregistering may report the fault, but removes the enabler */
 	ret = unreg(self, p, 0);
@@ -1241,7 +1130,7 @@ TEST_F(life, remapped_address_followed)
 
 	p = map_mem(1);
 	ASSERT_NE(NULL, p);
-	word_write(p + 4, 4, FILL32 & ~2U);
+	ue_word_write(p + 4, 4, FILL32 & ~2U);
 	ASSERT_EQ(0, reg(self, desc, p + 4, 4, 1));
 	ASSERT_EQ(0, ue_enable(name, true));
 	ASSERT_WORD_SOON(p + 4, 4, FILL32 | 2);
@@ -1256,7 +1145,7 @@ TEST_F(life, remapped_address_followed)
 			munmap(q, page);
 		SKIP(return, "could not map the same address again");
 	}
-	ASSERT_EQ(0U, word_read(q + 4, 4));
+	ASSERT_EQ(0U, ue_word_read(q + 4, 4));
 	ASSERT_EQ(0, ue_enable(name, true));
 	ASSERT_WORD_SOON(q + 4, 4, 2);
 	ASSERT_EQ(0, ue_enable(name, false));
@@ -1274,7 +1163,7 @@ TEST_F(life, readonly_then_enable)
 
 	p = map_mem(1);
 	ASSERT_NE(NULL, p);
-	word_write(p, 4, FILL32 & ~1U);
+	ue_word_write(p, 4, FILL32 & ~1U);
 	ASSERT_EQ(0, reg(self, desc, p, 4, 0));
 	ASSERT_EQ(0, mprotect(p, page, PROT_READ));
 
@@ -1301,7 +1190,7 @@ TEST_F(life, readonly_then_enable)
 
 static void final_cleanup(void)
 {
-	cleanup_events(PREFIX);
+	ue_cleanup_events(PREFIX);
 }
 
 int main(int argc, char **argv)
@@ -1311,7 +1200,6 @@ int main(int argc, char **argv)
 
 	/* After the last test, which may have failed without a teardown */
 	atexit(final_cleanup);
-	ue_scale_timeouts();
 
 	return test_harness_run(argc, argv);
 }

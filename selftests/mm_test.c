@@ -29,38 +29,18 @@
 
 static int wreg(int fd, const char *desc, const void *addr, int bit)
 {
-	struct user_write_reg reg;
-
-	memset(&reg, 0, sizeof(reg));
-	reg.size = sizeof(reg);
-	reg.enable_bit = bit;
-	reg.enable_size = 4;
-	reg.enable_addr = (__u64)(uintptr_t)addr;
-	reg.name_args = (__u64)(uintptr_t)desc;
-
-	if (ioctl(fd, DIAG_IOCSREG, &reg) < 0)
-		return -errno;
-
-	return 0;
+	return ue_wreg(fd, desc, addr, 4, bit, 0, NULL);
 }
 
 static uint32_t word_read(const volatile uint32_t *addr)
 {
-	return __atomic_load_n(addr, __ATOMIC_SEQ_CST);
+	return ue_word_read((const void *)addr, 4);
 }
 
 /* Wait up to ms for the word to read want; 0 when it did, else -1 */
 static int word_wait(const volatile uint32_t *addr, uint32_t want, int ms)
 {
-	int waited;
-
-	for (waited = 0; waited <= ms; waited += 5) {
-		if (word_read(addr) == want)
-			return 0;
-		usleep(5000);
-	}
-
-	return -1;
+	return ue_word_wait((const void *)addr, 4, want, ms) < 0 ? -1 : 0;
 }
 
 static double now_s(void)
@@ -415,7 +395,7 @@ static int uffd_setup(struct uffd_holder *h)
  * While a registration waits on a fault that userfaultfd holds, another
  * process's registration and a u: write to dynamic_events finish at once.
  */
-TEST_F_TIMEOUT(mm, held_fault_blocks_nobody, 60)
+TEST_F_TIMEOUT(mm, held_fault_blocks_nobody, UE_TIMEOUT(60))
 {
 	uint32_t *mine = map_pages(1);
 	int ready[2], status;
@@ -474,7 +454,7 @@ TEST_F_TIMEOUT(mm, held_fault_blocks_nobody, 60)
  * must not wait behind them.
  */
 #define HELD_BITS 600
-TEST_F_TIMEOUT(mm, held_faults_block_no_teardown, 60)
+TEST_F_TIMEOUT(mm, held_faults_block_no_teardown, UE_TIMEOUT(60))
 {
 	int ready[2], go[2], status;
 	uint32_t *mine = map_pages(1);
@@ -584,7 +564,7 @@ static void *status_reader(void *arg)
  * all, and the fork holds no lock that user_events_status waits on.
  */
 #define MANY_FORKS 3
-TEST_F_TIMEOUT(mm, fork_many_bits, 300)
+TEST_F_TIMEOUT(mm, fork_many_bits, UE_TIMEOUT(300))
 {
 	int bits = getenv("UE_MM_BITS") ? atoi(getenv("UE_MM_BITS")) :
 		   MANY_BITS;

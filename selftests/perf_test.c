@@ -32,21 +32,6 @@
 
 /* --- perf ring buffer ------------------------------------------------- */
 
-static int perf_open(long id, __u64 sample_type, pid_t pid, int cpu)
-{
-	struct perf_event_attr pe;
-
-	memset(&pe, 0, sizeof(pe));
-	pe.type = PERF_TYPE_TRACEPOINT;
-	pe.size = sizeof(pe);
-	pe.config = id;
-	pe.sample_period = 1;
-	pe.sample_type = sample_type;
-	pe.wakeup_events = 1;
-
-	return syscall(__NR_perf_event_open, &pe, pid, cpu, -1,
-		       PERF_FLAG_FD_CLOEXEC);
-}
 
 struct sample {
 	__u32 type;
@@ -120,23 +105,7 @@ static __u32 raw_size_for(size_t len)
 	return ((ue_hdr_size() + len + 4 + 7) & ~7UL) - 4;
 }
 
-static int pin_cpu(int cpu)
-{
-	cpu_set_t set;
 
-	CPU_ZERO(&set);
-	CPU_SET(cpu, &set);
-	return sched_setaffinity(0, sizeof(set), &set);
-}
-
-static bool cpu_online(int cpu)
-{
-	cpu_set_t set;
-
-	if (sched_getaffinity(0, sizeof(set), &set))
-		return false;
-	return CPU_ISSET(cpu, &set);
-}
 
 /* --- fixture ----------------------------------------------------------- */
 
@@ -155,15 +124,8 @@ FIXTURE_SETUP(perf)
 	self->ring = NULL;
 	self->page = map_status();
 	ASSERT_NE(NULL, self->page);
-	self->fd = ue_open_data();
-	ASSERT_LE(0, self->fd) {
-		TH_LOG("open %s: %s (is user_events.ko loaded?)",
-		       UE_DATA_FILE, strerror(errno));
-	}
-	ASSERT_LT(0, ue_hdr_size()) {
-		TH_LOG("record header size from %s: %s", UE_COMMON_EVENT,
-		       strerror(errno));
-	}
+	UE_ASSERT_OPEN_DATA(self->fd);
+	UE_ASSERT_HDR_SIZE();
 }
 
 FIXTURE_TEARDOWN(perf)
@@ -192,7 +154,7 @@ static int open_and_map(struct _test_data_perf *self, const char *name,
 
 	if (id < 0)
 		return id;
-	self->perf_fd = perf_open(id, sample_type, pid, cpu);
+	self->perf_fd = ue_perf_open_id(id, sample_type, pid, cpu);
 	if (self->perf_fd < 0)
 		return -errno;
 	self->ring = mmap(NULL, (RING_PAGES + 1) * UE_PAGE_SIZE,
@@ -348,7 +310,7 @@ TEST_F(perf, cpu_wide_sample)
 {
 	const char *name = PREFIX "cpu";
 	const __u64 st = PERF_SAMPLE_RAW | PERF_SAMPLE_TID | PERF_SAMPLE_CPU;
-	bool two_cpus = cpu_online(1);
+	bool two_cpus = ue_cpu_online(1);
 	const int hdr = ue_hdr_size();
 	int s = -1, w = -1, n;
 	__u32 rec[2];
@@ -358,16 +320,16 @@ TEST_F(perf, cpu_wide_sample)
 	ASSERT_EQ(EVENT_STATUS_PERF, self->page[s]);
 
 	rec[0] = w;
-	ASSERT_EQ(0, pin_cpu(0));
+	ASSERT_EQ(0, ue_pin_cpu(0));
 	rec[1] = 100;
 	ASSERT_EQ(8, write(self->fd, rec, sizeof(rec)));
 
 	n = 1;
 	if (two_cpus) {
-		ASSERT_EQ(0, pin_cpu(1));
+		ASSERT_EQ(0, ue_pin_cpu(1));
 		rec[1] = 200;
 		ASSERT_EQ(8, write(self->fd, rec, sizeof(rec)));
-		ASSERT_EQ(0, pin_cpu(0));
+		ASSERT_EQ(0, ue_pin_cpu(0));
 	} else {
 		TH_LOG("only one CPU: not checking that other CPUs are not seen");
 	}
@@ -441,40 +403,6 @@ static size_t rec_payload(unsigned char *p, __u32 count, const char *name,
 	return 36 + ml + dl;
 }
 
-/* The text after "user_events:NAME:" of each matching line of a file */
-static int event_lines(const char *path, const char *event,
-		       char lines[][UE_LINE_MAX], int max)
-{
-	static char buf[1 << 20];
-	char needle[300], *line, *next;
-	int n = 0;
-
-	if (ue_read_file(path, buf, sizeof(buf)) < 0)
-		return -1;
-	snprintf(needle, sizeof(needle), "user_events:%s:", event);
-
-	for (line = buf; *line; line = next) {
-		char *t;
-
-		next = strchr(line, '\n');
-		if (next)
-			*next++ = '\0';
-		else
-			next = line + strlen(line);
-		t = strstr(line, needle);
-		if (!t)
-			continue;
-		t += strlen(needle);
-		while (*t == ' ' || *t == '\t')
-			t++;
-		if (n < max)
-			snprintf(lines[n], UE_LINE_MAX, "%s", t);
-		n++;
-	}
-
-	return n;
-}
-
 /*
  * perf record -a -e user_events:NAME around a writer of desc/hex, then
  * perf script: the text after "user_events:NAME:" of each sample line.
@@ -485,41 +413,19 @@ static int perf_record_script(struct __test_metadata *_metadata,
 			      const char *hex, char lines[][UE_LINE_MAX],
 			      int max)
 {
-	static char env_desc[600], env_hex[8300], event[300];
-	char *env[] = { "UE_TEST_WRITER=1", env_desc, env_hex, NULL };
+	static char event[300], needle[300];
 	char *exe = (char *)self_exe();
 	char *rec_argv[] = { "perf", "record", "-q", "-a", "-N", "-B",
 			     "-e", event, "-o", "perf.data", "--", exe, NULL };
 	char *script_argv[] = { "perf", "script", "-i", "perf.data", NULL };
-	int status, n;
 
-	snprintf(env_desc, sizeof(env_desc), "UE_W_DESC=%s", desc);
-	snprintf(env_hex, sizeof(env_hex), "UE_W_HEX=%s", hex);
 	snprintf(event, sizeof(event), "user_events:%s", name);
-
-	status = run_cmd(rec_argv, env, "record.out", "record.err");
-	if (status != 0 || writer_failed("record.err")) {
-		log_file("record.out");
-		log_file("record.err");
-		TH_LOG("perf record: wait status %#x", status);
-		return -1;
-	}
-
-	status = run_cmd(script_argv, NULL, "script.out", "script.err");
-	unlink("perf.data");
-	unlink("perf.data.old");
-	n = event_lines("script.out", name, lines, max);
-	if (status != 0) {
-		log_file("script.out");
-		log_file("script.err");
-		TH_LOG("perf script: wait status %#x", status);
-		return -1;
-	}
-
-	return n;
+	snprintf(needle, sizeof(needle), "user_events:%s:", name);
+	return ue_record_report(_metadata, rec_argv, script_argv, "perf.data",
+				desc, hex, needle, lines, max);
 }
 
-TEST_F_TIMEOUT(perf, perf_record_and_script, 280)
+TEST_F_TIMEOUT(perf, perf_record_and_script, UE_TIMEOUT(280))
 {
 	static char hex[8192];
 	unsigned char p[256];
@@ -537,7 +443,7 @@ TEST_F_TIMEOUT(perf, perf_record_and_script, 280)
 			       self->lines, MAX_LINES);
 	ASSERT_EQ(2, n) {
 		log_file("record.err");
-		log_file("script.out");
+		log_file("report.out");
 	}
 	EXPECT_STREQ("count=5 name=abc msg=hello neg=-3 dmsg=world", self->lines[0]);
 	EXPECT_STREQ("count=4000000000 name=0123456789abcde msg= neg=9000000000 dmsg=w2",
@@ -552,7 +458,7 @@ TEST_F_TIMEOUT(perf, perf_record_and_script, 280)
  * parse that expression and prints such events unformatted. trace-cmd
  * checks that type in ftrace_features_test.)
  */
-TEST_F_TIMEOUT(perf, perf_script_byte_arrays, 280)
+TEST_F_TIMEOUT(perf, perf_script_byte_arrays, UE_TIMEOUT(280))
 {
 	const char *desc = PREFIX "hex u8[2] a; __data_loc u8[] d; struct foo st 2";
 	static char hex[256];
@@ -572,7 +478,7 @@ TEST_F_TIMEOUT(perf, perf_script_byte_arrays, 280)
 	n = perf_record_script(_metadata, desc, PREFIX "hex", hex, self->lines, MAX_LINES);
 	ASSERT_EQ(1, n) {
 		log_file("record.err");
-		log_file("script.out");
+		log_file("report.out");
 	}
 	EXPECT_STREQ("a=01 02 d=03 04 05 st=07 08", self->lines[0]);
 }

@@ -21,11 +21,7 @@ FIXTURE(reg) {
 FIXTURE_SETUP(reg)
 {
 	self->fd2 = -1;
-	self->fd = ue_open_data();
-	ASSERT_LE(0, self->fd) {
-		TH_LOG("open %s: %s (is user_events.ko loaded?)",
-		       UE_DATA_FILE, strerror(errno));
-	}
+	UE_ASSERT_OPEN_DATA(self->fd);
 }
 
 FIXTURE_TEARDOWN(reg)
@@ -56,12 +52,11 @@ static int reg_size(int fd, __u32 size, const void *name_args)
 	return 0;
 }
 
-TEST_F(reg, struct_size_is_24)
-{
-	ASSERT_EQ(24, (int)sizeof(struct user_reg));
-	ASSERT_EQ(24, (int)sizeof(struct user_status_reg));
-	ASSERT_EQ(USER_STATUS_REG_SIZE, (int)sizeof(struct user_status_reg));
-}
+/* The status page ABI's registration struct is 24 bytes */
+static_assert(sizeof(struct user_reg) == 24, "struct user_reg");
+static_assert(sizeof(struct user_status_reg) == 24, "struct user_status_reg");
+static_assert(sizeof(struct user_status_reg) == USER_STATUS_REG_SIZE,
+	      "USER_STATUS_REG_SIZE");
 
 TEST_F(reg, first_event_indexes)
 {
@@ -463,7 +458,7 @@ TEST_F(reg, delete_then_register_again)
 }
 
 /* Fill every status byte; registration of one more new event fails */
-TEST_F_TIMEOUT(reg, fill_status_page, 240)
+TEST_F_TIMEOUT(reg, fill_status_page, UE_TIMEOUT(240))
 {
 	int max = 8192, n, i, existing = 0, count = 0;
 	struct ue_status_ent *ents = calloc(max, sizeof(*ents));

@@ -35,11 +35,7 @@ FIXTURE_SETUP(status)
 	}
 	ASSERT_EQ(0, ue_status_list(NULL, 0));
 
-	self->data_fd = ue_open_data();
-	ASSERT_LE(0, self->data_fd) {
-		TH_LOG("open %s: %s (is user_events.ko loaded?)",
-		       UE_DATA_FILE, strerror(errno));
-	}
+	UE_ASSERT_OPEN_DATA(self->data_fd);
 }
 
 FIXTURE_TEARDOWN(status)
@@ -437,19 +433,7 @@ TEST_F(status, text_one_enabled)
 /* Register desc with the remote write ABI (struct user_write_reg) */
 static int reg_remote(int fd, const char *desc, __u32 *enable_word)
 {
-	struct user_write_reg reg;
-
-	memset(&reg, 0, sizeof(reg));
-	reg.size = sizeof(reg);
-	reg.enable_bit = 0;
-	reg.enable_size = sizeof(*enable_word);
-	reg.enable_addr = (__u64)(uintptr_t)enable_word;
-	reg.name_args = (__u64)(uintptr_t)desc;
-
-	if (ioctl(fd, DIAG_IOCSREG, &reg) < 0)
-		return -errno;
-
-	return 0;
+	return ue_wreg(fd, desc, enable_word, sizeof(*enable_word), 0, 0, NULL);
 }
 
 TEST_F(status, text_event_without_status_byte)

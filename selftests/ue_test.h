@@ -14,6 +14,7 @@
 #define _GNU_SOURCE
 #endif
 #include <ctype.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdbool.h>
@@ -28,7 +29,7 @@
 #include <unistd.h>
 #include <linux/perf_event.h>
 
-#include "uapi/linux/user_events.h"
+#include "ue_helpers.h"
 
 /*
  * kselftest_harness.h under -Wextra: its signal handler has an unused
@@ -43,40 +44,18 @@
 #pragma GCC diagnostic pop
 
 /*
- * Slow kernels (KASAN, lockdep and kmemleak under TCG) get the same tests
- * with every timeout multiplied by UE_TIMEOUT_FACTOR (an integer, 1 to 100;
- * default 1).
+ * Slow kernels (KASAN, lockdep and kmemleak under TCG) run the same tests
+ * with every timeout multiplied by UE_TIMEOUT_FACTOR, given when building
+ * (make -C selftests UE_TIMEOUT_FACTOR=10, as scripts/debug-kernel.sh
+ * does): TEST_F_TIMEOUT(f, t, UE_TIMEOUT(s)) for a test's own timeout,
+ * the harness's default for the others.
  */
-static inline void ue_scale_timeouts(void)
-{
-	const char *env = getenv("UE_TIMEOUT_FACTOR");
-	struct __fixture_metadata *f;
-	struct __test_metadata *t;
-	long factor;
-
-	if (!env)
-		return;
-	factor = strtol(env, NULL, 10);
-	if (factor < 2 || factor > 100)
-		return;
-	for (f = __fixture_list; f; f = f->next)
-		for (t = f->tests; t; t = t->next)
-			t->timeout *= factor;
-}
-
-#undef TEST_HARNESS_MAIN
-#define TEST_HARNESS_MAIN \
-	int main(int argc, char **argv) \
-	{ \
-		ue_scale_timeouts(); \
-		return test_harness_run(argc, argv); \
-	}
-
-#define UE_TRACEFS	"/sys/kernel/tracing"
-#define UE_DATA_FILE	UE_TRACEFS "/user_events_data"
-#define UE_STATUS_FILE	UE_TRACEFS "/user_events_status"
-#define UE_EVENTS_DIR	UE_TRACEFS "/events/" USER_EVENTS_SYSTEM
-#define UE_TRACE_FILE	UE_TRACEFS "/trace"
+#ifndef UE_TIMEOUT_FACTOR
+#define UE_TIMEOUT_FACTOR 1
+#endif
+#define UE_TIMEOUT(s)	((s) * UE_TIMEOUT_FACTOR)
+#undef TEST_TIMEOUT_DEFAULT
+#define TEST_TIMEOUT_DEFAULT UE_TIMEOUT(30)
 
 /*
  * Tracing features of the running kernel, from tracefs itself (the guest
@@ -126,8 +105,6 @@ static inline bool ue_have_rel_loc_filters(void)
 		     "(no hist file in tracefs)");			\
 } while (0)
 
-
-/* Size of the status page, and the number of usable status bytes */
 #define UE_PAGE_SIZE	4096
 #define UE_STATUS_SLOTS	(UE_PAGE_SIZE - 1)
 
@@ -200,22 +177,6 @@ static inline const char *ue_event_path(char *buf, size_t size,
 		snprintf(buf, size, "%s/%s", UE_EVENTS_DIR, name);
 
 	return buf;
-}
-
-/* Raw DIAG_IOCSUNREG of (addr, bit). Returns 0 or -errno. */
-static inline int ue_wunreg(int fd, const void *addr, int bit)
-{
-	struct user_write_unreg unreg;
-
-	memset(&unreg, 0, sizeof(unreg));
-	unreg.size = sizeof(unreg);
-	unreg.disable_bit = bit;
-	unreg.disable_addr = (__u64)(uintptr_t)addr;
-
-	if (ioctl(fd, DIAG_IOCSUNREG, &unreg) < 0)
-		return -errno;
-
-	return 0;
 }
 
 /* The module's name: UE_MODULE_NAME (set by the guest runner) or user_events */
@@ -482,22 +443,13 @@ static inline int ue_delete_prefix(const char *prefix)
  */
 static inline int ue_perf_open(const char *name)
 {
-	struct perf_event_attr pe;
 	long id = ue_event_id(name);
 	int fd;
 
 	if (id < 0)
 		return id;
 
-	memset(&pe, 0, sizeof(pe));
-	pe.type = PERF_TYPE_TRACEPOINT;
-	pe.size = sizeof(pe);
-	pe.config = id;
-	pe.sample_period = 1;
-	pe.sample_type = PERF_SAMPLE_RAW;
-	pe.wakeup_events = 1;
-
-	fd = syscall(__NR_perf_event_open, &pe, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
+	fd = ue_perf_open_id(id, PERF_SAMPLE_RAW, 0, -1);
 	if (fd < 0)
 		return -errno;
 
@@ -519,47 +471,40 @@ static inline int ue_trace_clear(void)
 #define UE_TRACE_BUF (4 << 20)
 
 /*
- * Collect the trace lines of event NAME: for each line of the trace
- * file "<task>-<pid> [cpu] <flags> <ts>: NAME: <text>", stores <text>
- * (without the newline) in lines[i]. Returns the number of such lines
- * (lines beyond max are counted but not stored), or -errno.
+ * The text after needle (and the blanks after it) of each line of a file
+ * that has it, "#" comment lines left out, into lines[] (at most max of
+ * them). Returns the number of such lines or -errno.
  */
-static inline int ue_trace_lines(const char *name, char lines[][UE_LINE_MAX],
-				 int max)
+static inline int ue_file_lines(const char *path, const char *needle,
+				char lines[][UE_LINE_MAX], int max)
 {
 	char *buf = malloc(UE_TRACE_BUF);
-	char needle[UE_NAME_MAX + 8];
-	char *line, *next;
+	char *line, *next, *text;
 	ssize_t len;
 	int n = 0;
 
 	if (!buf)
 		return -ENOMEM;
 
-	len = ue_read_file(UE_TRACE_FILE, buf, UE_TRACE_BUF);
+	len = ue_read_file(path, buf, UE_TRACE_BUF);
 	if (len < 0) {
 		free(buf);
 		return len;
 	}
 
-	snprintf(needle, sizeof(needle), ": %s: ", name);
-
 	for (line = buf; *line; line = next) {
-		char *text;
-
 		next = strchr(line, '\n');
 		if (next)
 			*next++ = '\0';
 		else
 			next = line + strlen(line);
 
-		if (line[0] == '#')
-			continue;
-
 		text = strstr(line, needle);
-		if (!text)
+		if (line[0] == '#' || !text)
 			continue;
 		text += strlen(needle);
+		while (*text == ' ' || *text == '\t')
+			text++;
 
 		if (n < max)
 			snprintf(lines[n], UE_LINE_MAX, "%s", text);
@@ -568,6 +513,21 @@ static inline int ue_trace_lines(const char *name, char lines[][UE_LINE_MAX],
 
 	free(buf);
 	return n;
+}
+
+/*
+ * Collect the trace lines of event NAME: for each line of the trace
+ * file "<task>-<pid> [cpu] <flags> <ts>: NAME: <text>", stores <text>
+ * (without the newline) in lines[i]. Returns the number of such lines
+ * (lines beyond max are counted but not stored), or -errno.
+ */
+static inline int ue_trace_lines(const char *name, char lines[][UE_LINE_MAX],
+				 int max)
+{
+	char needle[UE_NAME_MAX + 8];
+
+	snprintf(needle, sizeof(needle), ": %s: ", name);
+	return ue_file_lines(UE_TRACE_FILE, needle, lines, max);
 }
 
 /* --- the record's common header ------------------------------------------
@@ -806,5 +766,69 @@ static inline int ue_format_field(const char *event, const char *field,
 						  "format"),
 				    field, off, size);
 }
+
+/*
+ * Disable and DIAG_IOCSDEL every event of both systems whose name starts
+ * with prefix, then wait up to 2 s for all of them to be gone (auto-deleted
+ * events go away asynchronously). Returns how many are left.
+ */
+static inline int ue_cleanup_events(const char *prefix)
+{
+	static const char *const sys_dirs[] = { UE_EVENTS_DIR, UE_MULTI_DIR };
+	int left = 0, waited, ret;
+	unsigned int s;
+
+	for (waited = 0; waited <= 2000; waited += 20) {
+		left = 0;
+		for (s = 0; s < ARRAY_SIZE(sys_dirs); s++) {
+			struct dirent *de;
+			DIR *d = opendir(sys_dirs[s]);
+
+			if (!d)
+				continue;
+			while ((de = readdir(d))) {
+				char path[512], name[300];
+
+				if (strncmp(de->d_name, prefix, strlen(prefix)))
+					continue;
+				left++;
+				snprintf(path, sizeof(path), "%s/%s/enable",
+					 sys_dirs[s], de->d_name);
+				ue_write_file(path, "0\n", false);
+				/* DIAG_IOCSDEL takes the name without ".<id>" */
+				snprintf(name, sizeof(name), "%s", de->d_name);
+				name[strcspn(name, ".")] = '\0';
+				ret = ue_del(name);
+				if (waited + 20 > 2000)
+					ksft_print_msg("cleanup: %s/%s left, DIAG_IOCSDEL: %s\n",
+						       sys_dirs[s], de->d_name,
+						       strerror(-ret));
+			}
+			closedir(d);
+		}
+		if (!left)
+			break;
+		ue_sleep_ms(20);
+	}
+
+	return left;
+}
+
+/* Fixture setup: open the data file into fd, or fail saying why */
+#define UE_ASSERT_OPEN_DATA(fd) do {					\
+	(fd) = ue_open_data();						\
+	ASSERT_LE(0, (fd)) {						\
+		TH_LOG("open %s: %s (is user_events.ko loaded?)",	\
+		       UE_DATA_FILE, strerror(errno));			\
+	}								\
+} while (0)
+
+/* Fixture setup: the record header size must be known */
+#define UE_ASSERT_HDR_SIZE() do {					\
+	ASSERT_LT(0, ue_hdr_size()) {					\
+		TH_LOG("record header size from %s: %s",		\
+		       UE_COMMON_EVENT, strerror(errno));		\
+	}								\
+} while (0)
 
 #endif /* UE_TEST_H */

@@ -171,4 +171,49 @@ static inline const char *self_exe(void)
 	return path;
 }
 
+/*
+ * Run a recording tool around this program in writer mode (registers desc,
+ * writes the payloads of hex): rec_argv, which records into the file
+ * data, then rep_argv, its report. The report's lines holding needle go
+ * to lines[] as ue_file_lines() gives them; data is removed. Returns their number, -1 (and
+ * the tools' output in the test log) if a command failed.
+ */
+static inline int ue_record_report(struct __test_metadata *_metadata,
+				   char *const rec_argv[], char *const rep_argv[],
+				   const char *data, const char *desc,
+				   const char *hex, const char *needle,
+				   char lines[][UE_LINE_MAX], int max)
+{
+	static char env_desc[600], env_hex[8300];
+	char *env[] = { "UE_TEST_WRITER=1", env_desc, env_hex, NULL };
+	char old[300];
+	int status, n;
+
+	snprintf(env_desc, sizeof(env_desc), "UE_W_DESC=%s", desc);
+	snprintf(env_hex, sizeof(env_hex), "UE_W_HEX=%s", hex);
+
+	status = run_cmd(rec_argv, env, "record.out", "record.err");
+	if (status != 0 || writer_failed("record.err")) {
+		log_file("record.out");
+		log_file("record.err");
+		TH_LOG("%s %s: wait status %#x", rec_argv[0], rec_argv[1], status);
+		return -1;
+	}
+
+	status = run_cmd(rep_argv, NULL, "report.out", "report.err");
+	n = ue_file_lines("report.out", needle, lines, max);
+	unlink(data);
+	snprintf(old, sizeof(old), "%s.old", data);
+	unlink(old);
+	if (status != 0) {
+		log_file("report.out");
+		log_file("report.err");
+		TH_LOG("%s %s: wait status %#x%s", rep_argv[0], rep_argv[1], status,
+		       WIFSIGNALED(status) ? " (killed by a signal)" : "");
+		return -1;
+	}
+
+	return n;
+}
+
 #endif /* UE_WRITER_H */

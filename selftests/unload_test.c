@@ -773,7 +773,7 @@ static bool tracefs_clean(char *out, size_t size)
  * open, ftrace has an event or perf has one open, and succeeds once
  * they are gone, leaving nothing behind.
  */
-TEST_F_TIMEOUT(unload, load_use_unload_100_cycles, 600)
+TEST_F_TIMEOUT(unload, load_use_unload_100_cycles, UE_TIMEOUT(600))
 {
 	int cycle, perf_fd, fd, i;
 

@@ -27,11 +27,7 @@ FIXTURE(write) {
 FIXTURE_SETUP(write)
 {
 	self->fd2 = -1;
-	self->fd = ue_open_data();
-	ASSERT_LE(0, self->fd) {
-		TH_LOG("open %s: %s (is user_events.ko loaded?)",
-		       UE_DATA_FILE, strerror(errno));
-	}
+	UE_ASSERT_OPEN_DATA(self->fd);
 	ASSERT_EQ(0, ue_trace_clear());
 }
 

@@ -15,112 +15,25 @@
 #   UE_ROBUST_BUILD_DIR build dir (default build/robust: separate from
 #                       `make check`'s build/, so both can run at once)
 #
-# Counting: each "ok" line passes, each "not ok" line fails; a module build
-# that fails or warns, a guest run that fails (oops, WARN, lockdep, hung
-# task, KASAN..., timeout) and a missing ue_stress result each add one
-# failure. Last line: "N passed, N failed"; exit status non-zero iff
-# something failed.
+# Counting (scripts/lib.sh, as for every driver): each "ok" line passes
+# (a SKIP fails), each "not ok" line fails; a module build that fails or
+# warns, a failed guest run (oops, WARN, lockdep, hung task, KASAN...,
+# timeout) and a missing ue_stress result each add one failure. Last line:
+# "N passed, N failed"; exit status non-zero iff something failed.
 set -euo pipefail
-
-repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-export UE_BUILD_DIR=${UE_ROBUST_BUILD_DIR:-$repo/build/robust}
 # shellcheck source=scripts/lib.sh
-. "$repo/scripts/lib.sh"
-
-secs=${STRESS_S:-120}
-[[ $secs =~ ^[0-9]+$ ]] || ue_die "STRESS_S must be a number of seconds"
-seed=${STRESS_SEED:-$(od -An -N6 -tu8 /dev/urandom | tr -d ' ')}
-read -r -a extra <<<"${STRESS_ARGS:-}"
-t0=$SECONDS
-
-ue_lock_build
-"$UE_REPO/scripts/setup.sh"
-mapfile -t kernels < <("$UE_REPO/scripts/kernels.sh")
-((${#kernels[@]})) || ue_die "no kernels"
-
-bindir=$UE_BUILD/bin
-mkdir -p "$bindir"
-total_pass=0 total_fail=0
-summary=() failed=()
-
-echo "===== stress: seed $seed, ${secs}s per kernel, kernels: ${kernels[*]}"
-if ! gcc -O2 -g -Wall -Wextra -Werror -pthread -I"$UE_REPO/include" \
-	-o "$bindir/ue_stress" "$UE_REPO/stress/ue_stress.c" ||
-	! gcc -O2 -g -Wall -Wextra -Werror -pthread -I"$UE_REPO/include" \
-		-o "$bindir/ue_races" "$UE_REPO/stress/ue_races.c"; then
-	echo "ue_stress build FAILED"
-	echo "0 passed, 1 failed"
-	exit 1
+. "$(dirname "${BASH_SOURCE[0]}")/../scripts/lib.sh"
+ue_start_run STRESS 120 stress
+if ! ue_build_tool ue_stress stress/ue_stress.c || ! ue_build_tool ue_races stress/ue_races.c; then
+	ue_finish stress
 fi
 
-for rel in "${kernels[@]}"; do
-	pass=0 fail=0 fails=()
-	echo
-	echo "===== $rel: module build"
-	bstatus=0
-	kos=$("$UE_REPO/scripts/build-module.sh" "$rel") || bstatus=$?
-	if ((bstatus != 0 && bstatus != 3)); then
-		summary+=("$rel: 0 passed, 1 failed")
-		failed+=("$rel: module build failed")
-		total_fail=$((total_fail + 1))
-		continue
-	fi
-	if ((bstatus == 3)); then
-		fail=$((fail + 1))
-		fails+=("module build printed warnings")
-	fi
-	ko=$(grep -m1 '/user_events\.ko$' <<<"$kos" || head -n 1 <<<"$kos")
-
-	echo "===== $rel: guest run (seed $seed, ${secs}s, -smp 2)"
-	res=$UE_BUILD/$rel/stress
-	opts=(-o "$res" -t $((secs * 2 + 600)) --smp 2)
-	[[ ${V:-0} == 1 ]] || opts+=(-q)
-	gstatus=0
-	"$UE_REPO/scripts/guest/run.sh" "${opts[@]}" "$rel" -- \
-		"$UE_REPO/stress/guest.sh" "$ko" "$bindir/ue_stress" "$secs" "$seed" "${extra[@]}" ||
-		gstatus=$?
-	[[ ${V:-0} == 1 || ! -f $res/output.log ]] || cat "$res/output.log"
-	if [[ -f $res/output.log ]]; then
-		p=$(grep -c -E '^ok( |$)' "$res/output.log" || true)
-		f=$(grep -c -E '^not ok( |$)' "$res/output.log" || true)
-		pass=$((pass + p))
-		fail=$((fail + f))
-		while IFS= read -r l; do fails+=("$l"); done < <(grep -E '^not ok( |$)' "$res/output.log" || true)
-		if ! grep -q '^# ue_stress: [0-9]* passed' "$res/output.log"; then
-			fail=$((fail + 1))
-			fails+=("ue_stress did not finish")
-		fi
-		rate=$(grep -m1 -o '[0-9]* ops/s sustained' "$res/output.log" || true)
-		[[ -n $rate ]] && summary+=("$rel: $rate")
-	fi
-	if ((gstatus == 2)); then
-		fail=$((fail + 1))
-		fails+=("guest run failed: $(grep -m1 '^    \[' "$res/problems" 2>/dev/null ||
-			head -n 1 "$res/problems" 2>/dev/null || echo unknown)")
-		echo "----- guest run FAILED; problems:"
-		sed 's/^/  /' "$res/problems" 2>/dev/null || true
-		echo "----- console tail ($res/console.log):"
-		first=$(grep -n -a -m1 -E '\] (BUG|WARNING|Oops|general protection|KASAN|UBSAN|possible|INFO)' \
-			"$res/console.log" | cut -d: -f1 || true)
-		if [[ -n $first ]]; then
-			tail -n "+$first" "$res/console.log" | head -n 100 | sed 's/^/  | /'
-		else
-			tail -n 60 "$res/console.log" | sed 's/^/  | /'
-		fi
-	fi
-	summary+=("$rel: $pass passed, $fail failed")
-	for f in "${fails[@]}"; do failed+=("$rel: $f"); done
-	total_pass=$((total_pass + pass))
-	total_fail=$((total_fail + fail))
-done
-
-echo
-echo "===== stress summary (seed $seed; replay: STRESS_SEED=$seed STRESS_S=$secs make stress)"
-printf '%s\n' "${summary[@]}"
-if ((${#failed[@]})); then
-	echo "failed:"
-	printf '  %s\n' "${failed[@]}"
-fi
-echo "stress took $((SECONDS - t0))s"
-echo "$total_pass passed, $total_fail failed"
-((total_fail == 0))
+one() { # one <rel> <ko>
+	ue_section "$1: guest run (seed $UE_SEED, ${UE_SECS}s, -smp 2)"
+	ue_guest "$1" stress -t $((UE_SECS * 2 + 600)) --smp 2 -- \
+		"$UE_REPO/stress/guest.sh" "$2" "$UE_BUILD/bin/ue_stress" "$UE_SECS" "$UE_SEED" "${UE_ARGS[@]}"
+	ue_expect '^# ue_stress: [0-9]* passed' "$1: ue_stress did not finish"
+	UE_SUMMARY+=("$1: $(grep -m1 -o '[0-9]* ops/s sustained' "$UE_RES/output.log" || echo 'no rate')")
+}
+ue_each_kernel one
+ue_finish stress "replay: STRESS_SEED=$UE_SEED STRESS_S=$UE_SECS make stress"

@@ -37,32 +37,22 @@
 #include <unistd.h>
 #include <linux/perf_event.h>
 
-#include "uapi/linux/user_events.h"
+#include "../selftests/ue_helpers.h"
 
 #define TRACEFS "/sys/kernel/tracing"
-#define IOC_REG _IOWR(DIAG_IOC_MAGIC, 0, struct user_write_reg *)
-#define IOC_UNREG _IOW(DIAG_IOC_MAGIC, 2, struct user_write_unreg *)
 
 static int data_fd;
 static int npass, nfail;
 
+/* The remote write ABI (selftests/ue_helpers.h); 0 or a positive errno */
 static int reg(void *word, int bit, const char *desc)
 {
-	struct user_write_reg r = {
-		.size = sizeof(r), .enable_bit = bit, .enable_size = 4,
-		.enable_addr = (uintptr_t)word, .name_args = (uintptr_t)desc,
-	};
-
-	return ioctl(data_fd, IOC_REG, &r) < 0 ? errno : 0;
+	return -ue_wreg(data_fd, desc, word, 4, bit, 0, NULL);
 }
 
 static int unreg(void *word, int bit)
 {
-	struct user_write_unreg u = {
-		.size = sizeof(u), .disable_bit = bit, .disable_addr = (uintptr_t)word,
-	};
-
-	return ioctl(data_fd, IOC_UNREG, &u) < 0 ? errno : 0;
+	return -ue_wunreg(data_fd, word, bit);
 }
 
 static void tap(int ok, const char *fmt, ...)

@@ -59,7 +59,7 @@
 #include <unistd.h>
 #include <linux/perf_event.h>
 
-#include "uapi/linux/user_events.h"
+#include "../selftests/ue_helpers.h"
 
 #define TRACEFS "/sys/kernel/tracing"
 #define DATA_FILE TRACEFS "/user_events_data"
@@ -343,20 +343,6 @@ static size_t build_payload(char *buf, int n, int v, int kind, struct rng *r)
 		len = 4 + blen;
 	}
 	return len;
-}
-
-static int perf_open_id(long id)
-{
-	struct perf_event_attr pe;
-
-	memset(&pe, 0, sizeof(pe));
-	pe.type = PERF_TYPE_TRACEPOINT;
-	pe.size = sizeof(pe);
-	pe.config = id;
-	pe.sample_period = 1;
-	pe.sample_type = PERF_SAMPLE_RAW;
-	pe.disabled = 0;
-	return syscall(__NR_perf_event_open, &pe, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
 }
 
 /* ---------------------------------------------------------- worker state */
@@ -880,7 +866,7 @@ static void op_perf_open(struct worker *w)
 	if (read_file(path, buf, sizeof(buf)) <= 0)
 		return;
 	id = strtol(buf, NULL, 10);
-	fd = perf_open_id(id);
+	fd = ue_perf_open_id(id, PERF_SAMPLE_RAW, 0, -1);
 	e = fd < 0 ? errno : 0;
 	EXPECT(e, "perf_event_open on a user event", 0, ENOENT, ENODEV);
 	if (fd >= 0)
@@ -1612,7 +1598,8 @@ static void cycle_events(struct rng *r, int *want)
 			event_dir(names_[i], dir, sizeof(dir));
 			snprintf(path, sizeof(path), "%s/id", dir);
 			if (read_file(path, buf, sizeof(buf)) > 0)
-				final_perf[i] = perf_open_id(strtol(buf, NULL, 10));
+				final_perf[i] = ue_perf_open_id(strtol(buf, NULL, 10),
+								PERF_SAMPLE_RAW, 0, -1);
 			if (final_perf[i] < 0)
 				failf("settle: perf_event_open on %s: %s", names_[i], ename_err(errno));
 		}

@@ -9,6 +9,8 @@
 # prints the trace and user_events_status. Says what happens at each step
 # and keeps going when something is missing.
 set -uo pipefail
+# shellcheck source=scripts/lib.sh
+. "$(dirname "$0")/../lib.sh"
 
 t=/sys/kernel/tracing
 ko=${1:?usage: demo.sh <module.ko> [sample]}
@@ -79,8 +81,6 @@ n=$(grep -c -E ' test: ' "$t/trace")
 echo "($n test event(s) in the trace)"
 
 step "rmmod user_events"
-# Events pin the module, and so do its files until prepare_unload
-# removes them: user-events-clear --unload deletes the events, writes
-# prepare_unload and runs rmmod
-"$(dirname "$0")/../user-events-clear" --unload user_events "$t" && echo unloaded || rc=1
+# Events pin the module: ue_unload deletes them first (user-events-clear)
+ue_unload && echo unloaded || rc=1
 exit "$rc"

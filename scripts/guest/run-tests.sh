@@ -22,9 +22,13 @@
 # environment. Exit status 0 iff every check and test passed.
 set -uo pipefail
 
-tracing=/sys/kernel/tracing
+# shellcheck source=scripts/lib.sh
+. "$(dirname "$0")/../lib.sh"
+
 timeout_s=${UE_TEST_TIMEOUT:-300}
 expect=${UE_EXPECT_TRACEFS-user_events_data user_events_status}
+tracing=$UE_TRACING
+UE_TAP=runner
 
 if (($# != 2)); then
 	echo "usage: $0 <module.ko> <tests dir>" >&2
@@ -32,80 +36,36 @@ if (($# != 2)); then
 fi
 ko=$1
 testdir=$2
-
-failures=0
-ok() { echo "ok - runner: $*"; }
-notok() {
-	echo "not ok - runner: $*"
-	failures=$((failures + 1))
-}
-check() { # check <description> <command...>
-	local what=$1
-	shift
-	if "$@"; then ok "$what"; else notok "$what"; fi
-}
 finish() {
-	echo "# ue-run: end ($failures runner/test failure(s) seen by the runner)"
-	((failures == 0))
+	echo "# ue-run: end ($UE_FAIL runner/test failure(s) seen by the runner)"
+	((UE_FAIL == 0))
 	exit
 }
 
-# The same kernel-log patterns the host looks for on the console.
-kpat='(\bOops\b|BUG:|WARNING:|Kernel panic|Call Trace|kernel BUG at|'
-kpat+='possible circular locking|inconsistent lock state|possible recursive locking|'
-kpat+='suspicious RCU usage|bad unlock balance|held when returning to user|'
-kpat+='blocked for more than|general protection fault|'
-kpat+='KASAN:|UBSAN:|unable to handle (kernel|page fault)|soft lockup|hard LOCKUP|'
-kpat+='detected stalls on CPU|stack-protector|refcount_t:|list_(add|del) corruption|'
-kpat+='double fault|kernel stack overflow)'
-
 echo "# ue-run: runner"
-echo "# kernel $(uname -r), module $ko, tests in $testdir, ${timeout_s}s per test"
+echo "# tests in $testdir, ${timeout_s}s per test"
 
 modname=$(modinfo -F name "$ko" 2>/dev/null)
 [[ -n $modname ]] || modname=$(basename "$ko" .ko | tr - _)
-
-loaded() { grep -q "^$modname " /proc/modules; }
-have_tracing() { [[ -e $tracing/README ]]; }
-no_user_events() {
-	[[ ! -e $tracing/user_events_data && ! -e $tracing/user_events_status ]] && ! loaded
-}
-# Taint bits other than O (out-of-tree, 4096) and E (unsigned, 8192).
-bad_taint() { echo $(($(cat /proc/sys/kernel/tainted) & ~(4096 | 8192))); }
-
-if ! have_tracing; then
-	notok "tracefs is mounted at $tracing"
+UE_MODULE_NAME=$modname
+if [[ ! -e $tracing/README ]]; then
+	ue_notok "tracefs is mounted at $tracing"
 	echo "Bail out! no tracefs"
 	finish
 fi
-if ! no_user_events; then
-	notok "kernel has no user_events before the module is loaded"
+if [[ -e $tracing/user_events_data || -e $tracing/user_events_status ]] || ue_loaded; then
+	ue_notok "kernel has no user_events before the module is loaded"
 	echo "Bail out! this kernel already has user_events"
 	finish
 fi
-ok "kernel has no user_events before the module is loaded"
+ue_ok "kernel has no user_events before the module is loaded"
 
-taint0=$(bad_taint)
-dmesg -C 2>/dev/null || true
-
-load() {
-	local out
-	if ! out=$(insmod "$ko" 2>&1); then
-		echo "# $out"
-		return 1
-	fi
-	loaded
-}
-if ! load; then
-	notok "insmod $ko"
-	echo "# dmesg:"
-	dmesg 2>/dev/null | tail -n 30 | sed 's/^/#   /'
+if ! ue_load "$ko"; then
 	echo "Bail out! the module did not load"
 	finish
 fi
-ok "insmod $(basename "$ko")"
 for f in $expect; do
-	check "module created $tracing/$f" test -e "$tracing/$f"
+	ue_check "module created $tracing/$f" test -e "$tracing/$f"
 done
 
 tests=()
@@ -116,9 +76,9 @@ mapfile -t tests < <(find "$testdir" -maxdepth 1 -type f -perm -u+x -printf '%f\
 export UE_MODULE=$ko UE_MODULE_NAME=$modname
 for t in "${tests[@]}"; do
 	echo "# ue-run: $t"
-	if ! loaded; then
+	if ! ue_loaded; then
 		echo "# the module is not loaded (a previous test unloaded it): loading it again"
-		load || { notok "$t: reload the module before the test"; continue; }
+		insmod "$ko" || { ue_notok "$t: reload the module before the test"; continue; }
 	fi
 	work=$(mktemp -d "/tmp/ue-test.XXXXXX")
 	out=$work.out
@@ -132,51 +92,26 @@ for t in "${tests[@]}"; do
 	plan=$(grep -m1 -E '^1\.\.[0-9]+' "$out" | sed -E 's/^1\.\.([0-9]+).*/\1/')
 	secs=$((SECONDS - start))
 	if ((st == 124 || st == 137)); then
-		notok "$t: timed out after ${timeout_s}s"
+		ue_notok "$t: timed out after ${timeout_s}s"
 	elif ((st > 128)); then
-		notok "$t: killed by signal $((st - 128)) (exit status $st)"
+		ue_notok "$t: killed by signal $((st - 128)) (exit status $st)"
 	elif ((results == 0)); then
-		notok "$t: printed no TAP result line (exit status $st)"
+		ue_notok "$t: printed no TAP result line (exit status $st)"
 	elif ((st != 0 && bad == 0)); then
-		notok "$t: exit status $st without a failing result line"
+		ue_notok "$t: exit status $st without a failing result line"
 	elif [[ -n $plan ]] && ((results < plan)); then
-		notok "$t: printed $results of the $plan results it planned (exit status $st)"
+		ue_notok "$t: printed $results of the $plan results it planned (exit status $st)"
 	fi
 	echo "# $t: exit status $st after ${secs}s"
 	rm -rf "$work" "$out"
 done
 
 echo "# ue-run: runner"
-if loaded; then
+if ue_loaded; then
 	# Every event pins the module: delete what the tests left (persistent
 	# events of the status page ABI and dynamic_events), as an admin would.
-	left=$(grep -c '^u:' "$tracing/dynamic_events")
-	echo "# $left event(s) left by the tests, deleted with user-events-clear"
-	# user-events-clear --unload: prepare_unload (the files pin the
-	# module), then rmmod
-	rmout=$("$(dirname "$0")/../user-events-clear" --unload "$modname" 2>&1)
-	st=$?
-	[[ -n $rmout ]] && echo "# $rmout"
-	check "user-events-clear --unload $modname" test "$st" -eq 0
-else
-	notok "module still loaded before rmmod (a test unloaded it and it was not reloaded)"
+	echo "# $(grep -c '^u:' "$tracing/dynamic_events") event(s) left by the tests"
 fi
-# shellcheck disable=SC2317 # called through check
-gone() { ! loaded && [[ ! -e $tracing/user_events_data ]]; }
-check "module unloaded and its tracefs files removed" gone
-
-klines=()
-mapfile -t klines < <(dmesg 2>/dev/null | grep -E "$kpat")
-if ((${#klines[@]})); then
-	notok "kernel log is clean"
-	printf '#   %s\n' "${klines[@]:0:40}"
-else
-	ok "kernel log is clean"
-fi
-taint1=$(bad_taint)
-if ((taint1 & ~taint0)); then
-	notok "kernel taint: new flags $((taint1 & ~taint0)) (tainted=$(cat /proc/sys/kernel/tainted))"
-else
-	ok "kernel not tainted beyond O/E (tainted=$(cat /proc/sys/kernel/tainted))"
-fi
+# Unload, nothing left in tracefs, clean kernel log, no new taint.
+ue_kernel_checks
 finish

@@ -5,7 +5,17 @@
 # run one command in it.
 #
 #   scripts/guest/run.sh [options] <release> [--] <command> [args...]
+#   scripts/guest/run.sh [options] --kernel IMAGE --modules DIR [<release>] -- <command...>
 #   scripts/guest/run.sh --shell <release>
+#
+# The kernel is /boot/vmlinuz-<release> with the modules of
+# /lib/modules/<release>, or any other image and module tree (a kernel
+# built elsewhere, the contents of extracted linux-image packages):
+#   --kernel IMAGE  a bzImage or vmlinux ELF
+#   --modules DIR   a directory holding lib/modules/<release> (or
+#                   usr/lib/modules/<release>); the release may then be
+#                   left out when IMAGE is named vmlinuz-<release> or DIR
+#                   holds only one
 #
 # The command runs as root in a chroot of the host's root filesystem (read
 # only, with tmpfs on /tmp /run /var/tmp /root, tracefs and debugfs mounted).
@@ -35,10 +45,10 @@
 #                 this way when they live under /tmp, /root, /run... which
 #                 the guest covers with its own file systems
 #   --shell       interactive shell in the guest instead of a command
-#   --kernel FILE boot this vmlinuz instead of /boot/vmlinuz-<release> (a
-#                 kernel package extracted with dpkg-deb -x, say)
-#   --modules DIR that kernel's modules, <base>/lib/modules/<release> after
-#                 `depmod -b <base> <release>`, instead of /lib/modules/<release>
+#   --arch arm64  boot one of Debian's arm64 kernels (<release> like
+#                 6.12.117+deb13-arm64) under qemu-system-aarch64, from its
+#                 extracted packages, with an arm64 root of its own instead of
+#                 the host's: see scripts/guest/arm64.sh (default: x86_64)
 #
 # Exit status: 0 the guest ran the command to the end, it exited 0 and the
 # console shows no kernel problem; 1 same but the command exited non-zero;
@@ -56,7 +66,10 @@ usage() {
 	exit 2
 }
 
-kernel='' modules='' outdir='' timeout=900 quiet=0 smp=2 mem=1G icount=0 append='' shell=0 extra_shares=()
+outdir='' timeout=900 quiet=0 smp=2 mem=1G icount=0 append='' shell=0 extra_shares=()
+image='' modroot=''
+# The guest's architecture: only x86_64 so far (the case $arch below).
+arch=${UE_ARCH:-x86_64}
 accel=${UE_ACCEL:-tcg,thread=single}
 # The guest sees the host root, except where it mounts its own file systems.
 hidden() { [[ $1/ =~ ^/(tmp|run|var/tmp|root|dev|proc|sys)/ ]]; }
@@ -74,19 +87,36 @@ while (($#)); do
 	--append) append=${2:?}; shift 2 ;;
 	--accel) accel=${2:?}; shift 2 ;;
 	--shell) shell=1; shift ;;
-	--kernel) kernel=${2:?}; shift 2 ;;
-	--modules) modules=${2:?}; shift 2 ;;
+	--arch) arch=${2:?}; shift 2 ;;
 	--share) extra_shares+=("$(cd "${2:?}" && pwd)"); shift 2 ;;
+	--kernel) image=$(realpath -e "${2:?}"); shift 2 ;;
+	--modules) modroot=$(cd "${2:?}" && pwd); shift 2 ;;
 	-h | --help) usage ;;
-	--) shift; break ;;
+	--) break ;;
 	-*) ue_note "unknown option $1"; usage ;;
 	*) break ;;
 	esac
 done
-(($# >= 1)) || usage
-rel=$1
-shift
+rel=
+if [[ ${1:-} != -- ]]; then
+	(($# >= 1)) || usage
+	rel=$1
+	shift
+fi
 [[ ${1:-} == -- ]] && shift
+# The module tree: <modroot>/lib/modules/<rel> (merged-/usr: usr/lib/...).
+if [[ -n $modroot && ! -d $modroot/lib/modules && -d $modroot/usr/lib/modules ]]; then
+	modroot=$modroot/usr
+fi
+# No release given: the image's name (vmlinuz-<rel>), or the only one there.
+[[ -n $rel || ${image##*/} != vmlinuz-* ]] || rel=${image##*/vmlinuz-}
+if [[ -z $rel ]]; then
+	[[ -n $modroot ]] || usage
+	mapfile -t rels < <(find "$modroot/lib/modules" -mindepth 1 -maxdepth 1 -type d -printf '%f\n')
+	((${#rels[@]} == 1)) || ue_die "name the release: $modroot/lib/modules holds ${rels[*]:-none}"
+	rel=${rels[0]}
+fi
+image=${image:-/boot/vmlinuz-$rel}
 if ((shell)); then
 	(($# == 0)) || ue_die "--shell takes no command"
 else
@@ -94,10 +124,32 @@ else
 fi
 [[ $timeout =~ ^[0-9]+$ ]] || ue_die "bad timeout: $timeout"
 
-command -v qemu-system-x86_64 >/dev/null ||
-	ue_die "qemu-system-x86_64 missing (run scripts/setup.sh)"
-vmlinux=$("$UE_REPO/scripts/guest/vmlinux.sh" "$rel" ${kernel:+"$kernel"})
-initrd=$("$UE_REPO/scripts/guest/initramfs.sh" "$rel" ${modules:+"$modules"})
+# What differs between architectures: the QEMU binary and machine, the
+# serial console, how the kernel image is given to QEMU, the root the guest
+# sees (the host's, or arm64's own), its initramfs.
+case $arch in
+x86_64)
+	# shellcheck disable=SC2100 # a command name
+	qemu_bin=qemu-system-x86_64
+	qemu_machine=(-cpu max)
+	console=ttyS0,115200
+	hostroot=/
+	# The ELF inside the bzImage boots through its PVH entry, much faster.
+	boot_image=$("$UE_REPO/scripts/guest/vmlinux.sh" "$image")
+	initrd=$("$UE_REPO/scripts/guest/initramfs.sh" "$rel" ${modroot:+"$modroot"})
+	;;
+arm64)
+	# Debian's arm64 kernels from their extracted packages, with an arm64
+	# root of its own (sets vmlinux, initrd, hostroot, console)
+	# shellcheck source=scripts/guest/arm64.sh
+	. "$UE_REPO/scripts/guest/arm64.sh"
+	qemu_bin=qemu-system-aarch64
+	qemu_machine=(-M virt -cpu max,pauth-impdef=on)
+	boot_image=$vmlinux
+	;;
+*) ue_die "unsupported guest architecture: $arch (x86_64 or arm64)" ;;
+esac
+command -v "$qemu_bin" >/dev/null || ue_die "$qemu_bin missing (run scripts/setup.sh)"
 
 outdir=${outdir:-$UE_BUILD/$rel/guest}
 mkdir -p "$outdir"
@@ -124,9 +176,15 @@ fi
 
 # shellcheck disable=SC2054 # commas belong to the option values
 cmdline=(
-	console=ttyS0,115200 printk.time=1
+	"console=$console" printk.time=1
+	# A loaded host can starve TCG long enough for the boot-time check of
+	# the IO-APIC timer to fail ("IO-APIC + timer doesn't work!"): panic
+	no_timer_check
 	panic_on_warn=1 oops=panic panic=-1
 	hung_task_panic=1 sysctl.kernel.hung_task_timeout_secs=60
+	# A hang report shows every CPU's stack: the task holding the lock
+	# the blocked ones wait for is often running
+	sysctl.kernel.hung_task_all_cpu_backtrace=1
 	rdinit=/init "uecmd=$guestcmd" "uetoken=$token"
 )
 # KCSAN reports end in check_panic_on_warn(): on a KCSAN kernel, where the
@@ -139,9 +197,13 @@ for d in "${shares[@]}"; do
 done
 sharelist=$(IFS=,; printf '%s' "${shares[*]}")
 cmdline+=("ueshares=$sharelist")
-# A kernel booted from its package: the guest mounts its modules at
-# /lib/modules/<release>, so that modprobe works there (fuse, say).
-[[ -z $modules ]] || cmdline+=("uemodules=$(cd "$modules" && pwd -P)")
+# A kernel booted from its package (--modules): the guest mounts its
+# modules at /lib/modules/<release>, so that modprobe works there (fuse on
+# Debian 11, say). The host root must show them (not under /tmp...).
+if [[ -n $modroot && $arch == x86_64 && -d $modroot/lib/modules/$rel ]]; then
+	uemodules=$(cd "$modroot/lib/modules/$rel" && pwd -P)
+	hidden "$uemodules" || cmdline+=("uemodules=$uemodules")
+fi
 if [[ -n $append ]]; then
 	read -r -a extra <<<"$append"
 	cmdline+=("${extra[@]}")
@@ -149,10 +211,10 @@ fi
 
 # shellcheck disable=SC2054
 qemu=(
-	qemu-system-x86_64 -accel "$accel" -cpu max -m "$mem" -nographic -no-reboot
-	-kernel "$vmlinux" -initrd "$initrd" -append "${cmdline[*]}"
+	"$qemu_bin" -accel "$accel" "${qemu_machine[@]}" -m "$mem" -nographic -no-reboot
+	-kernel "$boot_image" -initrd "$initrd" -append "${cmdline[*]}"
 	-nic none
-	-virtfs local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap
+	-virtfs "local,path=$hostroot,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap"
 	-virtfs "local,path=$outdir,mount_tag=ueresults,security_model=none,multidevs=remap"
 )
 for i in "${!shares[@]}"; do
@@ -202,24 +264,12 @@ else
 fi
 
 # Kernel messages carry a [seconds.micro] timestamp (printk.time=1); the
-# command's own output does not, so it cannot trip these patterns.
-kpat='(\bOops\b|BUG:|WARNING:|Kernel panic|Call Trace|kernel BUG at|'
-kpat+='possible circular locking|inconsistent lock state|possible recursive locking|'
-kpat+='suspicious RCU usage|bad unlock balance|held when returning to user|'
-kpat+='blocked for more than|general protection fault|'
-kpat+='KASAN:|UBSAN:|unable to handle (kernel|page fault)|soft lockup|hard LOCKUP|'
-kpat+='detected stalls on CPU|stack-protector|refcount_t:|list_(add|del) corruption|'
-kpat+='double fault|kernel stack overflow)'
+# command's own output does not, so it cannot trip UE_KPAT (scripts/lib.sh).
 # KCSAN kernels (UE_KCSAN_MODULE=<module>): a data race report counts only
 # when one of the racing accesses is in the module's code; the core
-# kernel's own are listed in DIR/kcsan-other.log (kcsan-filter.awk).
-scan=$log
-if [[ -n ${UE_KCSAN_MODULE:-} ]]; then
-	scan=$outdir/console.scanned
-	awk -v other="$outdir/kcsan-other.log" \
-		-f "$(dirname "${BASH_SOURCE[0]}")/kcsan-filter.awk" "$log" >"$scan"
-fi
-mapfile -t klines < <(grep -a -E "\[ *[0-9]+\.[0-9]+\] .*$kpat" "$scan" |
+# kernel's own are listed in DIR/kcsan-other.log.
+ue_kcsan_filter "$outdir/kcsan-other.log" <"$log" >"$outdir/console.scanned"
+mapfile -t klines < <(grep -a -E "\[ *[0-9]+\.[0-9]+\] .*$UE_KPAT" "$outdir/console.scanned" |
 	grep -a -v -E "\] (Kernel )?[Cc]ommand line: " | head -n 20 || true)
 if ((${#klines[@]})); then
 	problems+=("kernel reported a problem on the console:")

@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# scripts/guest/vmlinux.sh <release> [vmlinuz]
+# scripts/guest/vmlinux.sh <release | image path>
+# scripts/guest/vmlinux.sh <release> <image path>
 #
 # Print the path of the uncompressed vmlinux ELF inside /boot/vmlinuz-<release>
-# or the given vmlinuz (extracted once, cached outside the repo). QEMU boots that ELF through its
-# PVH entry point, much faster than booting the bzImage.
+# or the given bzImage (extracted once, cached outside the repo; an image
+# that is an ELF already is printed as it is). QEMU boots that ELF through
+# its PVH entry point, much faster than booting the bzImage.
 #
 # The bzImage payload is xz (6.1) or zstd (6.12) compressed; we look for each
 # compressor's magic, decompress from there and keep the first result that is
@@ -15,22 +17,27 @@ set -euo pipefail
 # shellcheck source=scripts/lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
 
-(($# == 1 || $# == 2)) || ue_die "usage: $0 <kernel release> [vmlinuz]"
-rel=$1
-image=${2:-/boot/vmlinuz-$rel}
+(($# == 1 || $# == 2)) || ue_die "usage: $0 <kernel release | image path> | <release> <image path>"
+image=${2:-$1}
+[[ $image == */* ]] || image=/boot/vmlinuz-$1
 [[ -f $image ]] || ue_die "no $image"
 
+is_elf() {
+	[[ $(head -c 4 -- "$1" | od -An -tx1 | tr -d ' \n') == 7f454c46 ]]
+}
+if is_elf "$image"; then
+	printf '%s\n' "$image"
+	exit 0
+fi
+
+# One cache entry per image path (its extractions replace each other).
 key=$(ue_files_key "$image")
-out=$(ue_cache_dir)/vmlinux/$rel/vmlinux-$key
+out=$(ue_cache_dir)/vmlinux/$(realpath "$image" | sha256sum | cut -c1-12)-${image##*/}/vmlinux-$key
 if [[ -s $out ]]; then
 	printf '%s\n' "$out"
 	exit 0
 fi
 mkdir -p "${out%/*}"
-
-is_elf() {
-	[[ $(head -c 4 -- "$1" | od -An -tx1 | tr -d ' \n') == 7f454c46 ]]
-}
 
 tmp=$(mktemp "${out}.tmp.XXXXXX")
 trap 'rm -f "$tmp"' EXIT

@@ -83,11 +83,7 @@ root_common() { # root_common <dir>: the programs part of the initramfs
 	echo "root:x:0:" >"$dir/etc/group"
 }
 
-kpat='(\bOops\b|BUG:|WARNING:|Kernel panic|Call Trace|kernel BUG at|'
-kpat+='possible circular locking|inconsistent lock state|possible recursive locking|'
-kpat+='suspicious RCU usage|bad unlock balance|blocked for more than|'
-kpat+='general protection fault|unable to handle (kernel|page fault)|soft lockup|'
-kpat+='refcount_t:|list_(add|del) corruption|double fault)'
+kpat=$UE_KPAT
 
 total_pass=0 total_fail=0 total_skip=0
 summary=() failed=() skipped=() knowns=()
@@ -121,7 +117,7 @@ for ((i = 0; i < ${#targets[@]}; i += 2)); do
 	cp -a "$tests"/. "$work/ue/tests/"
 	for t in "${not_run[@]}"; do rm -f "$work/ue/tests/$t"; done
 	cp "$UE_REPO/scripts/guest/run-tests.sh" "$work/ue/scripts/guest/"
-	cp "$UE_REPO/scripts/user-events-clear" "$work/ue/scripts/"
+	cp "$UE_REPO/scripts/user-events-clear" "$UE_REPO/scripts/lib.sh" "$work/ue/scripts/"
 	install -m 755 "$UE_REPO/scripts/matrix/cloud-init" "$work/init"
 	# Modules the tests load (fuse_stall_test.sh: modprobe fuse), when the
 	# kernel has them as modules (Debian 12's 6.1 cloud), with their

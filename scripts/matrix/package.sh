@@ -124,23 +124,26 @@ echo "# $suite: $rel: built by ${cc_line:-an unknown compiler}"
 # modprobe finds is the one DKMS installed there, and `modprobe -r` uses the
 # package's /etc/modprobe.d file and user-events-clear, run by that
 # release's bash and kmod.
-install -m 755 "$UE_REPO/scripts/package-smoke.sh" "$root/ue-package-smoke.sh"
+# The repository is bound at /ue-repo inside the chroot (package-smoke.sh
+# needs scripts/lib.sh and package-smoke.py next to it).
+mkdir -p "$root/ue-repo"
 cat >"$out/smoke-in-chroot.sh" <<EOF_SH
 #!/bin/sh
 r=$root
 mount -t proc proc \$r/proc && mount -t sysfs sysfs \$r/sys &&
 	mount -t devtmpfs devtmpfs \$r/dev && mount -t tracefs tracefs \$r/sys/kernel/tracing &&
-	mount -t tmpfs tmpfs \$r/tmp && mount -t tmpfs tmpfs \$r/run || exit 1
+	mount -t tmpfs tmpfs \$r/tmp && mount -t tmpfs tmpfs \$r/run &&
+	mount --bind $UE_REPO \$r/ue-repo || exit 1
 exec chroot \$r /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin LANG=C \
-	/bin/bash /ue-package-smoke.sh $version
+	UE_BUILD_DIR=/tmp/ue-build /bin/bash /ue-repo/scripts/package-smoke.sh $version
 EOF_SH
 chmod 755 "$out/smoke-in-chroot.sh"
 resdir=$out/guest
-runopts=(-o "$resdir" -t "${UE_GUEST_TIMEOUT:-600}" --kernel "$vmlinuz" --modules "$moddir")
+runopts=(-o "$resdir" -t "${UE_GUEST_TIMEOUT:-600}" --kernel "$vmlinuz"
+	--modules "${moddir%/lib/modules/"$rel"}")
 [[ ${V:-0} == 1 ]] || runopts+=(-q)
 gstatus=0
 "$UE_REPO/scripts/guest/run.sh" "${runopts[@]}" "$rel" -- "$out/smoke-in-chroot.sh" || gstatus=$?
-rm -f "$root/ue-package-smoke.sh"
 if [[ -f $resdir/output.log ]]; then
 	while IFS= read -r line; do
 		echo "$line"

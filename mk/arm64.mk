@@ -1,0 +1,22 @@
+# SPDX-License-Identifier: GPL-2.0
+#
+# Debian's arm64 kernels (needs root: debootstrap, chroot, binfmt_misc):
+#   make check-arm64 [KVERS_ARM64="rel ..."] [V=1]
+#                            make check for Debian 12's and Debian 13's newest
+#                            arm64 6.12 kernels: module and selftests
+#                            cross-built, guests under qemu-system-aarch64
+#   make arm64-kernels       list the arm64 kernels check-arm64 uses
+#   make arm64-shell [KVER=rel]
+#                            interactive shell in an arm64 guest
+
+.PHONY: check-arm64 arm64-kernels arm64-shell
+
+check-arm64:
+	@UE_ARCH=arm64 scripts/check.sh
+
+arm64-kernels:
+	@scripts/arm64/kernels.sh
+
+arm64-shell:
+	scripts/arm64/setup.sh
+	scripts/guest/run.sh --arch arm64 --shell $(or $(KVER),$(firstword $(shell scripts/arm64/kernels.sh)))

@@ -1,0 +1,155 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Helpers of the user_events.ko selftests that need no test harness, so
+ * that stress/ and the selftests share them: tracefs paths, perf events
+ * on a tracepoint, the remote write ABI (register, unregister, the
+ * enable word), CPU pinning. Failures return -errno (or -1 with errno
+ * set, as the system call does, where stated).
+ */
+#ifndef UE_HELPERS_H
+#define UE_HELPERS_H
+
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <assert.h>
+#include <errno.h>
+#include <sched.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#include <linux/perf_event.h>
+
+#include "uapi/linux/user_events.h"
+
+#define UE_TRACEFS	"/sys/kernel/tracing"
+#define UE_DATA_FILE	UE_TRACEFS "/user_events_data"
+#define UE_STATUS_FILE	UE_TRACEFS "/user_events_status"
+#define UE_EVENTS_DIR	UE_TRACEFS "/events/" USER_EVENTS_SYSTEM
+#define UE_TRACE_FILE	UE_TRACEFS "/trace"
+#define UE_MULTI_DIR	UE_TRACEFS "/events/" USER_EVENTS_MULTI_SYSTEM
+
+/* Size of the status page, and the number of usable status bytes */
+/*
+ * perf_event_open() of tracepoint id, one sample per hit, for pid on cpu
+ * (0, -1: the calling thread on any CPU). Returns the fd, or -1 and errno.
+ */
+static inline int ue_perf_open_id(long id, __u64 sample_type, pid_t pid, int cpu)
+{
+	struct perf_event_attr pe;
+
+	memset(&pe, 0, sizeof(pe));
+	pe.type = PERF_TYPE_TRACEPOINT;
+	pe.size = sizeof(pe);
+	pe.config = id;
+	pe.sample_period = 1;
+	pe.sample_type = sample_type;
+	pe.wakeup_events = 1;
+
+	return syscall(__NR_perf_event_open, &pe, pid, cpu, -1,
+		       PERF_FLAG_FD_CLOEXEC);
+}
+
+/*
+ * The remote write ABI (struct user_write_reg): register desc with the
+ * enable bit at (addr, size 4 or 8). Returns 0 or -errno; the write index
+ * goes to *write_index when it is not NULL.
+ */
+static inline int ue_wreg(int fd, const char *desc, const void *addr, int size,
+			  int bit, int flags, int *write_index)
+{
+	struct user_write_reg reg;
+
+	memset(&reg, 0, sizeof(reg));
+	reg.size = sizeof(reg);
+	reg.enable_bit = bit;
+	reg.enable_size = size;
+	reg.flags = flags;
+	reg.enable_addr = (__u64)(uintptr_t)addr;
+	reg.name_args = (__u64)(uintptr_t)desc;
+	reg.write_index = 0xdeadbeef;
+
+	if (ioctl(fd, DIAG_IOCSREG, &reg) < 0)
+		return -errno;
+
+	if (write_index)
+		*write_index = (int)reg.write_index;
+
+	return 0;
+}
+
+/* Raw DIAG_IOCSUNREG of (addr, bit). Returns 0 or -errno. */
+static inline int ue_wunreg(int fd, const void *addr, int bit)
+{
+	struct user_write_unreg unreg;
+
+	memset(&unreg, 0, sizeof(unreg));
+	unreg.size = sizeof(unreg);
+	unreg.disable_bit = bit;
+	unreg.disable_addr = (__u64)(uintptr_t)addr;
+
+	if (ioctl(fd, DIAG_IOCSUNREG, &unreg) < 0)
+		return -errno;
+
+	return 0;
+}
+
+/* An enable word of size 4 or 8, read and written atomically */
+static inline uint64_t ue_word_read(const void *addr, int size)
+{
+	if (size == 8)
+		return __atomic_load_n((const uint64_t *)addr, __ATOMIC_SEQ_CST);
+
+	return __atomic_load_n((const uint32_t *)addr, __ATOMIC_SEQ_CST);
+}
+
+static inline void ue_word_write(void *addr, int size, uint64_t val)
+{
+	if (size == 8)
+		__atomic_store_n((uint64_t *)addr, val, __ATOMIC_SEQ_CST);
+	else
+		__atomic_store_n((uint32_t *)addr, (uint32_t)val,
+				 __ATOMIC_SEQ_CST);
+}
+
+static inline void ue_sleep_ms(int ms)
+{
+	usleep(ms * 1000);
+}
+
+/* Wait up to ms for the word to read want; returns the ms waited or -1 */
+static inline int ue_word_wait(const void *addr, int size, uint64_t want, int ms)
+{
+	int waited;
+
+	for (waited = 0; waited <= ms; waited += 5) {
+		if (ue_word_read(addr, size) == want)
+			return waited;
+		ue_sleep_ms(5);
+	}
+
+	return -1;
+}
+
+static inline int ue_pin_cpu(int cpu)
+{
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	return sched_setaffinity(0, sizeof(set), &set);
+}
+
+static inline bool ue_cpu_online(int cpu)
+{
+	cpu_set_t set;
+
+	if (sched_getaffinity(0, sizeof(set), &set))
+		return false;
+	return CPU_ISSET(cpu, &set);
+}
+
+#endif /* UE_HELPERS_H */

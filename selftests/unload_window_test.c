@@ -1,0 +1,330 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * user_events.ko selftests: the open that read the module's file
+ * operations just before prepare_unload removed its files.
+ *
+ * do_dentry_open() loads inode->i_fop, then takes a reference on
+ * i_fop->owner with try_module_get(). Nothing orders these two steps
+ * against prepare_unload: an open that loaded the module's fops just
+ * before the file was removed may call try_module_get() after
+ * prepare_unload dropped the files' module reference and rmmod marked the
+ * module going (do_dentry_open() WARNs) or freed it (the open reads freed
+ * module memory). An interrupt or a preemption at that point is enough;
+ * here a kprobe BPF program on try_module_get() holds the opening thread
+ * for a few milliseconds in that window, as a long interrupt would. Such
+ * an open holds the file's dentry, which keeps the module (first version
+ * of prepare_unload, 38ef145: a WARN at the first unload).
+ *
+ *  open_in_window_racing_unload  the opener as root
+ *  open_in_window_unprivileged   the opener as uid 1000, granted the data
+ *                                file (data_gid=1000 data_mode=0660)
+ *
+ * Every open must give a file descriptor or ENOENT (removed); a WARN or
+ * oops makes the guest runner fail.
+ * Needs UE_MODULE, as the guest runner of `make check` sets it. Leaves the
+ * module loaded with default parameters.
+ */
+#define _GNU_SOURCE
+#include <pthread.h>
+#include <time.h>
+#include <linux/bpf.h>
+
+#include "ue_test.h"
+
+#define RACE_MS		4000
+#define MIN_TRIES	6
+#define TEST_UID	1000
+#define TEST_GID	1000
+/* Kernel stack walks (bpf_get_stack) in the delay: milliseconds under TCG */
+#define DELAY_LOOPS	1500
+
+#define INSN(c, d, s, o, i) \
+	((struct bpf_insn){ .code = (c), .dst_reg = (d), .src_reg = (s), \
+			    .off = (o), .imm = (i) })
+#define MOV64_REG(d, s)		INSN(BPF_ALU64 | BPF_MOV | BPF_X, d, s, 0, 0)
+#define MOV32_REG(d, s)		INSN(BPF_ALU | BPF_MOV | BPF_X, d, s, 0, 0)
+#define MOV64_IMM(d, i)		INSN(BPF_ALU64 | BPF_MOV | BPF_K, d, 0, 0, i)
+#define ADD64_IMM(d, i)		INSN(BPF_ALU64 | BPF_ADD | BPF_K, d, 0, 0, i)
+#define CALL(f)			INSN(BPF_JMP | BPF_CALL, 0, 0, 0, f)
+#define JNE_IMM(d, i, o)	INSN(BPF_JMP | BPF_JNE | BPF_K, d, 0, o, i)
+#define EXIT()			INSN(BPF_JMP | BPF_EXIT, 0, 0, 0, 0)
+
+static char verifier_log[1 << 16];
+
+/*
+ * A kprobe program that walks the kernel stack DELAY_LOOPS times when the
+ * thread @tid hits it, and does nothing for everyone else. fd or -errno.
+ */
+static int delay_prog_load(pid_t tid)
+{
+	const struct bpf_insn insns[] = {
+		MOV64_REG(7, 1),			/* ctx */
+		CALL(BPF_FUNC_get_current_pid_tgid),
+		MOV32_REG(0, 0),			/* the thread id */
+		JNE_IMM(0, tid, 9),
+		MOV64_IMM(6, DELAY_LOOPS),
+		MOV64_REG(1, 7),
+		MOV64_REG(2, 10),
+		ADD64_IMM(2, -512),
+		MOV64_IMM(3, 512),
+		MOV64_IMM(4, 0),
+		CALL(BPF_FUNC_get_stack),
+		ADD64_IMM(6, -1),
+		JNE_IMM(6, 0, -8),
+		MOV64_IMM(0, 0),
+		EXIT(),
+	};
+	union bpf_attr attr;
+	int fd;
+
+	memset(&attr, 0, sizeof(attr));
+	attr.prog_type = BPF_PROG_TYPE_KPROBE;
+	attr.insns = (__u64)(uintptr_t)insns;
+	attr.insn_cnt = ARRAY_SIZE(insns);
+	attr.license = (__u64)(uintptr_t)"GPL";
+
+	fd = syscall(__NR_bpf, BPF_PROG_LOAD, &attr, sizeof(attr));
+	if (fd < 0) {
+		fd = -errno;
+		/* Again, for the verifier's log */
+		attr.log_buf = (__u64)(uintptr_t)verifier_log;
+		attr.log_size = sizeof(verifier_log);
+		attr.log_level = 1;
+		syscall(__NR_bpf, BPF_PROG_LOAD, &attr, sizeof(attr));
+		fprintf(stderr, "# BPF_PROG_LOAD: %s\n%.4000s\n", strerror(-fd),
+			verifier_log);
+	}
+
+	return fd;
+}
+
+/* A perf kprobe on @func running @prog: fd or -errno */
+static int kprobe_attach(const char *func, int prog)
+{
+	struct perf_event_attr attr;
+	char buf[32];
+	int fd;
+
+	if (ue_read_file("/sys/bus/event_source/devices/kprobe/type", buf,
+			 sizeof(buf)) < 0)
+		return -ENOENT;
+
+	memset(&attr, 0, sizeof(attr));
+	attr.size = sizeof(attr);
+	attr.type = strtoul(buf, NULL, 10);
+	attr.config1 = (__u64)(uintptr_t)func;
+	attr.sample_period = 1;
+	attr.wakeup_events = 1;
+	fd = syscall(SYS_perf_event_open, &attr, -1, 0, -1, PERF_FLAG_FD_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (ioctl(fd, PERF_EVENT_IOC_SET_BPF, prog) ||
+	    ioctl(fd, PERF_EVENT_IOC_ENABLE, 0)) {
+		int err = -errno;
+
+		close(fd);
+		return err;
+	}
+
+	return fd;
+}
+
+static long now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+
+	return ts.tv_sec * 1000L + ts.tv_nsec / 1000000;
+}
+
+/* finit_module($UE_MODULE, params): 0 or -errno */
+static int do_insmod(const char *params)
+{
+	const char *ko = getenv("UE_MODULE");
+	int fd, err = 0;
+
+	if (!ko || !*ko)
+		return -ENOENT;
+
+	fd = open(ko, O_RDONLY | O_CLOEXEC);
+	if (fd < 0 || syscall(SYS_finit_module, fd, params, 0))
+		err = errno;
+	if (fd >= 0)
+		close(fd);
+
+	return -err;
+}
+
+/* prepare_unload, then rmmod, retried for up to 2 s: 0 or -errno */
+static int rmmod_retry(void)
+{
+	int i, ret = -EIO;
+
+	for (i = 0; i < 100; i++) {
+		ret = ue_mod_unload();
+		if (!ret || ret == -ENOENT)
+			return ret;
+		usleep(20000);
+	}
+
+	return ret;
+}
+
+static int reload(const char *params)
+{
+	int ret;
+
+	if (ue_mod_loaded()) {
+		ue_delete_prefix("");
+		ret = rmmod_retry();
+		if (ret)
+			return ret;
+	}
+
+	return do_insmod(params);
+}
+
+struct opener {
+	pid_t tid;
+	uid_t uid;
+	int go;			/* 1: start, 2: stop */
+	long opened, absent, slow;
+	int bad_err;
+};
+
+static void *open_fn(void *arg)
+{
+	struct opener *o = arg;
+	long t;
+	int fd;
+
+	/* Only this thread drops its privileges (raw syscalls: per thread) */
+	if (o->uid && (syscall(SYS_setresgid, TEST_GID, TEST_GID, TEST_GID) ||
+		       syscall(SYS_setresuid, o->uid, o->uid, o->uid))) {
+		o->bad_err = errno;
+		__atomic_store_n(&o->tid, -1, __ATOMIC_SEQ_CST);
+		return NULL;
+	}
+	__atomic_store_n(&o->tid, gettid(), __ATOMIC_SEQ_CST);
+	while (!__atomic_load_n(&o->go, __ATOMIC_SEQ_CST))
+		usleep(1000);
+
+	while (__atomic_load_n(&o->go, __ATOMIC_SEQ_CST) == 1) {
+		t = now_ms();
+		fd = open(UE_TRACEFS "/user_events_data", O_RDWR | O_CLOEXEC);
+		if (now_ms() - t >= 2)
+			o->slow++;
+		if (fd >= 0) {
+			o->opened++;
+			close(fd);
+		} else if (errno == ENOENT) {
+			o->absent++;
+		} else if (!o->bad_err) {
+			o->bad_err = errno;
+		}
+	}
+
+	return NULL;
+}
+
+/*
+ * The opener loops on open(user_events_data), held in try_module_get()
+ * for a few milliseconds each time; meanwhile this thread unloads the
+ * module (prepare_unload, delete_module) and loads it again, or restores
+ * the files when the unload is refused.
+ */
+static void open_in_window(struct __test_metadata *_metadata, uid_t uid,
+			   const char *params)
+{
+	struct opener o = { .uid = uid };
+	long end, tries = 0, unloads = 0;
+	int prog, kp, ret, bad = 0;
+	pthread_t th;
+
+	ASSERT_EQ(0, reload(params));
+	if (uid)
+		ASSERT_EQ(0, chmod(UE_TRACEFS, 0755));
+
+	ASSERT_EQ(0, pthread_create(&th, NULL, open_fn, &o));
+	while (!__atomic_load_n(&o.tid, __ATOMIC_SEQ_CST))
+		usleep(1000);
+	ASSERT_LT(0, o.tid) {
+		TH_LOG("setresuid: %s", strerror(o.bad_err));
+	}
+
+	prog = delay_prog_load(o.tid);
+	ASSERT_LE(0, prog);
+	kp = kprobe_attach("try_module_get", prog);
+	ASSERT_LE(0, kp) {
+		TH_LOG("kprobe on try_module_get: %s", strerror(-kp));
+	}
+
+	__atomic_store_n(&o.go, 1, __ATOMIC_SEQ_CST);
+	end = now_ms() + RACE_MS;
+	while ((now_ms() < end || tries < MIN_TRIES) && !bad) {
+		usleep(500);
+		ret = ue_mod_prepare_unload(true);
+		if (ret) {
+			bad = ret;
+			break;
+		}
+		tries++;
+		if (!syscall(SYS_delete_module, ue_mod_name(), O_NONBLOCK)) {
+			unloads++;
+			bad = do_insmod(params);
+		} else if (errno == EWOULDBLOCK) {
+			bad = ue_mod_prepare_unload(false);
+		} else {
+			bad = -errno;
+		}
+	}
+	__atomic_store_n(&o.go, 2, __ATOMIC_SEQ_CST);
+	pthread_join(th, NULL);
+	close(kp);
+	close(prog);
+
+	printf("# %ld unload tries, %ld unloads; opens %ld, absent %ld, ",
+	       tries, unloads, o.opened, o.absent);
+	printf("held in try_module_get %ld\n", o.slow);
+	ASSERT_EQ(0, bad);
+	ASSERT_EQ(0, o.bad_err) {
+		TH_LOG("open: %s", strerror(o.bad_err));
+	}
+	/* The window was reached: opens were held, and some unloads ran */
+	ASSERT_LT(0, o.slow);
+	ASSERT_LT(0, unloads);
+}
+
+FIXTURE(window) {
+	mode_t tracefs_mode;
+};
+
+FIXTURE_SETUP(window)
+{
+	struct stat st;
+
+	if (!ue_mod_loaded())
+		ASSERT_EQ(0, do_insmod(""));
+	ASSERT_EQ(0, stat(UE_TRACEFS, &st));
+	self->tracefs_mode = st.st_mode & 07777;
+}
+
+FIXTURE_TEARDOWN(window)
+{
+	chmod(UE_TRACEFS, self->tracefs_mode);
+	EXPECT_EQ(0, reload(""));
+}
+
+TEST_F_TIMEOUT(window, open_in_window_racing_unload, 120)
+{
+	open_in_window(_metadata, 0, "");
+}
+
+TEST_F_TIMEOUT(window, open_in_window_unprivileged, 120)
+{
+	open_in_window(_metadata, TEST_UID,
+		       "data_gid=1000 data_mode=0660 status_gid=1000 status_mode=0640");
+}
+
+TEST_HARNESS_MAIN

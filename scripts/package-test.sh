@@ -209,8 +209,9 @@ ue_check "example /usr/share/doc/$pkg/examples/modules-load.d/user_events.conf" 
 	test -f "/usr/share/doc/$pkg/examples/modules-load.d/user_events.conf"
 ue_check "no /etc/modules-load.d/user_events.conf (loading at boot is opt-in)" \
 	test ! -e /etc/modules-load.d/user_events.conf
-ue_check "conffile /etc/modprobe.d/user_events.conf has no active line" \
-	eval "! grep -v -E '^[[:space:]]*(#|$)' /etc/modprobe.d/user_events.conf"
+# Its one active line: modprobe -r runs user-events-clear --unload (38ef145)
+ue_check "conffile /etc/modprobe.d/user_events.conf: no active line but the remove command" \
+	eval "! grep -v -E '^[[:space:]]*(#|$)|^remove user_events /usr/sbin/user-events-clear --unload user_events$' /etc/modprobe.d/user_events.conf"
 
 # -- 5. purge -----------------------------------------------------------------
 ue_section "purge"

@@ -48,6 +48,7 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/uio.h>
+#include <sys/utsname.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -1335,9 +1336,56 @@ static void run_write(const struct input *in, struct verdict *v)
 			    errname(x), m.min, in->plen, enabled);
 }
 
+/*
+ * Before Linux 5.12 the tracing core splits a dynamic_events command into
+ * words (argv_split(), the kernel's isspace(): ASCII white space and Latin-1
+ * NBSP, 0xa0) before the module sees it, and the module joins the words
+ * with single spaces again (Documentation/compat.rst). From 5.12 on the
+ * module gets the raw string and only ASCII white space separates.
+ */
+static bool core_splits_dyn_words(void)
+{
+	static int splits = -1;
+	struct utsname u;
+	int major = 0, minor = 0;
+
+	if (splits < 0) {
+		splits = 0;
+		if (!uname(&u) && sscanf(u.release, "%d.%d", &major, &minor) == 2)
+			splits = major < 5 || (major == 5 && minor < 12);
+	}
+	return splits;
+}
+
+/* What the module's parser gets from the command s: see above */
+static void dyn_command_seen(const char *s, char *out, size_t max)
+{
+	size_t n = 0;
+
+	if (!core_splits_dyn_words()) {
+		snprintf(out, max, "%s", s);
+		return;
+	}
+	while (*s) {
+		while (*s && (k_isspace(*s) || (unsigned char)*s == 0xa0))
+			s++;
+		if (!*s)
+			break;
+		if (n && n + 1 < max)
+			out[n++] = ' ';
+		while (*s && !(k_isspace(*s) || (unsigned char)*s == 0xa0)) {
+			if (n + 1 < max)
+				out[n++] = *s;
+			s++;
+		}
+	}
+	out[n] = 0;
+}
+
 static void run_dyn(const struct input *in, struct verdict *v)
 {
 	int fd = open(DYN_FILE, O_WRONLY | O_APPEND | O_CLOEXEC), e;
+	char seen[sizeof(in->str)];
 
 	if (fd < 0) {
 		verdict_set(v, "open %s: %s", DYN_FILE, errname(errno));
@@ -1350,9 +1398,11 @@ static void run_dyn(const struct input *in, struct verdict *v)
 	/* Lines are split at \n and cut at '#' by the tracing core */
 	if (!strncmp(in->str, "u:", 2) && !strpbrk(in->str, "\n#") && (int)strlen(in->str) == in->slen &&
 	    strncmp(in->str, "u:user_events/", 14)) {
-		struct model m = model_desc(in->str + 2);
+		struct model m;
 
-		if (strlen(in->str + 2) >= MAX_DESC)
+		dyn_command_seen(in->str, seen, sizeof(seen));
+		m = model_desc(seen + 2);
+		if (strlen(seen + 2) >= MAX_DESC)
 			ALLOW(v, e, EINVAL);
 		else if (m.valid) {
 			ALLOW(v, e, 0, EADDRINUSE, EMFILE, ENOMEM);

@@ -7,13 +7,18 @@
 #                            toolchain in a debootstrap chroot
 #   make check-matrix-ci     the "ci" targets only (what .ci/run adds to
 #                            make check): Debian 13 and Debian 11 generic
+#   make check-cloud         the cloud flavours (no 9p: the tests travel in an
+#                            initramfs, scripts/matrix/cloud.sh)
 #   make matrix-kernels      fetch and extract the target kernels, set up the
 #                            chroots (no build, no guest)
 
-.PHONY: check-matrix check-matrix-ci matrix-kernels
+.PHONY: check-matrix check-matrix-ci check-cloud matrix-kernels
 
 check-matrix:
-	@scripts/matrix.sh --set all
+	@scripts/matrix.sh --set all; st=$$?; scripts/matrix/cloud.sh || st=1; exit $$st
+
+check-cloud:
+	@scripts/matrix/cloud.sh
 
 check-matrix-ci:
 	@scripts/matrix.sh --set ci

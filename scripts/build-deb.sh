@@ -35,7 +35,7 @@ mkdir -p "$stage"
 install -D -m 0755 "$UE_REPO/scripts/dkms-source.sh" "$stage/scripts/dkms-source.sh"
 
 # Everything else the package is made of.
-paths=(debian Documentation samples packaging README.md)
+paths=(debian Documentation samples packaging README.md scripts/user-events-clear)
 if git -C "$UE_REPO" rev-parse --is-inside-work-tree >/dev/null 2>&1; then
 	mapfile -t files < <(cd "$UE_REPO" &&
 		git ls-files -co --exclude-standard -- "${paths[@]}" | sort -u)

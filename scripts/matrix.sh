@@ -45,6 +45,7 @@ list=$UE_BUILD/matrix-targets
 : >"$list"
 while read -r suite pkg tset _; do
 	[[ -n $suite && $suite != \#* ]] || continue
+	[[ $tset != cloud ]] || continue # no 9p: scripts/matrix/cloud.sh
 	[[ $set_ == all || $tset == "$set_" ]] || continue
 	mapfile -t k < <("$UE_REPO/scripts/matrix/kernel.sh" "$suite" "$pkg")
 	((${#k[@]} == 3)) || ue_die "$suite $pkg: no kernel"

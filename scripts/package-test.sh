@@ -16,7 +16,10 @@
 #      module, tracefs files, an event round trip, rmmod, clean kernel log);
 #   4. check the installed header, docs and configuration files;
 #   5. purge the package and check nothing of it is left (also done on exit
-#      when a step fails half way).
+#      when a step fails half way);
+#   6. the same .deb on Debian 11 and 13: installed in each release's build
+#      chroot, DKMS-built there for one kernel of the release, smoke-tested
+#      in a guest of that kernel, purged (scripts/matrix/package.sh).
 #
 # Needs root (it installs a package). A user-events-dkms package or a
 # `make dkms-install` of this version found at the start is removed first.
@@ -26,7 +29,7 @@
 # Prints TAP-style "ok"/"not ok" lines and "N passed, N failed" last; the
 # exit status is non-zero iff something failed.
 # Environment: KVERS, V=1 (show guest consoles), UE_GUEST_TIMEOUT (600),
-# UE_BUILD_DIR.
+# UE_BUILD_DIR, UE_PACKAGE_MATRIX=0 (leave out step 6).
 # shellcheck disable=SC2317 # functions run through check, trap and eval
 set -uo pipefail
 
@@ -206,8 +209,9 @@ ue_check "example /usr/share/doc/$pkg/examples/modules-load.d/user_events.conf" 
 	test -f "/usr/share/doc/$pkg/examples/modules-load.d/user_events.conf"
 ue_check "no /etc/modules-load.d/user_events.conf (loading at boot is opt-in)" \
 	test ! -e /etc/modules-load.d/user_events.conf
-ue_check "conffile /etc/modprobe.d/user_events.conf has no active line" \
-	eval "! grep -v -E '^[[:space:]]*(#|$)' /etc/modprobe.d/user_events.conf"
+# Its one active line: modprobe -r runs user-events-clear --unload (38ef145)
+ue_check "conffile /etc/modprobe.d/user_events.conf: no active line but the remove command" \
+	eval "! grep -v -E '^[[:space:]]*(#|$)|^remove user_events /usr/sbin/user-events-clear --unload user_events$' /etc/modprobe.d/user_events.conf"
 
 # -- 5. purge -----------------------------------------------------------------
 ue_section "purge"
@@ -222,5 +226,18 @@ for rel in "${kernels[@]}"; do
 	ue_check "$rel: modules.dep no longer lists user_events" \
 		eval "! grep -q user_events /lib/modules/$rel/modules.dep"
 done
+
+# -- 6. Debian 11 and 13 --------------------------------------------------------
+# The same .deb in each other release's build chroot, for one kernel of each
+# (the "ci" targets of scripts/matrix/targets): that release's apt, dkms and
+# compiler; the DKMS-built module smoke-tested in a guest of that kernel
+# (scripts/matrix/package.sh). UE_PACKAGE_MATRIX=0 leaves it out.
+if [[ ${UE_PACKAGE_MATRIX:-1} != 0 ]]; then
+	while read -r suite kpkg tset _; do
+		[[ -n $suite && $suite != \#* && $tset == ci ]] || continue
+		ue_section "$suite ($kpkg)"
+		ue_relay '' "$UE_REPO/scripts/matrix/package.sh" "$deb" "$suite" "$kpkg"
+	done <"$UE_REPO/scripts/matrix/targets"
+fi
 
 finish

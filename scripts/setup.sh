@@ -22,7 +22,7 @@ set -euo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 PACKAGES=(
-	qemu-system-x86 busybox-static
+	qemu-system-x86 busybox-static debootstrap
 	linux-image-amd64 linux-headers-amd64
 	linux-image-6.12-amd64 linux-headers-6.12-amd64
 	linux-source-6.1 linux-source-6.12

@@ -197,6 +197,13 @@ for d in "${shares[@]}"; do
 done
 sharelist=$(IFS=,; printf '%s' "${shares[*]}")
 cmdline+=("ueshares=$sharelist")
+# A kernel booted from its package (--modules): the guest mounts its
+# modules at /lib/modules/<release>, so that modprobe works there (fuse on
+# Debian 11, say). The host root must show them (not under /tmp...).
+if [[ -n $modroot && $arch == x86_64 && -d $modroot/lib/modules/$rel ]]; then
+	uemodules=$(cd "$modroot/lib/modules/$rel" && pwd -P)
+	hidden "$uemodules" || cmdline+=("uemodules=$uemodules")
+fi
 if [[ -n $append ]]; then
 	read -r -a extra <<<"$append"
 	cmdline+=("${extra[@]}")

@@ -77,7 +77,7 @@ if ((${#missing[@]})); then
 		in_chroot apt-get update -qq >&2 || ue_die "$suite: apt-get update failed"
 	fi
 	ue_note "$suite: installing ${missing[*]}"
-	in_chroot apt-get install -y -qq -o Dpkg::Use-Pty=0 --no-install-recommends \
+	in_chroot apt-get install -y -qq -o Dpkg::Use-Pty=0 -o DPkg::Lock::Timeout=600 --no-install-recommends \
 		"${missing[@]}" >&2 || ue_die "$suite: apt-get install ${missing[*]} failed"
 fi
 printf '%s\n' "$dir"

@@ -31,14 +31,14 @@ inch() {
 }
 
 # A metapackage depends on exactly one linux-image-<release> package
-# (the -unsigned variants are not what Debian installs).
-image=$pkg
-if ! inch apt-cache show "$pkg" 2>/dev/null | grep -q '^Package: linux-image-[0-9]'; then
-	image=$(inch apt-cache depends --important "$pkg" 2>/dev/null |
-		sed -n 's/^ *Depends: \(linux-image-[0-9][^ ]*\)$/\1/p' |
-		grep -v -- '-unsigned$' | head -n 1)
-	[[ -n $image ]] || ue_die "$suite: $pkg names no linux-image-<release> package"
-fi
+# (the -unsigned variants are not what Debian installs); an image package
+# depends on none. A name alone does not tell them apart:
+# linux-image-6.12-rt-amd64 is a metapackage.
+inch apt-cache show "$pkg" >/dev/null 2>&1 || ue_die "$suite: no package $pkg"
+image=$(inch apt-cache depends --important "$pkg" 2>/dev/null |
+	sed -n 's/^ *Depends: \(linux-image-[0-9][^ ]*\)$/\1/p' |
+	grep -v -- '-unsigned$' | head -n 1 || true)
+image=${image:-$pkg}
 rel=${image#linux-image-}
 
 "$UE_REPO/scripts/matrix/chroot.sh" "$suite" "linux-headers-$rel" >/dev/null

@@ -232,6 +232,42 @@ ue_root() { # ue_root <command...>: as root (sudo when needed)
 		return 1
 	fi
 }
+# Run a command in a Debian chroot (scripts/matrix/chroot.sh's) with /proc
+# mounted (maintainer scripts want it) and a clean environment.
+ue_in_chroot() { # ue_in_chroot <dir> <command...>
+	local dir=$1 st=0
+	shift
+	mountpoint -q "$dir/proc" || mount -t proc proc "$dir/proc"
+	chroot "$dir" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin \
+		DEBIAN_FRONTEND=noninteractive LANG=C "$@" || st=$?
+	umount "$dir/proc" 2>/dev/null || true
+	return "$st"
+}
+
+# Copy the 9p modules a guest kernel needs (with their dependencies, in
+# load order, uncompressed) into <dir> as NN-<name>.ko; prints how many.
+ue_9p_modules() { # ue_9p_modules <dir> <modprobe -d base> <release>
+	local verb path base n=0
+	declare -A seen=()
+	while read -r verb path _; do
+		[[ $verb == insmod ]] || continue # "builtin virtio_pci" on 6.12
+		[[ -n ${seen[$path]:-} ]] && continue
+		seen[$path]=1
+		n=$((n + 1))
+		base=${path##*/}
+		base=${base%%.ko*}
+		base=$(printf '%s/%02d-%s.ko' "$1" "$n" "$base")
+		case $path in
+		*.ko) cp "$path" "$base" ;;
+		*.ko.xz) xz -dc "$path" >"$base" ;;
+		*.ko.zst) zstd -dcq "$path" >"$base" ;;
+		*.ko.gz) gzip -dc "$path" >"$base" ;;
+		*) ue_die "unknown module format: $path" ;;
+		esac
+	done < <(modprobe -d "$2" -a -S "$3" --show-depends virtio_pci 9pnet_virtio 9p)
+	echo "$n"
+}
+
 ue_missing_packages() {
 	local -A have=()
 	local p status

@@ -37,24 +37,7 @@ mkdir -p "$work/root/bin" "$work/root/modules" "$work/root/dev"
 cp "$busybox" "$work/root/bin/busybox"
 install -m 755 "$init" "$work/root/init"
 
-n=0
-declare -A seen=()
-while read -r verb path _; do
-	[[ $verb == insmod ]] || continue
-	[[ -n ${seen[$path]:-} ]] && continue
-	seen[$path]=1
-	n=$((n + 1))
-	base=${path##*/}
-	base=${base%%.ko*}
-	dst=$(printf '%s/root/modules/%02d-%s.ko' "$work" "$n" "$base")
-	case $path in
-	*.ko) cp "$path" "$dst" ;;
-	*.ko.xz) xz -dc "$path" >"$dst" ;;
-	*.ko.zst) zstd -dcq "$path" >"$dst" ;;
-	*.ko.gz) gzip -dc "$path" >"$dst" ;;
-	*) ue_die "unknown module format: $path" ;;
-	esac
-done < <(modprobe -d "$modbase" -a -S "$rel" --show-depends virtio_pci 9pnet_virtio 9p)
+n=$(ue_9p_modules "$work/root/modules" "$modbase" "$rel")
 ((n > 0)) || ue_die "modprobe found no 9p modules for $rel in $modbase"
 
 tmp=$(mktemp "${out}.tmp.XXXXXX")

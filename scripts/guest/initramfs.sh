@@ -45,24 +45,7 @@ cp "$busybox" "$work/root/bin/busybox"
 install -m 755 "$init" "$work/root/init"
 
 # modprobe treats words after the first module name as parameters unless -a.
-n=0
-declare -A seen=()
-while read -r verb path _; do
-	[[ $verb == insmod ]] || continue # "builtin virtio_pci" on 6.12
-	[[ -n ${seen[$path]:-} ]] && continue
-	seen[$path]=1
-	n=$((n + 1))
-	base=${path##*/}
-	base=${base%%.ko*}
-	dst=$(printf '%s/root/modules/%02d-%s.ko' "$work" "$n" "$base")
-	case $path in
-	*.ko) cp "$path" "$dst" ;;
-	*.ko.xz) xz -dc "$path" >"$dst" ;;
-	*.ko.zst) zstd -dcq "$path" >"$dst" ;;
-	*.ko.gz) gzip -dc "$path" >"$dst" ;;
-	*) ue_die "unknown module format: $path" ;;
-	esac
-done < <(modprobe -d "$root" -a -S "$rel" --show-depends virtio_pci 9pnet_virtio 9p)
+n=$(ue_9p_modules "$work/root/modules" "$root" "$rel")
 ((n > 0)) || modprobe -d "$root" -S "$rel" --show-depends 9p 2>/dev/null | grep -q '^builtin' ||
 	ue_die "modprobe found no 9p modules for $rel"
 

@@ -51,15 +51,7 @@ if [[ ! -f $dir/.ue-ready ]]; then
 	touch "$dir/.ue-update-needed"
 fi
 
-# Run apt in the chroot with /proc mounted (maintainer scripts want it).
-in_chroot() {
-	local st=0
-	mountpoint -q "$dir/proc" || mount -t proc proc "$dir/proc"
-	chroot "$dir" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin \
-		DEBIAN_FRONTEND=noninteractive LANG=C "$@" || st=$?
-	umount "$dir/proc" 2>/dev/null || true
-	return "$st"
-}
+in_chroot() { ue_in_chroot "$dir" "$@"; }
 
 # The archive's lists: debootstrap fetched only <suite> itself.
 if [[ -f $dir/.ue-update-needed ]]; then

@@ -48,14 +48,7 @@ rm -rf "$out"
 mkdir -p "$out"
 echo "# $suite: kernel $rel, package $version"
 
-in_chroot() {
-	local st=0
-	mountpoint -q "$root/proc" || mount -t proc proc "$root/proc"
-	chroot "$root" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin \
-		DEBIAN_FRONTEND=noninteractive LANG=C "$@" || st=$?
-	umount "$root/proc" 2>/dev/null || true
-	return "$st"
-}
+in_chroot() { ue_in_chroot "$root" "$@"; }
 # shellcheck disable=SC2016 # dpkg-query's format, not the shell's
 installed() {
 	local s

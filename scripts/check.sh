@@ -124,10 +124,10 @@ fi
 if [[ ${UE_CHECK_PACKAGE:-1} == 1 ]]; then
 	if ((EUID == 0)); then
 		host_checks "package (deb, DKMS, smoke test)" package \
-			"$UE_REPO/scripts/package-test.sh"
+			env UE_PACKAGE_ARM64=0 "$UE_REPO/scripts/package-test.sh"
 	elif command -v sudo >/dev/null && sudo -n true 2>/dev/null; then
 		host_checks "package (deb, DKMS, smoke test)" package \
-			sudo -n env "KVERS=${KVERS:-}" "UE_BUILD_DIR=$UE_BUILD" \
+			sudo -n env "KVERS=${KVERS:-}" "UE_BUILD_DIR=$UE_BUILD" UE_PACKAGE_ARM64=0 \
 			"$UE_REPO/scripts/package-test.sh"
 	else
 		host_checks "package (deb, DKMS, smoke test)" package \

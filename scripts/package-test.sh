@@ -19,7 +19,9 @@
 #      when a step fails half way);
 #   6. the same .deb on Debian 11 and 13: installed in each release's build
 #      chroot, DKMS-built there for one kernel of the release, smoke-tested
-#      in a guest of that kernel, purged (scripts/matrix/package.sh).
+#      in a guest of that kernel, purged (scripts/matrix/package.sh);
+#   7. the same .deb on Debian 12 arm64 6.12 (scripts/arm64/package-test.sh;
+#      not run by `make check`).
 #
 # Needs root (it installs a package). A user-events-dkms package or a
 # `make dkms-install` of this version found at the start is removed first.
@@ -29,7 +31,8 @@
 # Prints TAP-style "ok"/"not ok" lines and "N passed, N failed" last; the
 # exit status is non-zero iff something failed.
 # Environment: KVERS, V=1 (show guest consoles), UE_GUEST_TIMEOUT (600),
-# UE_BUILD_DIR, UE_PACKAGE_MATRIX=0 (leave out step 6).
+# UE_BUILD_DIR, UE_PACKAGE_MATRIX=0 (leave out step 6), UE_PACKAGE_ARM64=0
+# (leave out step 7, arm64).
 # shellcheck disable=SC2317 # functions run through check, trap and eval
 set -uo pipefail
 
@@ -238,6 +241,16 @@ if [[ ${UE_PACKAGE_MATRIX:-1} != 0 ]]; then
 		ue_section "$suite ($kpkg)"
 		ue_relay '' "$UE_REPO/scripts/matrix/package.sh" "$deb" "$suite" "$kpkg"
 	done <"$UE_REPO/scripts/matrix/targets"
+fi
+
+# -- 7. arm64 -------------------------------------------------------------------
+# The same .deb on Debian 12's arm64 6.12 (scripts/arm64/package-test.sh:
+# DKMS builds the module natively under qemu-user, a qemu-system-aarch64
+# guest smoke-tests it). About 19 minutes, and the arm64 root the first
+# time: `make check` (so CI) leaves it out with UE_PACKAGE_ARM64=0.
+if [[ ${UE_PACKAGE_ARM64:-1} != 0 ]]; then
+	ue_section "arm64"
+	ue_relay '' "$UE_REPO/scripts/arm64/package-test.sh"
 fi
 
 finish

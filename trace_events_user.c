@@ -2263,7 +2263,7 @@ static int prepare_unload_set(const char *val, const struct kernel_param *kp)
 
 	/* On the insmod command line: the files do not exist yet */
 	if (!READ_ONCE(user_events_loaded)) {
-		pr_err("prepare_unload can only be written once the module is loaded\n");
+		pr_err_ratelimited("prepare_unload can only be written once the module is loaded\n");
 		return -EINVAL;
 	}
 
@@ -2442,7 +2442,16 @@ static void __exit user_events_exit(void)
 			ue_tracefs_remove(status_dentry);
 		data_dentry = NULL;
 		status_dentry = NULL;
-		user_files_gone_prune();
+		if (!user_files_gone_prune()) {
+			struct user_gone_file *gone, *next;
+
+			pr_warn("forced unload: a removed user_events file is still held open\n");
+			list_for_each_entry_safe(gone, next, &user_files_gone, link) {
+				list_del(&gone->link);
+				dput(gone->dentry);
+				kfree(gone);
+			}
+		}
 	}
 	mutex_unlock(&user_files_mutex);
 

@@ -62,39 +62,6 @@ static int do_rmmod(void)
 	return ue_mod_unload();
 }
 
-/* finit_module($UE_MODULE, params): 0 or -errno */
-static int do_insmod(const char *params)
-{
-	const char *ko = getenv("UE_MODULE");
-	int fd, err = 0;
-
-	if (!ko || !*ko)
-		return -ENOENT;
-
-	fd = open(ko, O_RDONLY | O_CLOEXEC);
-	if (fd < 0 || syscall(SYS_finit_module, fd, params, 0))
-		err = errno;
-	if (fd >= 0)
-		close(fd);
-
-	return -err;
-}
-
-/* rmmod, retried for up to 2 s (address spaces let go from a work item) */
-static int rmmod_retry(void)
-{
-	int i, ret = -EIO;
-
-	for (i = 0; i < 100; i++) {
-		ret = do_rmmod();
-		if (!ret || ret == -ENOENT)
-			return ret;
-		usleep(20000);
-	}
-
-	return ret;
-}
-
 static long now_ms(void)
 {
 	struct timespec ts;
@@ -177,7 +144,7 @@ FIXTURE(races) {
 FIXTURE_SETUP(races)
 {
 	if (!ue_mod_loaded())
-		ASSERT_EQ(0, do_insmod(""));
+		ASSERT_EQ(0, ue_mod_insmod(""));
 	ASSERT_TRUE(ue_mod_loaded());
 	ASSERT_EQ(0, ue_delete_prefix(PREFIX));
 	self->chmodded = false;
@@ -188,7 +155,7 @@ FIXTURE_TEARDOWN(races)
 	if (self->chmodded)
 		chmod(UE_TRACEFS, self->tracefs_st.st_mode & 07777);
 	if (!ue_mod_loaded())
-		EXPECT_EQ(0, do_insmod(""));
+		EXPECT_EQ(0, ue_mod_insmod(""));
 	if (ue_mod_loaded())
 		EXPECT_EQ(0, ue_delete_prefix(PREFIX));
 }
@@ -201,12 +168,12 @@ static int reload(const char *params)
 	if (ue_mod_loaded()) {
 		/* Every event pins the module: delete them all first */
 		ue_delete_prefix("");
-		ret = rmmod_retry();
+		ret = ue_mod_unload_retry();
 		if (ret)
 			return ret;
 	}
 
-	return do_insmod(params);
+	return ue_mod_insmod(params);
 }
 
 /* ---------------------------------------------------------------------
@@ -427,11 +394,11 @@ TEST_F(races, eprobe_pins_module)
 	ASSERT_EQ(0, ue_write_file(DYN_EVENTS, "!u:" PREFIX "x\n", false));
 	ASSERT_FALSE(ue_event_exists(PREFIX "x"));
 	ASSERT_EQ(0, ue_delete_prefix(""));
-	ASSERT_EQ(0, rmmod_retry());
+	ASSERT_EQ(0, ue_mod_unload_retry());
 	ASSERT_FALSE(ue_mod_loaded());
 	ASSERT_LE(0, ue_read_file(DYN_EVENTS, buf, sizeof(buf)));
 	ASSERT_EQ(NULL, strstr(buf, "u:"));
-	ASSERT_EQ(0, do_insmod(""));
+	ASSERT_EQ(0, ue_mod_insmod(""));
 }
 
 #define TRIGGER(ev)	UE_EVENTS_DIR "/" ev "/trigger"
@@ -483,10 +450,10 @@ TEST_F(races, hist_synth_pin_module)
 	ASSERT_EQ(0, ue_del(PREFIX "hx"));
 	ASSERT_EQ(0, ue_del(PREFIX "hy"));
 	ASSERT_EQ(0, ue_delete_prefix(""));
-	ASSERT_EQ(0, rmmod_retry());
+	ASSERT_EQ(0, ue_mod_unload_retry());
 	ASSERT_LE(0, ue_read_file(DYN_EVENTS, buf, sizeof(buf)));
 	ASSERT_EQ(NULL, strstr(buf, "u:"));
-	ASSERT_EQ(0, do_insmod(""));
+	ASSERT_EQ(0, ue_mod_insmod(""));
 }
 
 /* ---------------------------------------------------------------------
@@ -633,7 +600,7 @@ TEST_F_TIMEOUT(races, create_racing_rmmod, UE_TIMEOUT(90))
 			tries++;
 			if (!ret) {
 				unloads++;
-				ret = do_insmod("");
+				ret = ue_mod_insmod("");
 				if (ret && !bad)
 					bad = ret;
 				break;
@@ -656,7 +623,7 @@ TEST_F_TIMEOUT(races, create_racing_rmmod, UE_TIMEOUT(90))
 	}
 	ASSERT_LT(0, c.created);
 	if (!ue_mod_loaded())
-		ASSERT_EQ(0, do_insmod(""));
+		ASSERT_EQ(0, ue_mod_insmod(""));
 	ASSERT_FALSE(ue_event_exists(PREFIX "y"));
 }
 
@@ -747,7 +714,7 @@ TEST_F_TIMEOUT(races, open_racing_rmmod, 120)
 		tries++;
 		if (!ret) {
 			unloads++;
-			bad = do_insmod("");
+			bad = ue_mod_insmod("");
 		} else if (ret != -EWOULDBLOCK && !bad) {
 			bad = ret;
 		}
@@ -768,7 +735,7 @@ TEST_F_TIMEOUT(races, open_racing_rmmod, 120)
 	ASSERT_LT(0, o[1].opened);
 	ASSERT_EQ(20 * tries, plain_refused);
 	if (!ue_mod_loaded())
-		ASSERT_EQ(0, do_insmod(""));
+		ASSERT_EQ(0, ue_mod_insmod(""));
 	ASSERT_EQ(0, access(UE_TRACEFS "/user_events_data", F_OK));
 }
 
@@ -819,7 +786,7 @@ TEST_F(races, opath_holds_removed_files)
 	ASSERT_EQ(0, syscall(SYS_delete_module, ue_mod_name(), O_NONBLOCK) ?
 		     -errno : 0);
 	ASSERT_FALSE(ue_mod_loaded());
-	ASSERT_EQ(0, do_insmod(""));
+	ASSERT_EQ(0, ue_mod_insmod(""));
 }
 
 /* prepare_unload 0 brings the files back, with their mode and group */

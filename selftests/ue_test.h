@@ -237,6 +237,42 @@ static inline int ue_mod_unload(void)
 	return ret;
 }
 
+/* finit_module($UE_MODULE, params): 0 or -errno */
+static inline int ue_mod_insmod(const char *params)
+{
+	const char *ko = getenv("UE_MODULE");
+	int fd, err = 0;
+
+	if (!ko || !*ko)
+		return -ENOENT;
+
+	fd = open(ko, O_RDONLY | O_CLOEXEC);
+	if (fd < 0 || syscall(SYS_finit_module, fd, params, 0))
+		err = errno;
+	if (fd >= 0)
+		close(fd);
+
+	return -err;
+}
+
+/*
+ * ue_mod_unload(), retried for up to 2 s (address spaces let go of their
+ * events from a work item). 0 or -errno.
+ */
+static inline int ue_mod_unload_retry(void)
+{
+	int i, ret = -EIO;
+
+	for (i = 0; i < 100; i++) {
+		ret = ue_mod_unload();
+		if (!ret || ret == -ENOENT)
+			return ret;
+		usleep(20000);
+	}
+
+	return ret;
+}
+
 /* Does events/user_events/NAME exist? */
 static inline bool ue_event_exists(const char *name)
 {

@@ -139,51 +139,18 @@ static long now_ms(void)
 	return ts.tv_sec * 1000L + ts.tv_nsec / 1000000;
 }
 
-/* finit_module($UE_MODULE, params): 0 or -errno */
-static int do_insmod(const char *params)
-{
-	const char *ko = getenv("UE_MODULE");
-	int fd, err = 0;
-
-	if (!ko || !*ko)
-		return -ENOENT;
-
-	fd = open(ko, O_RDONLY | O_CLOEXEC);
-	if (fd < 0 || syscall(SYS_finit_module, fd, params, 0))
-		err = errno;
-	if (fd >= 0)
-		close(fd);
-
-	return -err;
-}
-
-/* prepare_unload, then rmmod, retried for up to 2 s: 0 or -errno */
-static int rmmod_retry(void)
-{
-	int i, ret = -EIO;
-
-	for (i = 0; i < 100; i++) {
-		ret = ue_mod_unload();
-		if (!ret || ret == -ENOENT)
-			return ret;
-		usleep(20000);
-	}
-
-	return ret;
-}
-
 static int reload(const char *params)
 {
 	int ret;
 
 	if (ue_mod_loaded()) {
 		ue_delete_prefix("");
-		ret = rmmod_retry();
+		ret = ue_mod_unload_retry();
 		if (ret)
 			return ret;
 	}
 
-	return do_insmod(params);
+	return ue_mod_insmod(params);
 }
 
 struct opener {
@@ -278,7 +245,7 @@ static void open_in_window(struct __test_metadata *_metadata, uid_t uid,
 		tries++;
 		if (!syscall(SYS_delete_module, ue_mod_name(), O_NONBLOCK)) {
 			unloads++;
-			bad = do_insmod(params);
+			bad = ue_mod_insmod(params);
 		} else if (errno == EWOULDBLOCK) {
 			bad = ue_mod_prepare_unload(false);
 		} else {
@@ -311,7 +278,7 @@ FIXTURE_SETUP(window)
 	struct stat st;
 
 	if (!ue_mod_loaded())
-		ASSERT_EQ(0, do_insmod(""));
+		ASSERT_EQ(0, ue_mod_insmod(""));
 	ASSERT_EQ(0, stat(UE_TRACEFS, &st));
 	self->tracefs_mode = st.st_mode & 07777;
 }

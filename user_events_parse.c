@@ -612,20 +612,7 @@ static void user_event_print_hex(struct trace_seq *s, const u8 *pos,
 	}
 }
 
-static s64 user_field_signed(const void *pos, int size)
-{
-	switch (size) {
-	case 1:
-		return *(s8 *)pos;
-	case 2:
-		return *(s16 *)pos;
-	case 4:
-		return *(s32 *)pos;
-	default:
-		return *(s64 *)pos;
-	}
-}
-
+/* An integer field of 1, 2, 4 or 8 bytes, zero-extended */
 static u64 user_field_unsigned(const void *pos, int size)
 {
 	switch (size) {
@@ -638,6 +625,11 @@ static u64 user_field_unsigned(const void *pos, int size)
 	default:
 		return *(u64 *)pos;
 	}
+}
+
+static s64 user_field_signed(const void *pos, int size)
+{
+	return sign_extend64(user_field_unsigned(pos, size), size * 8 - 1);
 }
 
 static void user_event_print_field(struct trace_seq *s,

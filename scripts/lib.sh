@@ -268,6 +268,30 @@ ue_9p_modules() { # ue_9p_modules <dir> <modprobe -d base> <release>
 	echo "$n"
 }
 
+# ue_initramfs <out.cpio> <busybox> <modprobe -d base> <release>: the guest's
+# initramfs (busybox, scripts/guest/init as /init, the virtio/9p modules of
+# <release> unless they are built in) written to <out.cpio> at once; older
+# initramfs-*.cpio beside it go.
+ue_initramfs() {
+	local out=$1 busybox=$2 base=$3 rel=$4 work tmp n
+	work=$(mktemp -d)
+	mkdir -p "$work/root/bin" "$work/root/modules" "$work/root/dev"
+	cp "$busybox" "$work/root/bin/busybox"
+	install -m 755 "$UE_REPO/scripts/guest/init" "$work/root/init"
+	n=$(ue_9p_modules "$work/root/modules" "$base" "$rel")
+	if ((n == 0)) && ! modprobe -d "$base" -S "$rel" --show-depends 9p 2>/dev/null |
+		grep -q '^builtin'; then
+		rm -rf "$work"
+		ue_die "modprobe found no 9p modules for $rel in $base"
+	fi
+	tmp=$(mktemp "$out.tmp.XXXXXX")
+	(cd "$work/root" && find . -print0 | LC_ALL=C sort -z |
+		cpio --null -o -H newc --owner=0:0 --quiet) >"$tmp"
+	rm -rf "$work"
+	find "${out%/*}" -maxdepth 1 -name 'initramfs-*.cpio' -delete
+	mv -f "$tmp" "$out"
+}
+
 ue_missing_packages() {
 	local -A have=()
 	local p status

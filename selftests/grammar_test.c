@@ -133,21 +133,6 @@ static int rec_write(int fd, const struct rec *r)
 }
 
 /* Register desc on fd and enable NAME in ftrace; the write index or -errno */
-static int reg_enabled(int fd, const char *desc, const char *name)
-{
-	int w = -1;
-	int ret;
-
-	ret = ue_reg(fd, desc, NULL, &w);
-	if (ret)
-		return ret;
-	ret = ue_enable(name, true);
-	if (ret)
-		return ret;
-
-	return w;
-}
-
 /*
  * "<name> <type> f00;<type> f01;..." of exactly len characters: fields
  * are added while they fit, the last field name is padded with '_'.
@@ -269,7 +254,7 @@ TEST_F(grammar, mixed_fields_strings_in_trace)
 	struct rec r;
 	int w;
 
-	w = reg_enabled(self->fd, PREFIX "mixw u32 a;__data_loc char[] s; "
+	w = ue_reg_enabled(self->fd, PREFIX "mixw u32 a;__data_loc char[] s; "
 			"__rel_loc char[] r; u16 m", name);
 	ASSERT_LE(0, w);
 
@@ -302,7 +287,7 @@ TEST_F(grammar, hex_fields_trace_text_matches_print_fmt)
 	struct rec r;
 	int w;
 
-	w = reg_enabled(self->fd, PREFIX "hex u8[4] arr; struct foo st 4; "
+	w = ue_reg_enabled(self->fd, PREFIX "hex u8[4] arr; struct foo st 4; "
 			"__rel_loc u8[] b; __data_loc u8[] d", name);
 	ASSERT_LE(0, w);
 
@@ -684,7 +669,7 @@ TEST_F(grammar, data_loc_offset_from_record_start)
 	struct rec r;
 	int w;
 
-	w = reg_enabled(self->fd, PREFIX "pdl __data_loc char[] s", name);
+	w = ue_reg_enabled(self->fd, PREFIX "pdl __data_loc char[] s", name);
 	ASSERT_LE(0, w);
 
 	rec_init(&r, w);
@@ -703,7 +688,7 @@ TEST_F(grammar, data_loc_between_fields)
 	struct rec r;
 	int w;
 
-	w = reg_enabled(self->fd, PREFIX "pdl2 u32 n; __data_loc char[] s; u16 m",
+	w = ue_reg_enabled(self->fd, PREFIX "pdl2 u32 n; __data_loc char[] s; u16 m",
 			name);
 	ASSERT_LE(0, w);
 
@@ -726,7 +711,7 @@ TEST_F(grammar, rel_loc_offset_from_field_end)
 	struct rec r;
 	int w;
 
-	w = reg_enabled(self->fd, PREFIX "prl __rel_loc char[] s", name);
+	w = ue_reg_enabled(self->fd, PREFIX "prl __rel_loc char[] s", name);
 	ASSERT_LE(0, w);
 
 	rec_init(&r, w);
@@ -744,7 +729,7 @@ TEST_F(grammar, rel_loc_between_fields)
 	struct rec r;
 	int w;
 
-	w = reg_enabled(self->fd, PREFIX "prl2 u32 n; __rel_loc char[] s; u16 m",
+	w = ue_reg_enabled(self->fd, PREFIX "prl2 u32 n; __rel_loc char[] s; u16 m",
 			name);
 	ASSERT_LE(0, w);
 
@@ -778,7 +763,7 @@ TEST_F(grammar, data_loc_bad_locations_efault)
 	const char *name = PREFIX "pdlb";
 	int w;
 
-	w = reg_enabled(self->fd, PREFIX "pdlb __data_loc char[] s", name);
+	w = ue_reg_enabled(self->fd, PREFIX "pdlb __data_loc char[] s", name);
 	ASSERT_LE(0, w);
 
 	/*
@@ -812,7 +797,7 @@ TEST_F(grammar, rel_loc_bad_locations_efault)
 	const char *name = PREFIX "prlb";
 	int w;
 
-	w = reg_enabled(self->fd, PREFIX "prlb __rel_loc char[] s", name);
+	w = ue_reg_enabled(self->fd, PREFIX "prlb __rel_loc char[] s", name);
 	ASSERT_LE(0, w);
 
 	/* "hello\0" is 0..6 bytes after the field */
@@ -842,7 +827,7 @@ TEST_F(grammar, u8_dynamic_array_bounds)
 	const char *name = PREFIX "pu8";
 	int w;
 
-	w = reg_enabled(self->fd, PREFIX "pu8 __rel_loc u8[] x", name);
+	w = ue_reg_enabled(self->fd, PREFIX "pu8 __rel_loc u8[] x", name);
 	ASSERT_LE(0, w);
 
 	EXPECT_EQ(4 + 4 + 3, write_loc(self->fd, w, DYN_LOC(0, 3), "\x01\x02\x03", 3));
@@ -861,7 +846,7 @@ TEST_F(grammar, two_dynamic_fields_one_bad)
 	struct rec r;
 	int w;
 
-	w = reg_enabled(self->fd, PREFIX "p2 __data_loc char[] a; __rel_loc char[] b",
+	w = ue_reg_enabled(self->fd, PREFIX "p2 __data_loc char[] a; __rel_loc char[] b",
 			name);
 	ASSERT_LE(0, w);
 
@@ -901,7 +886,7 @@ TEST_F(grammar, rel_loc_writev)
 	struct iovec io[4];
 	int w;
 
-	w = reg_enabled(self->fd, PREFIX "pv __rel_loc char[] s", name);
+	w = ue_reg_enabled(self->fd, PREFIX "pv __rel_loc char[] s", name);
 	ASSERT_LE(0, w);
 
 	io[0].iov_base = &w;

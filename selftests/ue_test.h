@@ -338,6 +338,25 @@ static inline int ue_reg(int fd, const char *desc, int *status_index,
 	return 0;
 }
 
+/*
+ * Registers desc on fd and enables the event name in the top instance.
+ * Returns the write index, or -errno.
+ */
+static inline int ue_reg_enabled(int fd, const char *desc, const char *name)
+{
+	int w = -1;
+	int ret;
+
+	ret = ue_reg(fd, desc, NULL, &w);
+	if (ret)
+		return ret;
+	ret = ue_enable(name, true);
+	if (ret)
+		return ret;
+
+	return w;
+}
+
 /* DIAG_IOCSDEL on fd. Returns 0 or -errno. */
 static inline int ue_del_fd(int fd, const char *name)
 {

@@ -47,25 +47,14 @@ static int do_rmmod(char *out, size_t size)
 	return 0;
 }
 
-/* insmod $UE_MODULE [params] */
+/* insmod $UE_MODULE [params], described in out */
 static int do_insmod_params(char *out, size_t size, const char *params)
 {
-	const char *ko = getenv("UE_MODULE");
-	int fd, err = 0;
+	int ret = ue_mod_insmod(params);
 
-	if (!ko || !*ko) {
-		snprintf(out, size, "UE_MODULE is not set");
-		return -ENOENT;
-	}
-
-	fd = open(ko, O_RDONLY | O_CLOEXEC);
-	if (fd < 0 || syscall(SYS_finit_module, fd, params, 0))
-		err = errno;
-	if (fd >= 0)
-		close(fd);
-	snprintf(out, size, "insmod %s %s: %s", ko, params,
-		 err ? strerror(err) : "done");
-	return -err;
+	snprintf(out, size, "insmod %s %s: %s", getenv("UE_MODULE") ?: "(UE_MODULE unset)",
+		 params, ret ? strerror(-ret) : "done");
+	return ret;
 }
 
 static int do_insmod(char *out, size_t size)

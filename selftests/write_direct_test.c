@@ -59,21 +59,6 @@ FIXTURE_TEARDOWN(direct)
 	EXPECT_EQ(0, ue_delete_prefix(PREFIX));
 }
 
-static int reg_enabled(int fd, const char *desc, const char *name)
-{
-	int w = -1;
-	int ret;
-
-	ret = ue_reg(fd, desc, NULL, &w);
-	if (ret)
-		return ret;
-	ret = ue_enable(name, true);
-	if (ret)
-		return ret;
-
-	return w;
-}
-
 static int ev_write(const char *name, const char *file, const char *str)
 {
 	char path[512];
@@ -147,7 +132,7 @@ TEST_F(direct, bad_loc_nothing_recorded)
 	unsigned char buf[64];
 	int w, len;
 
-	w = reg_enabled(self->fd, PREFIX "loc " LOC_DESC, name);
+	w = ue_reg_enabled(self->fd, PREFIX "loc " LOC_DESC, name);
 	ASSERT_LE(0, w);
 
 	bad_writes(_metadata, self->fd, w);
@@ -170,7 +155,7 @@ TEST_F(direct, filter_rejects_and_bad_loc)
 	unsigned char buf[64];
 	int w, len, i;
 
-	w = reg_enabled(self->fd, PREFIX "flt " LOC_DESC, name);
+	w = ue_reg_enabled(self->fd, PREFIX "flt " LOC_DESC, name);
 	ASSERT_LE(0, w);
 	ASSERT_EQ(0, ev_write(name, "filter", "a == 1\n"));
 
@@ -203,7 +188,7 @@ TEST_F(direct, payload_faults_midway)
 	unsigned char *map;
 	int w, len, pass;
 
-	w = reg_enabled(self->fd, PREFIX "fault " LOC_DESC, name);
+	w = ue_reg_enabled(self->fd, PREFIX "fault " LOC_DESC, name);
 	ASSERT_LE(0, w);
 
 	map = mmap(NULL, 2 * page, PROT_READ | PROT_WRITE,
@@ -262,7 +247,7 @@ TEST_F(direct, soft_disabled_then_enabled_by_trigger)
 
 	ASSERT_EQ(0, ue_reg(self->fd, PREFIX "sd " LOC_DESC, NULL, &w));
 	ASSERT_LE(0, w);
-	ws = reg_enabled(self->fd, PREFIX "src u32 a", src);
+	ws = ue_reg_enabled(self->fd, PREFIX "src u32 a", src);
 	ASSERT_LE(0, ws);
 
 	ue_event_path(self->trigger_path, sizeof(self->trigger_path), src,
@@ -295,7 +280,7 @@ TEST_F(direct, pid_filter)
 	char pid[32];
 	int w, len;
 
-	w = reg_enabled(self->fd, PREFIX "pid " LOC_DESC, name);
+	w = ue_reg_enabled(self->fd, PREFIX "pid " LOC_DESC, name);
 	ASSERT_LE(0, w);
 
 	self->pid_filter = true;
@@ -364,7 +349,7 @@ TEST_F(direct, racing_rewrite_never_records_bad_loc)
 	pthread_t t;
 	int w, len, n;
 
-	w = reg_enabled(self->fd, PREFIX "race " LOC_DESC, name);
+	w = ue_reg_enabled(self->fd, PREFIX "race " LOC_DESC, name);
 	ASSERT_LE(0, w);
 	f.good = good_loc(6);
 	f.bad = DYN_LOC(ue_hdr_size() + 8, 4000);

@@ -65,21 +65,6 @@ static void rec_put(struct rec *r, const void *p, size_t n)
 } while (0)
 
 /* Register desc on fd, enable NAME in ftrace, return the write index */
-static int reg_enabled(int fd, const char *desc, const char *name)
-{
-	int w = -1;
-	int ret;
-
-	ret = ue_reg(fd, desc, NULL, &w);
-	if (ret)
-		return ret;
-	ret = ue_enable(name, true);
-	if (ret)
-		return ret;
-
-	return w;
-}
-
 TEST_F(write, write_one_line)
 {
 	const char *name = PREFIX "test";
@@ -87,7 +72,7 @@ TEST_F(write, write_one_line)
 	struct rec r;
 	int w = -1;
 
-	w = reg_enabled(self->fd, PREFIX "test u32 count;char[20] msg", name);
+	w = ue_reg_enabled(self->fd, PREFIX "test u32 count;char[20] msg", name);
 	ASSERT_LE(0, w);
 
 	rec_init(&r, w);
@@ -109,7 +94,7 @@ TEST_F(write, writev_one_line)
 	struct iovec io[3];
 	int w = -1;
 
-	w = reg_enabled(self->fd, PREFIX "vec u32 count; char[20] msg", name);
+	w = ue_reg_enabled(self->fd, PREFIX "vec u32 count; char[20] msg", name);
 	ASSERT_LE(0, w);
 
 	io[0].iov_base = &w;
@@ -132,7 +117,7 @@ TEST_F(write, writev_split_fields)
 	struct rec r;
 	int w = -1;
 
-	w = reg_enabled(self->fd, PREFIX "split u32 a;u16 b;char[6] c", name);
+	w = ue_reg_enabled(self->fd, PREFIX "split u32 a;u16 b;char[6] c", name);
 	ASSERT_LE(0, w);
 
 	rec_init(&r, w);
@@ -168,7 +153,7 @@ TEST_F(write, payload_pages_not_present)
 	unsigned char *map;
 	int w = -1;
 
-	w = reg_enabled(self->fd, PREFIX "lazy u32 a;u32 b", name);
+	w = ue_reg_enabled(self->fd, PREFIX "lazy u32 a;u32 b", name);
 	ASSERT_LE(0, w);
 
 	map = mmap(NULL, 3 * page, PROT_READ | PROT_WRITE,
@@ -195,7 +180,7 @@ TEST_F(write, splice_refused)
 	int pipefd[2], w = -1;
 	struct rec r;
 
-	w = reg_enabled(self->fd, PREFIX "splice u32 a", PREFIX "splice");
+	w = ue_reg_enabled(self->fd, PREFIX "splice u32 a", PREFIX "splice");
 	ASSERT_LE(0, w);
 
 	rec_init(&r, w);
@@ -215,9 +200,9 @@ TEST_F(write, lines_in_order_per_event)
 	struct rec r;
 	int wa, wb, i;
 
-	wa = reg_enabled(self->fd, PREFIX "ord_a u32 n", PREFIX "ord_a");
+	wa = ue_reg_enabled(self->fd, PREFIX "ord_a u32 n", PREFIX "ord_a");
 	ASSERT_LE(0, wa);
-	wb = reg_enabled(self->fd, PREFIX "ord_b s32 n", PREFIX "ord_b");
+	wb = ue_reg_enabled(self->fd, PREFIX "ord_b s32 n", PREFIX "ord_b");
 	ASSERT_LE(0, wb);
 	ASSERT_NE(wa, wb);
 
@@ -250,7 +235,7 @@ TEST_F(write, other_fd_own_index)
 
 	/* fd: an unrelated event first, so the indexes differ */
 	ASSERT_EQ(0, ue_reg(self->fd, PREFIX "fds_pad", NULL, NULL));
-	w = reg_enabled(self->fd, PREFIX "fds u32 v", name);
+	w = ue_reg_enabled(self->fd, PREFIX "fds u32 v", name);
 	ASSERT_EQ(1, w);
 
 	self->fd2 = ue_open_data();
@@ -304,7 +289,7 @@ TEST_F(write, all_types_extremes)
 	struct rec r;
 	int w = -1;
 
-	w = reg_enabled(self->fd, ALL_TYPES_DESC, name);
+	w = ue_reg_enabled(self->fd, ALL_TYPES_DESC, name);
 	ASSERT_LE(0, w);
 
 	/* Largest unsigned values, smallest signed values */
@@ -340,7 +325,7 @@ TEST_F(write, all_types_small_values)
 	struct rec r;
 	int w = -1;
 
-	w = reg_enabled(self->fd, ALL_TYPES_DESC, name);
+	w = ue_reg_enabled(self->fd, ALL_TYPES_DESC, name);
 	ASSERT_LE(0, w);
 
 	rec_init(&r, w);
@@ -388,7 +373,7 @@ TEST_F(write, each_type_alone)
 	for (i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
 		snprintf(name, sizeof(name), PREFIX "one%u", i);
 		snprintf(desc, sizeof(desc), "%s %s v", name, t[i].type);
-		w = reg_enabled(self->fd, desc, name);
+		w = ue_reg_enabled(self->fd, desc, name);
 		ASSERT_LE(0, w) {
 			TH_LOG("%s: %d", desc, w);
 		}
@@ -414,7 +399,7 @@ TEST_F(write, char_arrays_text)
 	struct rec r;
 	int w = -1;
 
-	w = reg_enabled(self->fd, PREFIX "text char[8] a;unsigned char[6] b;"
+	w = ue_reg_enabled(self->fd, PREFIX "text char[8] a;unsigned char[6] b;"
 			"char[1] c;char[3] d", name);
 	ASSERT_LE(0, w);
 
@@ -444,7 +429,7 @@ TEST_F(write, extra_payload_accepted)
 	struct rec r;
 	int w = -1;
 
-	w = reg_enabled(self->fd, PREFIX "extra u32 a", name);
+	w = ue_reg_enabled(self->fd, PREFIX "extra u32 a", name);
 	ASSERT_LE(0, w);
 
 	rec_init(&r, w);
@@ -467,7 +452,7 @@ TEST_F(write, no_fields_event)
 	const char *name = PREFIX "bare";
 	int w = -1;
 
-	w = reg_enabled(self->fd, PREFIX "bare", name);
+	w = ue_reg_enabled(self->fd, PREFIX "bare", name);
 	ASSERT_LE(0, w);
 
 	ASSERT_EQ(4, write(self->fd, &w, sizeof(w)));
@@ -484,7 +469,7 @@ TEST_F(write, errors)
 	int w, bad;
 	int woff = -1;
 
-	w = reg_enabled(self->fd, PREFIX "err u32 a;char[4] b", name);
+	w = ue_reg_enabled(self->fd, PREFIX "err u32 a;char[4] b", name);
 	ASSERT_LE(0, w);
 	rec_init(&r, w);
 	REC_PUT(&r, __u32, 9);

@@ -31,18 +31,5 @@ if [[ -s $out ]]; then
 	exit 0
 fi
 
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-mkdir -p "$work/root/bin" "$work/root/modules" "$work/root/dev"
-cp "$busybox" "$work/root/bin/busybox"
-install -m 755 "$init" "$work/root/init"
-
-n=$(ue_9p_modules "$work/root/modules" "$modbase" "$rel")
-((n > 0)) || ue_die "modprobe found no 9p modules for $rel in $modbase"
-
-tmp=$(mktemp "${out}.tmp.XXXXXX")
-(cd "$work/root" && find . -print0 | LC_ALL=C sort -z |
-	cpio --null -o -H newc --owner=0:0 --quiet) >"$tmp"
-find "$kdir" -maxdepth 1 -name 'initramfs-*.cpio' -delete
-mv -f "$tmp" "$out"
+ue_initramfs "$out" "$busybox" "$modbase" "$rel"
 printf '%s\n' "$out"

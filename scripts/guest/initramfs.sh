@@ -38,20 +38,5 @@ if [[ -s $out ]]; then
 fi
 mkdir -p "${out%/*}"
 
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-mkdir -p "$work/root/bin" "$work/root/modules" "$work/root/dev"
-cp "$busybox" "$work/root/bin/busybox"
-install -m 755 "$init" "$work/root/init"
-
-# modprobe treats words after the first module name as parameters unless -a.
-n=$(ue_9p_modules "$work/root/modules" "$root" "$rel")
-((n > 0)) || modprobe -d "$root" -S "$rel" --show-depends 9p 2>/dev/null | grep -q '^builtin' ||
-	ue_die "modprobe found no 9p modules for $rel"
-
-tmp=$(mktemp "${out}.tmp.XXXXXX")
-(cd "$work/root" && find . -print0 | LC_ALL=C sort -z |
-	cpio --null -o -H newc --owner=0:0 --quiet) >"$tmp"
-find "${out%/*}" -maxdepth 1 -name 'initramfs-*.cpio' -delete
-mv -f "$tmp" "$out"
+ue_initramfs "$out" "$busybox" "$root" "$rel"
 printf '%s\n' "$out"

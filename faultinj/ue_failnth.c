@@ -43,6 +43,7 @@
 #define DATA TRACEFS "/user_events_data"
 #define STATUS TRACEFS "/user_events_status"
 #define DYN TRACEFS "/dynamic_events"
+#define PREPARE "/sys/module/user_events/parameters/prepare_unload"
 #define DEBUGFS "/sys/kernel/debug"
 
 static int passed, failed, max_n = 200;
@@ -540,6 +541,28 @@ static int op_status_read(void)
 	return active_events() < 0 ? -EIO : 0;
 }
 
+/*
+ * prepare_unload 1 then 0: the files removed and made again. data_fd stays
+ * open, so the module stays pinned by the removed data file throughout.
+ * A failed re-creation is retried once the fault has fired (a fired
+ * fault does not fire again): the files must be back either way, which
+ * run() checks by reading user_events_status.
+ */
+static int op_prepare_unload(void)
+{
+	int ret = write_str(PREPARE, "1");
+
+	if (ret)
+		return ret;
+	ret = write_str(PREPARE, "0");
+	if (ret) {
+		int again = write_str(PREPARE, "0");
+
+		return again ? again : ret;
+	}
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	int ret, fd;
@@ -584,6 +607,8 @@ int main(int argc, char **argv)
 	run("u: and !u: in dynamic_events", op_dyn, NULL, alloc_errnos, base);
 	run("read user_events_status", op_status_read, NULL, alloc_errnos,
 	    base);
+	run("prepare_unload 1, then 0", op_prepare_unload, NULL,
+	    alloc_errnos, base);
 
 	/* DIAG_IOCSUNREG alone: the enabler set up outside injection */
 	fd = open(DATA, O_RDWR | O_CLOEXEC);

@@ -2083,10 +2083,17 @@ static const struct file_operations user_status_fops = {
  * Creates one of the module's tracefs files with the mode and group the
  * administrator chose. The group goes through notify_change(), as chgrp
  * would, so that tracefs keeps it.
+ *
+ * tracefs_create_file() gives NULL whatever went wrong: the name taken, or
+ * no memory for the dentry or inode. The caller says which is the likely
+ * one (@fail): at load, another user_events (the kernel's own, a copy of
+ * this module under another name) has the names; when prepare_unload puts
+ * back the files it removed a moment ago, the names were free.
  */
 static struct dentry *user_events_create_file(const char *name, ushort mode,
 					      uint gid,
-					      const struct file_operations *fops)
+					      const struct file_operations *fops,
+					      int fail)
 {
 	struct iattr attr = {
 		.ia_valid = ATTR_GID | ATTR_FORCE,
@@ -2099,9 +2106,10 @@ static struct dentry *user_events_create_file(const char *name, ushort mode,
 	dentry = ue_tracefs_create_file(name, S_IFREG | mode, NULL, NULL,
 					fops);
 	if (IS_ERR_OR_NULL(dentry)) {
-		pr_err("cannot create tracefs file %s (does it exist already?)\n",
-		       name);
-		return ERR_PTR(-EEXIST);
+		pr_err("cannot create tracefs file %s (%s)\n", name,
+		       fail == -EEXIST ? "does it exist already?" :
+					 "out of memory?");
+		return ERR_PTR(fail);
 	}
 
 	/* Even root's: a tracefs mount option must not hand it to others */
@@ -2199,8 +2207,9 @@ static int user_events_files_remove(void)
 /*
  * Creates both files or neither. If the second cannot be made, the first
  * is removed again, onto user_files_gone: an open may have reached it.
+ * @fail: the error if tracefs refuses the first (user_events_create_file()).
  */
-static int user_events_files_create(void)
+static int user_events_files_create(int fail)
 {
 	struct user_gone_file *gone;
 	struct dentry *dentry;
@@ -2212,15 +2221,17 @@ static int user_events_files_create(void)
 		return -ENOMEM;
 
 	dentry = user_events_create_file("user_events_data", data_mode,
-					 data_gid, &user_data_fops);
+					 data_gid, &user_data_fops, fail);
 	if (IS_ERR(dentry)) {
 		kfree(gone);
 		return PTR_ERR(dentry);
 	}
 	data_dentry = dentry;
 
+	/* The data file's name was free: so is this one, in all likelihood */
 	dentry = user_events_create_file("user_events_status", status_mode,
-					 status_gid, &user_status_fops);
+					 status_gid, &user_status_fops,
+					 -ENOMEM);
 	if (IS_ERR(dentry)) {
 		user_events_file_remove(&data_dentry, gone);
 		return PTR_ERR(dentry);
@@ -2278,7 +2289,7 @@ static int prepare_unload_set(const char *val, const struct kernel_param *kp)
 			ret = -EBUSY;
 		} else {
 			user_files_pinned = true;
-			ret = user_events_files_create();
+			ret = user_events_files_create(-ENOMEM);
 			if (!ret)
 				user_files_removed = false;
 		}
@@ -2369,7 +2380,7 @@ static int __init user_events_init(void)
 		goto destroy_wq;
 
 	mutex_lock(&user_files_mutex);
-	ret = user_events_files_create();
+	ret = user_events_files_create(-EEXIST);
 	if (ret && !user_files_gone_prune()) {
 		/*
 		 * An open reached the data file before the status file

@@ -7,8 +7,8 @@
 # kallsyms lists no variables (CONFIG_KALLSYMS_ALL unset), such as Debian's
 # arm64 6.1 kernels (Debian 12) and 5.10 kernels (Debian 11). Given a series
 # (6.1, the default, or 5.10), the test takes that series' newest generic
-# arm64 release whose image the archive actually serves (a mirror may list
-# security updates whose files it does not have). Debian 11's DKMS 2.8.4
+# arm64 release whose image the archive actually serves
+# (scripts/arm64/kernels.sh --series). Debian 11's DKMS 2.8.4
 # ignores BUILD_EXCLUSIVE_CONFIG and builds the module for its 5.10 arm64
 # kernels: this refusal is what a user of them meets (dkms.conf).
 # Builds the module for it, boots it (run.sh --arch arm64) and checks, as
@@ -21,25 +21,9 @@ set -euo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
 
 rel=${1:-6.1}
-apt=$UE_REPO/scripts/arm64/apt.sh
-case $rel in
-6.1 | 5.10)
-	series=$rel rel=
-	mapfile -t cands < <("$apt" apt-cache search --names-only \
-		"^linux-image-${series//./\\.}\\.0-[0-9]+-arm64\$" | awk '{ print $1 }' |
-		sed 's/^linux-image-//' | sort -V -r)
-	for c in "${cands[@]}"; do
-		url=$("$apt" apt-get download --print-uris "linux-image-$c:arm64" 2>/dev/null |
-			sed -n "s/^'\([^']*\)' .*/\1/p" | head -n 1)
-		if [[ -n $url ]] && curl -sfI -o /dev/null "$url"; then
-			rel=$c
-			break
-		fi
-		echo "# $c: the archive lists it but does not serve ${url:-its image}" >&2
-	done
-	[[ -n $rel ]] || ue_die "no $series arm64 kernel served by Debian's archive"
-	;;
-esac
+if [[ $rel == 6.1 || $rel == 5.10 ]]; then
+	rel=$("$UE_REPO/scripts/arm64/kernels.sh" --series "$rel")
+fi
 kdir=$("$UE_REPO/scripts/arm64/kernel.sh" "$rel")
 if grep -qx 'CONFIG_KALLSYMS_ALL=y' "$kdir/config"; then
 	echo "not ok - $rel: has CONFIG_KALLSYMS_ALL, this test needs a kernel without it"

@@ -6,7 +6,7 @@
 # selftests, and the module for Debian 12's arm64 kernels), and
 # qemu-user-static with binfmt-support (the second stage of the arm64
 # guest root's debootstrap), curl (does the archive serve a kernel it lists:
-# scripts/arm64/refusal-test.sh). All of them are Debian 12's own packages.
+# scripts/arm64/kernels.sh --series). All of them are Debian 12's own packages.
 set -euo pipefail
 
 # shellcheck source=scripts/lib.sh

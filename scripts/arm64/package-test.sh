@@ -70,8 +70,7 @@ logged() { # logged <log file> <command...>
 }
 # Debian 11's headers do not bring the image, which holds the
 # /lib/modules/<release>/build link; they ask for linux-kbuild-5.10 of their
-# own version or newer, and the newest may be a security update whose arm64
-# file the mirror lacks (5.10.262-1 here): take the headers' own version.
+# own version or newer: take their own version, which they were built with.
 kpkgs="linux-headers-$rel"
 if [[ $suite == bullseye ]]; then
 	kver=$("$UE_REPO/scripts/arm64/apt.sh" apt-cache show --no-all-versions \

@@ -34,10 +34,17 @@ bookworm)
 bullseye)
 	dir=$base/root-bullseye
 	pkgs=bash,kmod,procps,busybox-static,iproute2,util-linux
+	# Debian 11 as of its last point release (11.11), without
+	# bullseye-security: Debian's archive lists its arm64 updates, but
+	# serves none of their files (404, checked on 2026-11-24: linux,
+	# perl, python3.9, systemd), so apt could install nothing that needs
+	# one. Its amd64 files are still served.
+	secmirror=
 	;;
 *) ue_die "usage: $0 [bookworm | bullseye]" ;;
 esac
 stamp="$pkgs"
+[[ -n $secmirror ]] || stamp+=" (no $suite-security)"
 mkdir -p "$base"
 exec {lockfd}>"$base/.${dir##*/}.lock"
 flock "$lockfd"
@@ -65,7 +72,7 @@ debootstrap --arch=arm64 --variant=minbase --include="$pkgs" \
 {
 	echo "deb $mirror $suite main"
 	echo "deb $mirror $suite-updates main"
-	echo "deb $secmirror $suite-security main"
+	[[ -z $secmirror ]] || echo "deb $secmirror $suite-security main"
 } >"$dir/etc/apt/sources.list"
 # The guest mounts its own tmpfs, proc, sys, tracefs... on these.
 mkdir -p "$dir"/{tmp,run,var/tmp,root,proc,sys,dev} "$dir/sys/kernel/tracing"

@@ -8,6 +8,10 @@
 #             takes MODULE_VERSION from VERSION (MODULE_VERSION(
 #             USER_EVENTS_VERSION) in the source); and, for every module
 #             given, `modinfo -F version` is VERSION;
+#   dkms      what DKMS 2.8 (Debian 11's 2.8.4, which ignores
+#             BUILD_EXCLUSIVE_CONFIG) decides from dkms.conf for a list of
+#             kernel releases and architectures: the same two bash regex
+#             tests on BUILD_EXCLUSIVE_KERNEL and BUILD_EXCLUSIVE_ARCH;
 #   docs      every Documentation/*.rst builds with docutils without a
 #             warning (scripts/build-docs.sh, HTML in build/docs/);
 #   refs      README.md exists and its code fences are closed; in README.md,
@@ -64,6 +68,49 @@ else
 	ue_notok "versions: want exactly one MODULE_VERSION(USER_EVENTS_VERSION) in *.c, found: ${mv_all[*]:-none}"
 fi
 (($#)) || echo "# host: no module given: MODULE_VERSION checked in the source only" >&2
+
+# -- dkms.conf as DKMS 2.8 reads it ---------------------------------------------
+# DKMS 2.8.4 (Debian 11) sets build_exclude when the release does not match
+# BUILD_EXCLUSIVE_KERNEL or the architecture BUILD_EXCLUSIVE_ARCH, both with
+# bash's =~, and knows no BUILD_EXCLUSIVE_CONFIG. So it builds for Debian 11's
+# arm64 5.10 kernels, which lack CONFIG_KALLSYMS_ALL: the module refuses to
+# load there (scripts/arm64/refusal-test.sh 5.10, in make check-arm64).
+# Each line: <release> <uname -m> <build|skip>.
+dkms28_cases='
+5.10.0-32-amd64 x86_64 build
+5.10.0-46-rt-amd64 x86_64 build
+5.10.0-46-cloud-amd64 x86_64 build
+6.1.0-56-amd64 x86_64 build
+6.1.0-56-rt-amd64 x86_64 build
+6.1.0-56-cloud-amd64 x86_64 build
+6.12.117+deb13-amd64 x86_64 build
+6.12.117+deb12-rt-amd64 x86_64 build
+6.12.117+deb13-cloud-amd64 x86_64 build
+5.10.0-32-arm64 aarch64 build
+6.1.0-0.deb11.31-arm64 aarch64 build
+6.1.0-56-arm64 aarch64 build
+6.12.117+deb13-arm64 aarch64 build
+10.1.0-1-amd64 x86_64 build
+4.19.0-27-amd64 x86_64 skip
+5.9.16-1-amd64 x86_64 skip
+5.4.0-150-generic x86_64 skip
+6.1.0-56-686-pae i686 skip
+6.1.0-56-armmp armv7l skip
+'
+# shellcheck disable=SC1091 # dkms.conf: shell assignments only
+dkms28=$(set +u && . "$UE_REPO/dkms.conf" &&
+	while read -r rel arch want; do
+		[[ -n $rel ]] || continue
+		got=build
+		[[ $BUILD_EXCLUSIVE_KERNEL && ! $rel =~ $BUILD_EXCLUSIVE_KERNEL ]] && got=skip
+		[[ $BUILD_EXCLUSIVE_ARCH && ! $arch =~ $BUILD_EXCLUSIVE_ARCH ]] && got=skip
+		[[ $got == "$want" ]] || echo "$rel $arch: $got, want $want"
+	done <<<"$dkms28_cases")
+if [[ -z $dkms28 ]]; then
+	ue_ok "dkms: DKMS 2.8 builds for 5.10 and later on x86_64 and aarch64 (Debian 11 arm64 included), skips the rest ($(grep -c . <<<"$dkms28_cases") releases)"
+else
+	ue_notok "dkms: DKMS 2.8's decisions differ: ${dkms28//$'\n'/; }"
+fi
 
 # -- docs ----------------------------------------------------------------------
 ue_relay "" "$UE_REPO/scripts/build-docs.sh"

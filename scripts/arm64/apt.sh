@@ -4,7 +4,8 @@
 # scripts/arm64/apt.sh <apt-get|apt-cache> [args...]
 #
 # Run apt-get or apt-cache against a private apt configuration that knows
-# Debian 12 and 13 (main, updates, security, backports) for arm64 and amd64.
+# Debian 11, 12 and 13 (main, updates, security; backports for 12) for arm64
+# and amd64.
 # It lives in $(ue_cache_dir)/arm64/apt and never touches the host's apt
 # state: it is only used to look up and `apt-get download` kernel packages,
 # whose contents are then extracted (scripts/arm64/kernel.sh). The index is
@@ -24,18 +25,6 @@ secmirror=${mirror%/debian}/debian-security
 d=$(ue_cache_dir)/arm64/apt
 mkdir -p "$d"/etc/apt.conf.d "$d"/etc/preferences.d "$d"/state/lists/partial \
 	"$d"/cache/archives/partial
-{
-	for s in bookworm bookworm-updates bookworm-backports trixie trixie-updates; do
-		echo "deb [arch=arm64,amd64] $mirror $s main"
-	done
-	for s in bookworm-security trixie-security; do
-		echo "deb [arch=arm64,amd64] $secmirror $s main"
-	done
-} >"$d/etc/sources.list.new"
-cmp -s "$d/etc/sources.list.new" "$d/etc/sources.list" 2>/dev/null ||
-	mv -f "$d/etc/sources.list.new" "$d/etc/sources.list"
-rm -f "$d/etc/sources.list.new"
-
 opts=(
 	-o "Dir::Etc::SourceList=$d/etc/sources.list" -o Dir::Etc::SourceParts=/dev/null
 	-o "Dir::Etc::Parts=$d/etc/apt.conf.d" -o "Dir::Etc::Preferences=$d/etc/preferences"
@@ -47,6 +36,21 @@ opts=(
 exec {lockfd}>"$d/.lock"
 flock "$lockfd"
 stamp=$d/state/.updated
+{
+	for s in bullseye bullseye-updates bookworm bookworm-updates bookworm-backports \
+		trixie trixie-updates; do
+		echo "deb [arch=arm64,amd64] $mirror $s main"
+	done
+	for s in bullseye-security bookworm-security trixie-security; do
+		echo "deb [arch=arm64,amd64] $secmirror $s main"
+	done
+} >"$d/etc/sources.list.new"
+# A new list of suites needs a new index, whatever the stamp's age.
+if ! cmp -s "$d/etc/sources.list.new" "$d/etc/sources.list" 2>/dev/null; then
+	mv -f "$d/etc/sources.list.new" "$d/etc/sources.list"
+	rm -f "$stamp"
+fi
+rm -f "$d/etc/sources.list.new"
 if [[ ! -f $stamp ]] || [[ -n $(find "$stamp" -mmin +1440) ]]; then
 	apt-get "${opts[@]}" -q update >&2 || ue_die "apt-get update (arm64 config) failed"
 	touch "$stamp"

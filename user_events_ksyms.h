@@ -84,16 +84,16 @@ static inline void ue_tracefs_remove(struct dentry *dentry)
  * Drops a record reserved with trace_event_buffer_reserve() instead of
  * committing it, the way the tracing core discards one: the record is
  * either this CPU's staging record (trace_event_buffer_lock_reserve() gave
- * it to a filtered or soft-disabled file, with preemption disabled) or an
- * entry of a ring buffer, which ring_buffer_discard_commit() removes or
- * turns into padding that readers skip. Either way, preemption is enabled
- * again as after a commit.
+ * it to a filtered or soft-disabled file; with preemption disabled since
+ * 5.17) or an entry of a ring buffer, which ring_buffer_discard_commit()
+ * removes or turns into padding that readers skip. Either way, preemption
+ * is as after a commit.
  */
 static inline void ue_trace_event_discard(struct trace_event_buffer *fbuffer)
 {
 	if (this_cpu_read(*ue_ksyms.trace_buffered_event) == fbuffer->event) {
 		this_cpu_dec(*ue_ksyms.trace_buffered_event_cnt);
-		preempt_enable_notrace();
+		ue_filter_buffer_release_preempt();
 		return;
 	}
 

@@ -27,7 +27,7 @@
 # UE_BENCH_WARM (2), UE_BENCH_LEVELS (1,1000,32000), UE_BENCH_OWN_LEVELS
 # (1,1000,8000), UE_BENCH_EVENTS
 # (32000), UE_BENCH_SCALE_SECS (1), UE_BENCH_SCALE_REPS (9), UE_BENCH_PROF
-# (1: run the profile).
+# (1: run the profile), UE_BENCH_REG (1: run the registration rows).
 set -uo pipefail
 # shellcheck source=scripts/lib.sh
 . "$(dirname "$0")/../scripts/lib.sh"
@@ -46,6 +46,7 @@ events=${UE_BENCH_EVENTS:-32000}
 scale_secs=${UE_BENCH_SCALE_SECS:-1}
 scale_reps=${UE_BENCH_SCALE_REPS:-9}
 prof=${UE_BENCH_PROF:-1}
+reg=${UE_BENCH_REG:-1}
 # Functions profiled (those not traceable on a kernel are skipped). The
 # first is the calibration stub.
 prof_funcs="bpf_lsm_file_permission
@@ -72,7 +73,7 @@ rc=0
 intree=0
 rows_opts=()
 if [[ $ko == - ]]; then
-	intree=1 prof=0 kmod=''
+	intree=1 prof=0 reg=0 kmod=''
 	rows_opts=(-R)
 fi
 
@@ -171,7 +172,7 @@ icount)
 	unload
 
 	# Registration rows from a fresh module: no events exist.
-	if ((!intree)); then
+	if ((reg)); then
 		load
 		step "$b" reg -r "$reps" -w 1 -l "$levels" -o "$own_levels"
 		info "events after reg: $(grep '^Active' $t/user_events_status)"

@@ -15,6 +15,11 @@
 #                                            bits, worst user_events_status
 #                                            read meanwhile (plain TCG)
 #
+# <module.ko> "-" measures the kernel's own (in-tree, CONFIG_USER_EVENTS=y)
+# user_events instead: nothing is loaded, the write-path rows run with the
+# remote-write ABI only (ue_bench rows -R), and the profile, the bench
+# helper and the registration rows (which need the module) are skipped.
+#
 # Prints ue_bench's tab-separated lines (see bench/ue_bench.c) on stdout;
 # Exit status non-zero if a step failed.
 #
@@ -22,7 +27,7 @@
 # UE_BENCH_WARM (2), UE_BENCH_LEVELS (1,1000,32000), UE_BENCH_OWN_LEVELS
 # (1,1000,8000), UE_BENCH_EVENTS
 # (32000), UE_BENCH_SCALE_SECS (1), UE_BENCH_SCALE_REPS (9), UE_BENCH_PROF
-# (1: run the profile).
+# (1: run the profile), UE_BENCH_REG (1: run the registration rows).
 set -uo pipefail
 # shellcheck source=scripts/lib.sh
 . "$(dirname "$0")/../scripts/lib.sh"
@@ -41,6 +46,7 @@ events=${UE_BENCH_EVENTS:-32000}
 scale_secs=${UE_BENCH_SCALE_SECS:-1}
 scale_reps=${UE_BENCH_SCALE_REPS:-9}
 prof=${UE_BENCH_PROF:-1}
+reg=${UE_BENCH_REG:-1}
 # Functions profiled (those not traceable on a kernel are skipped). The
 # first is the calibration stub.
 prof_funcs="bpf_lsm_file_permission
@@ -64,6 +70,12 @@ prof_funcs="bpf_lsm_file_permission
 # way (nor with kprobe events: they refuse notrace functions). Their share
 # shows as the difference of the enclosing traceable functions.
 rc=0
+intree=0
+rows_opts=()
+if [[ $ko == - ]]; then
+	intree=1 prof=0 reg=0 kmod=''
+	rows_opts=(-R)
+fi
 
 info() { printf 'INFO\t%s\n' "$*"; }
 step() {
@@ -79,9 +91,13 @@ step() {
 }
 
 load() {
+	if ((intree)); then
+		[[ -e $t/user_events_data ]] || { echo "no in-tree user_events in $(uname -r)" >&2; exit 1; }
+		return 0
+	fi
 	insmod "$ko" || { echo "insmod $ko failed" >&2; dmesg | tail -n 20 >&2; exit 1; }
 }
-unload() { ue_unload || rc=1; }
+unload() { ((intree)) || ue_unload || rc=1; }
 
 # Run from tmpfs: no 9p page faults while measuring, and a uprobe target
 # whose path the guest owns.
@@ -90,7 +106,11 @@ chmod 755 /tmp/ue_bench
 b=/tmp/ue_bench
 
 info "kernel $(uname -r), mode $mode, $(nproc) CPU(s), clocksource $(cat /sys/devices/system/clocksource/clocksource0/current_clocksource)"
-info "module $(modinfo -F version "$ko" 2>/dev/null) srcversion $(modinfo -F srcversion "$ko" 2>/dev/null)"
+if ((intree)); then
+	info "in-tree user_events of $(uname -r), no module"
+else
+	info "module $(modinfo -F version "$ko" 2>/dev/null) srcversion $(modinfo -F srcversion "$ko" 2>/dev/null)"
+fi
 echo 1 >"$t/tracing_on"
 info "ftrace buffer_size_kb $(cat "$t/buffer_size_kb") per CPU, overwrite mode"
 
@@ -101,7 +121,7 @@ icount)
 	# time under -icount sleep=off; then half a guest second of busy loop.
 	sleep 5
 	step "$b" warmup 0.5
-	step "$b" rows -n "$ops" -r "$reps" -w "$warm"
+	step "$b" rows -n "$ops" -r "$reps" -w "$warm" "${rows_opts[@]}"
 
 	# Where the instructions go: function_graph on one function at a time
 	# (only that function is patched, so its duration is its inclusive
@@ -152,9 +172,11 @@ icount)
 	unload
 
 	# Registration rows from a fresh module: no events exist.
-	load
-	step "$b" reg -r "$reps" -w 1 -l "$levels" -o "$own_levels"
-	info "events after reg: $(grep '^Active' $t/user_events_status)"
+	if ((reg)); then
+		load
+		step "$b" reg -r "$reps" -w 1 -l "$levels" -o "$own_levels"
+		info "events after reg: $(grep '^Active' $t/user_events_status)"
+	fi
 	;;
 scale)
 	# Booted with multi-threaded TCG (--accel tcg): 2 vCPUs, 2 host threads

@@ -3,7 +3,12 @@
  * ue_bench: micro-benchmarks for user_events.ko, run inside a QEMU guest
  * by bench/guest.sh (see bench/README.md).
  *
- *   ue_bench rows   [-n OPS] [-r REPS] [-w WARM]   write-path rows
+ *   ue_bench rows   [-n OPS] [-r REPS] [-w WARM] [-R]
+ *                                                 write-path rows; -R:
+ *                                                 remote-write ABI only,
+ *                                                 no status page (the
+ *                                                 kernel's in-tree
+ *                                                 user_events)
  *   ue_bench reg    [-r REPS] [-w WARM] [-b BATCH] [-l L1,L2,...]
  *                   [-o O1,O2,...]                DIAG_IOCSREG cost when
  *                                                 L events exist (made by
@@ -76,6 +81,7 @@
 static long opt_ops = 100000;
 static int opt_reps = 5;
 static int opt_warm = 2;
+static bool opt_remote_only;	/* -R: no status page ABI (in-tree user_events) */
 static int failures;
 
 static void fail(const char *fmt, ...)
@@ -652,6 +658,7 @@ static void cmd_rows(void)
 	struct event e5 = { .name = "bench_5f" };
 	struct event enp = { .name = "bench_np" };
 	struct event *evs[] = { &es, &er };
+	struct event *em = opt_remote_only ? &er : &es;
 	struct result r, loop;
 	struct wctx w;
 	char buf[256];
@@ -660,17 +667,18 @@ static void cmd_rows(void)
 	int fd, nullfd, mfd, i, k;
 
 	fd = open_data();
-	status_page = mmap(NULL, 4096, PROT_READ, MAP_SHARED,
-			   open(STATUS_FILE, O_RDONLY | O_CLOEXEC), 0);
-	if (status_page == MAP_FAILED)
-		die("mmap %s: %s", STATUS_FILE, strerror(errno));
-
-	event_register(&es, fd, "bench_s char[16] payload", false);
+	if (!opt_remote_only) {
+		status_page = mmap(NULL, 4096, PROT_READ, MAP_SHARED,
+				   open(STATUS_FILE, O_RDONLY | O_CLOEXEC), 0);
+		if (status_page == MAP_FAILED)
+			die("mmap %s: %s", STATUS_FILE, strerror(errno));
+		event_register(&es, fd, "bench_s char[16] payload", false);
+	}
 	event_register(&er, fd, "bench_r char[16] payload", true);
 	event_register(&e5, fd,
 		       "bench_5f u64 a; u32 b; u32 c; char[16] d; __rel_loc char[] e",
-		       false);
-	event_register(&enp, fd, "bench_np char[16] payload", false);
+		       opt_remote_only);
+	event_register(&enp, fd, "bench_np char[16] payload", opt_remote_only);
 	must_write_file(TRACEFS "/tracing_on", "1");
 
 	/* Cheap rows run 20x the ops so timer ticks do not show */
@@ -716,7 +724,7 @@ static void cmd_rows(void)
 
 	/* user_events, ftrace then perf */
 	for (k = 0; k < 2; k++) {
-		for (i = 0; i < 2; i++) {
+		for (i = opt_remote_only; i < 2; i++) {
 			struct event *e = evs[i];
 			char key[64];
 			static char wbuf[20];
@@ -842,11 +850,14 @@ static void cmd_rows(void)
 	}
 
 	/* The user-side check while disabled */
-	memset(&w, 0, sizeof(w));
-	w.status_byte = &status_page[enp.status_index];
-	measure(&r, row_check_byte, &w, opt_ops * 20, NULL);
-	print_row("check_byte", &r, "if (status_page[i]) ...; barrier(), %ld ops per repeat",
-		  opt_ops * 20);
+	if (!opt_remote_only) {
+		memset(&w, 0, sizeof(w));
+		w.status_byte = &status_page[enp.status_index];
+		measure(&r, row_check_byte, &w, opt_ops * 20, NULL);
+		print_row("check_byte", &r,
+			  "if (status_page[i]) ...; barrier(), %ld ops per repeat",
+			  opt_ops * 20);
+	}
 	memset(&w, 0, sizeof(w));
 	w.word = &er.word;
 	w.mask = 1;
@@ -867,18 +878,18 @@ static void cmd_rows(void)
 
 		if (pthread_create(&t, NULL, sleeper_thread, NULL))
 			die("pthread_create");
-		event_enable("user_events", es.name, true);
-		memcpy(wbuf, &es.index, 4);
+		event_enable("user_events", em->name, true);
+		memcpy(wbuf, &em->index, 4);
 		memcpy(wbuf + 4, payload, 16);
 		memset(&w, 0, sizeof(w));
 		w.fd = fd;
-		w.iov[0] = (struct iovec){ &es.index, 4 };
+		w.iov[0] = (struct iovec){ &em->index, 4 };
 		w.iov[1] = (struct iovec){ (void *)payload, 16 };
 		w.iovcnt = 2;
 		w.expect = 20;
 		rec0 = ftrace_records();
 		measure(&r, row_writev, &w, opt_ops, NULL);
-		print_row("ue_s_writev_ft_mt", &r,
+		print_row(opt_remote_only ? "ue_r_writev_ft_mt" : "ue_s_writev_ft_mt", &r,
 			  "2-thread process (the other thread sleeps; glibc cancellation-point wrapper included); %.2f records/op",
 			  (double)(ftrace_records() - rec0) / (opt_ops * (opt_warm + opt_reps)));
 		w.fd = nullfd;
@@ -891,7 +902,7 @@ static void cmd_rows(void)
 		w.expect = 16;
 		measure(&r, row_write, &w, opt_ops, NULL);
 		print_row("devnull_mt", &r, "2-thread process");
-		event_enable("user_events", es.name, false);
+		event_enable("user_events", em->name, false);
 		sleeper_stop = 1;
 		pthread_join(t, NULL);
 	}
@@ -1962,7 +1973,7 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	optind = 2;
-	while ((opt = getopt(argc, argv, "n:r:w:b:l:o:d:N:m:H:")) != -1) {
+	while ((opt = getopt(argc, argv, "n:r:w:b:l:o:d:N:m:H:R")) != -1) {
 		switch (opt) {
 		case 'n': opt_ops = atol(optarg); break;
 		case 'r': opt_reps = atoi(optarg); break;
@@ -1974,6 +1985,7 @@ int main(int argc, char **argv)
 		case 'N': total = atol(optarg); break;
 		case 'm': memat = atol(optarg); break;
 		case 'H': host_proc = optarg; break;
+		case 'R': opt_remote_only = true; break;
 		default: die("bad option");
 		}
 	}

@@ -407,7 +407,7 @@ TEST_F(direct, racing_rewrite_never_records_bad_loc)
 struct churner {
 	const char *name;
 	char inst_enable[512];
-	volatile int stop;
+	int stop;
 	long rounds;
 };
 
@@ -418,7 +418,7 @@ static void *churn(void *arg)
 	struct timespec ts = { 0, 200000 };
 	long i;
 
-	for (i = 0; !c->stop; i++) {
+	for (i = 0; !__atomic_load_n(&c->stop, __ATOMIC_RELAXED); i++) {
 		ev_write(c->name, "filter", filters[i & 1]);
 		if (i % 3 == 0)
 			ue_write_file(UE_TRACEFS "/tracing_on",
@@ -496,7 +496,7 @@ TEST_F(direct, releases_under_flag_churn)
 		writes += 4;
 		nanosleep(&ts, NULL);
 	}
-	c.stop = 1;
+	__atomic_store_n(&c.stop, 1, __ATOMIC_RELAXED);
 	pthread_join(t, NULL);
 	TH_LOG("%ld writes, %ld changes", writes, c.rounds);
 

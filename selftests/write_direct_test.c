@@ -56,6 +56,10 @@ FIXTURE_TEARDOWN(direct)
 		ue_write_file(UE_TRACEFS "/set_event_pid", "\n", true);
 	if (self->fd >= 0)
 		close(self->fd);
+	/* releases_under_flag_churn, if it stopped midway */
+	ue_write_file(UE_TRACEFS "/instances/ue_d_churn/events/user_events/"
+		      PREFIX "churn/enable", "0\n", false);
+	rmdir(UE_TRACEFS "/instances/ue_d_churn");
 	EXPECT_EQ(0, ue_delete_prefix(PREFIX));
 }
 
@@ -382,6 +386,140 @@ TEST_F(direct, racing_rewrite_never_records_bad_loc)
 	ASSERT_EQ(ok, n);
 	for (i = 0; i < n && i < 4096; i++)
 		ASSERT_STREQ("a=9 s=valid", lines[i]);
+}
+
+/*
+ * Every way the one-copy path releases a reservation, while another
+ * thread changes what the reservation is: the filter (the core's per-CPU
+ * staging record or a ring buffer entry), tracing_on (writes refused by
+ * the ring buffer), the enable (the staged path) and a conditional
+ * trigger (the staged path, or the core's temp buffer when tracing is
+ * off) and the event enabled in a second instance too (the staged
+ * path). Each write is a bad location (released after the checks), a
+ * payload that faults midway (released after the copy, retried, EFAULT)
+ * or one in a page that is not mapped yet (released, faulted in, then
+ * recorded). A release that leaves preemption unbalanced shows as
+ * "scheduling while atomic" at the writer's next sleep; afterwards the
+ * filter must still record exactly the matching records.
+ */
+#define CHURN_INST UE_TRACEFS "/instances/ue_d_churn"
+
+struct churner {
+	const char *name;
+	char inst_enable[512];
+	int stop;
+	long rounds;
+};
+
+static void *churn(void *arg)
+{
+	struct churner *c = arg;
+	static const char * const filters[] = { "a == 1\n", "0\n" };
+	struct timespec ts = { 0, 200000 };
+	long i;
+
+	for (i = 0; !__atomic_load_n(&c->stop, __ATOMIC_RELAXED); i++) {
+		ev_write(c->name, "filter", filters[i & 1]);
+		if (i % 3 == 0)
+			ue_write_file(UE_TRACEFS "/tracing_on",
+				      i & 2 ? "1\n" : "0\n", false);
+		if (i % 5 == 0)
+			ev_write(c->name, "trigger", i & 8 ?
+				 "!traceoff if a == 7\n" :
+				 "traceoff if a == 7\n");
+		/* A second instance: two consumers, the staged path */
+		if (i % 7 == 0)
+			ue_write_file(c->inst_enable, i & 16 ? "0\n" : "1\n",
+				      false);
+		nanosleep(&ts, NULL);
+	}
+	c->rounds = i;
+	return NULL;
+}
+
+TEST_F(direct, releases_under_flag_churn)
+{
+	const char *name = PREFIX "churn";
+	long page = sysconf(_SC_PAGESIZE);
+	struct churner c = { .name = name };
+	struct timespec ts = { 0, 50000 };
+	unsigned char buf[64], *map, *lazy;
+	long writes = 0, i;
+	struct iovec io[2];
+	pthread_t t;
+	int w, len, mfd;
+	time_t end;
+
+	w = ue_reg_enabled(self->fd, PREFIX "churn " LOC_DESC, name);
+	ASSERT_LE(0, w);
+	if (mkdir(CHURN_INST, 0755) && errno != EEXIST)
+		ASSERT_EQ(0, -errno);
+	snprintf(c.inst_enable, sizeof(c.inst_enable),
+		 CHURN_INST "/events/user_events/%s/enable", name);
+
+	map = mmap(NULL, 2 * page, PROT_READ | PROT_WRITE,
+		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, map);
+	ASSERT_EQ(0, mprotect(map + page, page, PROT_NONE));
+	/* Shared memfd pages keep their data when unmapped by DONTNEED */
+	mfd = memfd_create("ue_churn", MFD_CLOEXEC);
+	ASSERT_LE(0, mfd);
+	ASSERT_EQ(0, ftruncate(mfd, page));
+	lazy = mmap(NULL, page, PROT_READ | PROT_WRITE, MAP_SHARED, mfd, 0);
+	ASSERT_NE(MAP_FAILED, lazy);
+
+	ASSERT_EQ(0, pthread_create(&t, NULL, churn, &c));
+	end = time(NULL) + 4;
+	for (i = 0; time(NULL) < end; i++) {
+		/* Bad location: released after the checks */
+		len = loc_rec(buf, w, 1, DYN_LOC(ue_hdr_size() + 8, 7),
+			      "hello", 6);
+		errno = 0;
+		ASSERT_EQ(-1, write(self->fd, buf, len));
+		ASSERT_EQ(EFAULT, errno);
+
+		/* Faults midway: released after the copy, twice */
+		memcpy(map + page - 8, &w, 4);
+		io[0] = (struct iovec){ map + page - 8, 4 };
+		io[1] = (struct iovec){ map + page - 4, 8 };
+		errno = 0;
+		ASSERT_EQ(-1, writev(self->fd, io, 2));
+		ASSERT_EQ(EFAULT, errno);
+
+		/* Not mapped yet: released, faulted in, recorded */
+		len = loc_rec(lazy, w, 1 + (i & 1), good_loc(6), "lazy!", 6);
+		ASSERT_EQ(0, madvise(lazy, page, MADV_DONTNEED));
+		ASSERT_EQ(len, write(self->fd, lazy, len));
+
+		len = loc_rec(buf, w, 7, good_loc(6), "seven", 6);
+		ASSERT_EQ(len, write(self->fd, buf, len));
+		writes += 4;
+		nanosleep(&ts, NULL);
+	}
+	__atomic_store_n(&c.stop, 1, __ATOMIC_RELAXED);
+	pthread_join(t, NULL);
+	TH_LOG("%ld writes, %ld changes", writes, c.rounds);
+
+	ev_write(name, "trigger", "!traceoff if a == 7\n");
+	ASSERT_EQ(0, ue_write_file(c.inst_enable, "0\n", false));
+	ASSERT_EQ(0, rmdir(CHURN_INST));
+	ASSERT_EQ(0, ue_trace_clear());
+	ASSERT_EQ(0, ev_write(name, "filter", "a == 1\n"));
+	for (i = 0; i < 3; i++) {
+		bad_writes(_metadata, self->fd, w);
+		len = loc_rec(buf, w, 2, good_loc(6), "other", 6);
+		ASSERT_EQ(len, write(self->fd, buf, len));
+		len = loc_rec(buf, w, 1, good_loc(6), "match", 6);
+		ASSERT_EQ(len, write(self->fd, buf, len));
+		nanosleep(&ts, NULL);
+	}
+	ASSERT_EQ(3, ue_trace_lines(name, self->lines, MAX_LINES));
+	for (i = 0; i < 3; i++)
+		ASSERT_STREQ("a=1 s=match", self->lines[i]);
+	ASSERT_EQ(0, ev_write(name, "filter", "0\n"));
+	munmap(lazy, page);
+	close(mfd);
+	munmap(map, 2 * page);
 }
 
 TEST_HARNESS_MAIN

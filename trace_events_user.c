@@ -1040,6 +1040,8 @@ user_event_record_direct(struct user_event *user, struct trace_event_file *file,
 			 const struct user_bpf_iter *iter, size_t len)
 {
 	struct trace_event_buffer *fbuffer = this_cpu_ptr(&direct_fbuffer);
+	/* For the discard: what the reserve did to it depends on the kernel */
+	unsigned int pc = preempt_count();
 	struct trace_entry *entry;
 	int ret;
 
@@ -1053,7 +1055,7 @@ user_event_record_direct(struct user_event *user, struct trace_event_file *file,
 				    iter->iov_offset, len);
 	pagefault_enable();
 	if (unlikely(ret)) {
-		ue_trace_event_discard(fbuffer);
+		ue_trace_event_discard(fbuffer, pc);
 		/* Short iovecs were ruled out by the caller */
 		return -EAGAIN;
 	}
@@ -1061,7 +1063,7 @@ user_event_record_direct(struct user_event *user, struct trace_event_file *file,
 	if (user->has_dyn) {
 		ret = user_event_check_locs(user, entry + 1, len);
 		if (unlikely(ret)) {
-			ue_trace_event_discard(fbuffer);
+			ue_trace_event_discard(fbuffer, pc);
 			return ret;
 		}
 	}

@@ -227,21 +227,6 @@ static inline bool ue_call_core_refs(struct trace_event_call *call)
 }
 
 /*
- * Releasing the tracing core's per-CPU filter buffer (trace_buffered_event)
- * without a commit: since Linux 5.17 trace_event_buffer_lock_reserve()
- * hands it out with preemption disabled once more, to be enabled again at
- * the release; before, it relied on the caller's own disabling and the
- * release enabled nothing (an enable there underflows the preemption count:
- * seen on Debian 11's 5.10-rt).
- */
-static inline void ue_filter_buffer_release_preempt(void)
-{
-#ifdef UE_HAVE_FILTER_BUFFER_PREEMPT
-	preempt_enable_notrace();
-#endif
-}
-
-/*
  * kmap_local_page() appeared in Linux 5.11. The module is built for 64-bit
  * architectures only, which have no highmem: there every page is in the
  * direct map and page_address() is what kmap_local_page() returns.

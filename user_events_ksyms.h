@@ -84,16 +84,26 @@ static inline void ue_tracefs_remove(struct dentry *dentry)
  * Drops a record reserved with trace_event_buffer_reserve() instead of
  * committing it, the way the tracing core discards one: the record is
  * either this CPU's staging record (trace_event_buffer_lock_reserve() gave
- * it to a filtered or soft-disabled file; with preemption disabled since
- * 5.17) or an entry of a ring buffer, which ring_buffer_discard_commit()
- * removes or turns into padding that readers skip. Either way, preemption
- * is as after a commit.
+ * it to a filtered or soft-disabled file) or an entry of a ring buffer,
+ * which ring_buffer_discard_commit() removes or turns into padding that
+ * readers skip, enabling preemption again as after a commit.
+ *
+ * Whether the staging record came with preemption disabled depends on the
+ * kernel: since Linux 5.17 it does, to be enabled at its release; before
+ * (5.10, 5.10-rt), the caller's own disabling covered it and the release
+ * enables nothing, and a distribution may have backported either. So the
+ * caller passes @pc, preempt_count() from before the reserve, and the
+ * release enables preemption only if the reserve left it raised. (Without
+ * CONFIG_PREEMPT_COUNT the count never moves, and an enable would be a
+ * compiler barrier anyway.)
  */
-static inline void ue_trace_event_discard(struct trace_event_buffer *fbuffer)
+static inline void ue_trace_event_discard(struct trace_event_buffer *fbuffer,
+					  unsigned int pc)
 {
 	if (this_cpu_read(*ue_ksyms.trace_buffered_event) == fbuffer->event) {
 		this_cpu_dec(*ue_ksyms.trace_buffered_event_cnt);
-		ue_filter_buffer_release_preempt();
+		if (preempt_count() > pc)
+			preempt_enable_notrace();
 		return;
 	}
 

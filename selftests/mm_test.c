@@ -319,8 +319,17 @@ TEST_F(mm, first_reg_under_signals)
 		killer = fork();
 		ASSERT_LE(0, killer);
 		if (!killer) {
+			/*
+			 * One signal every 20 us: pending at any moment of the
+			 * registration, without an IPI storm that stops the
+			 * child's CPU altogether (a debug kernel under TCG
+			 * took more than 300 s for 20 rounds with kill() in a
+			 * tight loop, a release kernel 3 s)
+			 */
+			const struct timespec gap = { .tv_nsec = 20000 };
+
 			while (!kill(pid, SIGUSR1))
-				;
+				nanosleep(&gap, NULL);
 			_exit(0);
 		}
 		ASSERT_EQ(pid, waitpid(pid, &status, 0));

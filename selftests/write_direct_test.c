@@ -92,6 +92,22 @@ static __u32 good_loc(int slen)
 }
 
 /* Writes that fail the checks, with write() and writev() */
+/*
+ * writev() of the index (in the last 8 bytes before the PROT_NONE page at
+ * map + page) and a payload segment that crosses into that page: the errno.
+ */
+static int writev_into_prot_none(int fd, int w, unsigned char *map, long page)
+{
+	struct iovec io[2] = {
+		{ map + page - 8, 4 },
+		{ map + page - 4, 8 },
+	};
+
+	memcpy(map + page - 8, &w, 4);
+	errno = 0;
+	return writev(fd, io, 2) == -1 ? errno : 0;
+}
+
 static void bad_writes(struct __test_metadata *_metadata, int fd, int w)
 {
 	int hdr = ue_hdr_size();
@@ -130,6 +146,22 @@ static void bad_writes(struct __test_metadata *_metadata, int fd, int w)
 	ASSERT_EQ(EFAULT, errno);
 }
 
+/*
+ * The bad writes, then a record with a = 2 and one with a = 1 ("match"),
+ * both good: under the filter "a == 1" only the last is recorded.
+ */
+static void filtered_writes(struct __test_metadata *_metadata, int fd, int w)
+{
+	unsigned char buf[64];
+	int len;
+
+	bad_writes(_metadata, fd, w);
+	len = loc_rec(buf, w, 2, good_loc(6), "other", 6);
+	ASSERT_EQ(len, write(fd, buf, len));
+	len = loc_rec(buf, w, 1, good_loc(6), "match", 6);
+	ASSERT_EQ(len, write(fd, buf, len));
+}
+
 TEST_F(direct, bad_loc_nothing_recorded)
 {
 	const char *name = PREFIX "loc";
@@ -156,20 +188,14 @@ TEST_F(direct, bad_loc_nothing_recorded)
 TEST_F(direct, filter_rejects_and_bad_loc)
 {
 	const char *name = PREFIX "flt";
-	unsigned char buf[64];
-	int w, len, i;
+	int w, i;
 
 	w = ue_reg_enabled(self->fd, PREFIX "flt " LOC_DESC, name);
 	ASSERT_LE(0, w);
 	ASSERT_EQ(0, ev_write(name, "filter", "a == 1\n"));
 
-	for (i = 0; i < 3; i++) {
-		bad_writes(_metadata, self->fd, w);
-		len = loc_rec(buf, w, 2, good_loc(6), "other", 6);
-		ASSERT_EQ(len, write(self->fd, buf, len));
-		len = loc_rec(buf, w, 1, good_loc(6), "match", 6);
-		ASSERT_EQ(len, write(self->fd, buf, len));
-	}
+	for (i = 0; i < 3; i++)
+		filtered_writes(_metadata, self->fd, w);
 
 	ASSERT_EQ(3, ue_trace_lines(name, self->lines, MAX_LINES));
 	for (i = 0; i < 3; i++)
@@ -211,12 +237,7 @@ TEST_F(direct, payload_faults_midway)
 		ASSERT_EQ(EFAULT, errno);
 
 		/* writev(): the second segment crosses into PROT_NONE */
-		memcpy(map + page - 8, &w, 4);
-		io[0] = (struct iovec){ map + page - 8, 4 };
-		io[1] = (struct iovec){ map + page - 4, 8 };
-		errno = 0;
-		ASSERT_EQ(-1, writev(self->fd, io, 2));
-		ASSERT_EQ(EFAULT, errno);
+		ASSERT_EQ(EFAULT, writev_into_prot_none(self->fd, w, map, page));
 
 		/* writev(): a later segment wholly unreadable */
 		len = loc_rec(good, w, 1, good_loc(6), "hello", 6);
@@ -445,7 +466,6 @@ TEST_F(direct, releases_under_flag_churn)
 	struct timespec ts = { 0, 50000 };
 	unsigned char buf[64], *map, *lazy;
 	long writes = 0, i;
-	struct iovec io[2];
 	pthread_t t;
 	int w, len, mfd;
 	time_t end;
@@ -479,12 +499,7 @@ TEST_F(direct, releases_under_flag_churn)
 		ASSERT_EQ(EFAULT, errno);
 
 		/* Faults midway: released after the copy, twice */
-		memcpy(map + page - 8, &w, 4);
-		io[0] = (struct iovec){ map + page - 8, 4 };
-		io[1] = (struct iovec){ map + page - 4, 8 };
-		errno = 0;
-		ASSERT_EQ(-1, writev(self->fd, io, 2));
-		ASSERT_EQ(EFAULT, errno);
+		ASSERT_EQ(EFAULT, writev_into_prot_none(self->fd, w, map, page));
 
 		/* Not mapped yet: released, faulted in, recorded */
 		len = loc_rec(lazy, w, 1 + (i & 1), good_loc(6), "lazy!", 6);
@@ -506,11 +521,7 @@ TEST_F(direct, releases_under_flag_churn)
 	ASSERT_EQ(0, ue_trace_clear());
 	ASSERT_EQ(0, ev_write(name, "filter", "a == 1\n"));
 	for (i = 0; i < 3; i++) {
-		bad_writes(_metadata, self->fd, w);
-		len = loc_rec(buf, w, 2, good_loc(6), "other", 6);
-		ASSERT_EQ(len, write(self->fd, buf, len));
-		len = loc_rec(buf, w, 1, good_loc(6), "match", 6);
-		ASSERT_EQ(len, write(self->fd, buf, len));
+		filtered_writes(_metadata, self->fd, w);
 		nanosleep(&ts, NULL);
 	}
 	ASSERT_EQ(3, ue_trace_lines(name, self->lines, MAX_LINES));

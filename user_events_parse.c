@@ -115,6 +115,25 @@ static bool user_name_valid(const char *name, size_t max)
 	return true;
 }
 
+/*
+ * Names of the files the tracing core puts in a system directory
+ * (events/user_events/enable, .../filter) and in events/ itself
+ * (enable, header_page, header_event). An event of that name would hide
+ * the system's switch or filter from the administrator (6.12), or lose
+ * its own directory (6.1). Upstream accepts them; we refuse them for
+ * every event, multi-format ones included, so that one rule holds
+ * whatever directory the event lands in.
+ */
+static const char *const user_reserved_names[] = {
+	"enable", "filter", "header_page", "header_event",
+};
+
+static bool user_name_reserved(const char *name)
+{
+	return match_string(user_reserved_names,
+			    ARRAY_SIZE(user_reserved_names), name) >= 0;
+}
+
 static bool user_field_name_valid(const char *name)
 {
 	if (!user_name_valid(name, MAX_NAME_LEN) || isdigit(name[0]))
@@ -561,7 +580,7 @@ int user_event_parse_desc(char *text, struct user_event_desc *desc)
 	if (flags)
 		*flags++ = '\0';
 
-	if (!user_name_valid(name, MAX_NAME_LEN))
+	if (!user_name_valid(name, MAX_NAME_LEN) || user_name_reserved(name))
 		return -EINVAL;
 
 	desc->name = kstrdup(name, GFP_KERNEL_ACCOUNT);

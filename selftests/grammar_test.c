@@ -476,6 +476,56 @@ TEST_F(grammar, name_length_limit)
 	ASSERT_FALSE(ue_event_exists(PREFIX "fn256"));
 }
 
+/*
+ * Names of the files the tracing core puts in a system directory or in
+ * events/ are refused through every way of creating an event (issue 23,
+ * section 3): else "enable" hides events/user_events/enable on 6.12 and
+ * loses its own directory on 6.1. Neighbouring names are accepted.
+ */
+TEST_F(grammar, reserved_names_refused)
+{
+	static const char *const names[] = {
+		"enable", "filter", "header_page", "header_event",
+	};
+	static const char *const fine[] = {
+		PREFIX "enable", "ue_g_filter_", PREFIX "header",
+	};
+	char desc[128], path[512], buf[64];
+	unsigned int i;
+	__u32 word = 0;
+	struct stat st;
+
+	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		snprintf(desc, sizeof(desc), "%s u32 x", names[i]);
+		EXPECT_EQ(-EINVAL, ue_reg(self->fd, desc, NULL, NULL));
+		EXPECT_EQ(-EINVAL, ue_wreg(self->fd, desc, &word, 4, 0, 0,
+					   NULL));
+		EXPECT_EQ(-EINVAL, ue_wreg(self->fd, desc, &word, 4, 1,
+					   USER_EVENT_REG_MULTI_FORMAT, NULL));
+		snprintf(desc, sizeof(desc), "u:%s u32 x", names[i]);
+		EXPECT_EQ(-EINVAL, ue_write_file(UE_TRACEFS "/dynamic_events",
+						 desc, false));
+		snprintf(path, sizeof(path), UE_TRACEFS "/events/user_events/%s",
+			 names[i]);
+		/* Whatever the core keeps there is not an event directory */
+		EXPECT_FALSE(stat(path, &st) == 0 && S_ISDIR(st.st_mode));
+		EXPECT_EQ(0, word);
+	}
+
+	/* The system's own switch is still a file the administrator writes */
+	EXPECT_EQ(0, ue_write_file(UE_TRACEFS "/events/user_events/enable",
+				   "0", true));
+	ASSERT_LT(0, ue_read_file(UE_TRACEFS "/events/user_events/enable",
+				  buf, sizeof(buf)));
+	EXPECT_EQ('0', buf[0]);
+
+	for (i = 0; i < sizeof(fine) / sizeof(fine[0]); i++) {
+		snprintf(desc, sizeof(desc), "%s u32 x", fine[i]);
+		EXPECT_EQ(0, ue_reg(self->fd, desc, NULL, NULL));
+		EXPECT_TRUE(ue_event_exists(fine[i]));
+	}
+}
+
 /* "<name> u8 f0;u8 f1;...;u8 f<n-1>" */
 static void desc_fields(char *desc, const char *name, int n)
 {

@@ -148,6 +148,8 @@ struct user_event {
 	kuid_t owner;		/* charged for it: see user_event_charge() */
 	bool multi;		/* in user_events_multi, as name.id */
 	char *call_name;	/* name in tracefs */
+	struct user_event_type *type;	/* holds call.event.type */
+	bool traced;		/* had an ftrace event file: event_mutex */
 	struct user_event_probes __rcu *probes;
 	/* Unpublished array kept for the next detach, under event_mutex */
 	struct user_event_probes *spare_probes;
@@ -398,13 +400,82 @@ static struct user_event *user_event_find_multi(const char *name,
 	return NULL;
 }
 
+/*
+ * Type ids and deleted events
+ *
+ * Every record in a ring buffer starts with its event's type id, and a
+ * reader decodes it with whatever event holds that id when it reads. The
+ * id of an event is therefore not held by its trace_event_call (whose
+ * removal would free it, and 6.12 gives a freed id to the next event at
+ * once) but by a struct user_event_type of its own, registered with
+ * register_trace_event() and pointed to by call->event.type; call->event
+ * has no functions, so trace_remove_event_call() leaves the id alone.
+ *
+ * When the event is deleted:
+ *  - if it never had an ftrace event file attached (nobody enabled it in
+ *    any instance), no ring buffer can hold a record of it: the id is
+ *    freed at once (user_event_type_put());
+ *  - else its records may still be in a buffer (or a snapshot): the type
+ *    stays registered as a tombstone, and its records print as those of a
+ *    deleted event, with no payload decoded. Nobody's records are erased.
+ *    Tombstones are freed at module exit, or when more than
+ *    MAX_TOMBSTONES are kept, and then only after the ring buffers of the
+ *    instances where such an event was enabled are emptied (the tracing
+ *    core marks them when it removes an event that was enabled there, and
+ *    empties them itself when root deletes a dynamic event).
+ *
+ * @user is written under event_mutex, before the event's call is removed,
+ * and read by readers under the core's trace_event_sem (read), which
+ * trace_remove_event_call() takes for write: a reader that saw the event
+ * is done with it before the removal returns, and the event is freed only
+ * after that.
+ */
+#define MAX_TOMBSTONES 1024
+
+struct user_event_type {
+	struct trace_event_call call;	/* call.event holds the id */
+	struct user_event *user;	/* NULL: deleted (a tombstone) */
+	struct list_head link;		/* user_event_tombstones */
+	char name[];
+};
+
+/* Under event_mutex */
+static LIST_HEAD(user_event_tombstones);
+static unsigned int user_event_nr_tombstones;
+
+static struct list_head *user_event_type_fields(struct trace_event_call *call)
+{
+	struct user_event_type *type = container_of(call,
+						    struct user_event_type,
+						    call);
+	struct user_event *user = READ_ONCE(type->user);
+
+	return user ? &user->class.fields : NULL;
+}
+
+/*
+ * The class of the calls that hold ids: 6.12's print_event_fields() finds
+ * the fields of a record's event through the registered trace_event.
+ */
+static struct trace_event_class user_event_type_class = {
+	.system		= USER_EVENTS_SYSTEM,
+	.get_fields	= user_event_type_fields,
+};
+
 static enum print_line_t user_event_print_trace(struct trace_iterator *iter,
 						int flags,
 						struct trace_event *event)
 {
-	struct user_event *user = container_of(event, struct user_event,
-					       call.event);
+	struct user_event_type *type = container_of(event,
+						    struct user_event_type,
+						    call.event);
+	struct user_event *user = READ_ONCE(type->user);
 	struct trace_seq *s = &iter->seq;
+
+	if (!user) {
+		trace_seq_printf(s, "%s: (deleted event)\n", type->name);
+		return trace_handle_return(s);
+	}
 
 	trace_seq_printf(s, "%s:", user->call_name);
 	user_event_print_fields(s, &user->fields, iter->ent, iter->ent_size);
@@ -416,6 +487,76 @@ static enum print_line_t user_event_print_trace(struct trace_iterator *iter,
 static struct trace_event_functions user_event_funcs = {
 	.trace = user_event_print_trace,
 };
+
+/* Takes a type id for @user, named as its call; event_mutex held */
+static int user_event_type_get(struct user_event *user)
+{
+	struct user_event_type *type;
+
+	ue_lockdep_assert_event_mutex();
+
+	type = kzalloc(struct_size(type, name, strlen(user->call_name) + 1),
+		       GFP_KERNEL_ACCOUNT);
+	if (!type)
+		return -ENOMEM;
+
+	strcpy(type->name, user->call_name);
+	INIT_LIST_HEAD(&type->link);
+	type->call.name = type->name;
+	type->call.class = &user_event_type_class;
+	type->call.event.funcs = &user_event_funcs;
+	type->user = user;
+	if (!register_trace_event(&type->call.event)) {
+		kfree(type);
+		return -ENODEV;
+	}
+
+	user->type = type;
+	user->call.event.type = type->call.event.type;
+	return 0;
+}
+
+static void user_event_type_free(struct user_event_type *type)
+{
+	unregister_trace_event(&type->call.event);
+	kfree(type);
+}
+
+/* Frees every tombstone, once no buffer can hold their records */
+static void user_event_tombstones_free(void)
+{
+	struct user_event_type *type, *next;
+
+	ue_lockdep_assert_event_mutex();
+
+	if (!user_event_nr_tombstones)
+		return;
+
+	ue_tracing_reset_marked();
+	list_for_each_entry_safe(type, next, &user_event_tombstones, link) {
+		list_del(&type->link);
+		user_event_type_free(type);
+	}
+	user_event_nr_tombstones = 0;
+}
+
+/*
+ * Lets go of the id of a deleted event whose call was removed: at once if
+ * it was never traced, else as a tombstone. event_mutex held.
+ */
+static void user_event_type_put(struct user_event_type *type, bool traced)
+{
+	ue_lockdep_assert_event_mutex();
+
+	if (!traced) {
+		user_event_type_free(type);
+		return;
+	}
+
+	list_add_tail(&type->link, &user_event_tombstones);
+	if (++user_event_nr_tombstones > MAX_TOMBSTONES)
+		user_event_tombstones_free();
+}
 
 static void user_event_free(struct user_event *user)
 {
@@ -668,6 +809,8 @@ static int user_event_probe_file(struct user_event *user,
 	}
 
 	rcu_assign_pointer(user->probes, new);
+	if (add)
+		user->traced = true;
 	user_event_update_status(user, user->status & EVENT_STATUS_PERF);
 
 	if (old) {
@@ -1337,7 +1480,6 @@ static int user_event_register(struct user_event *user)
 	user->call.tp = &user->tracepoint;
 	user->call.class = &user->class;
 	user->call.data = user;
-	user->call.event.funcs = &user_event_funcs;
 	user->call.flags = TRACE_EVENT_FL_TRACEPOINT | UE_TRACE_EVENT_FL_DYNAMIC;
 
 	/* Everything that can fail below is undone by the labels at the end */
@@ -1352,14 +1494,13 @@ static int user_event_register(struct user_event *user)
 		goto uncharge;
 	}
 
-	if (!register_trace_event(&user->call.event)) {
-		ret = -ENODEV;
+	ret = user_event_type_get(user);
+	if (ret)
 		goto put_module;
-	}
 
 	ret = user_event_set_call_visible(user, true);
 	if (ret) {
-		unregister_trace_event(&user->call.event);
+		user_event_type_put(user->type, false);
 		goto put_module;
 	}
 
@@ -1403,9 +1544,14 @@ static int user_event_destroy(struct user_event *user)
 	    ue_call_core_refs(&user->call))
 		return -EBUSY;
 
+	/* From now on readers print its records as a deleted event's */
+	WRITE_ONCE(user->type->user, NULL);
 	ret = user_event_set_call_visible(user, false);
-	if (ret)
+	if (ret) {
+		WRITE_ONCE(user->type->user, user);
 		return ret;
+	}
+	user_event_type_put(user->type, user->traced);
 
 	ue_dyn_event_remove(&user->devent);
 	list_del_init(&user->reap_link);
@@ -2440,6 +2586,8 @@ static void __exit user_events_exit(void)
 	 * tracing core releases only after our callback returned to it.
 	 */
 	ue_event_mutex_lock();
+	/* The ids of deleted events: their records go first */
+	user_event_tombstones_free();
 	ue_event_mutex_unlock();
 	/*
 	 * Gone already (they pinned the module until prepare_unload), unless

@@ -82,6 +82,7 @@ static const struct {
 } required_syms[] = {
 	KSYM(tracefs_create_file, false),
 	KSYM(tracefs_remove, false),
+	KSYM(tracing_reset_all_online_cpus, false),
 	KSYM(event_mutex, true),
 	KSYM(dyn_event_ops_mutex, true),
 	KSYM(dyn_event_ops_list, true),

@@ -28,6 +28,7 @@ struct user_events_ksyms {
 					      struct dentry *parent, void *data,
 					      const struct file_operations *fops);
 	void (*tracefs_remove)(struct dentry *dentry);
+	void (*tracing_reset_all_online_cpus)(void);
 	struct mutex *event_mutex;		/* the tracing core's */
 	struct mutex *dyn_event_ops_mutex;	/* guards dyn_event_ops_list */
 	struct list_head *dyn_event_ops_list;
@@ -108,6 +109,18 @@ static inline void ue_trace_event_discard(struct trace_event_buffer *fbuffer,
 	}
 
 	ring_buffer_discard_commit(fbuffer->buffer, fbuffer->event);
+}
+
+/*
+ * Empties the ring buffers of every tracing instance that the core marked
+ * when it removed an event that had been enabled there (the marks set by
+ * trace_remove_event_call(); the core's own dynamic-event deletion calls
+ * this after each removal). event_mutex held, as by the core.
+ */
+static inline void ue_tracing_reset_marked(void)
+{
+	user_events_call(ue_ksyms.tracing_reset_all_online_cpus, 0, 0, 0, 0,
+			 0);
 }
 
 /* Both expect event_mutex held, in Linux 5.10 as in 6.12 */

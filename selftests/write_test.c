@@ -775,4 +775,76 @@ TEST_F(write, format_spaces_after_semicolon)
 	ASSERT_STREQ(want, got);
 }
 
+/*
+ * A deleted event's id is never handed to the next event while its
+ * records may be in the buffer (issue 23, section 2): those records print
+ * as a deleted event's, never decoded with another event's fields, and
+ * nobody else's records are erased. 6.12 hands out the lowest free id, so
+ * the first event created afterwards shows it; 6.1 counts up and reuses
+ * ids once the 16-bit counter wraps, so the churn goes on until it did.
+ */
+TEST_F_TIMEOUT(write, deleted_event_id_not_reused, UE_TIMEOUT(600))
+{
+	const char *gone = PREFIX "gone", *keep = PREFIX "keep";
+	const char *mk = "u:" PREFIX "churn u32 x;u32 y\n";
+	const char *rm = "!u:" PREFIX "churn\n";
+	long gone_id, id = 0, prev = 0;
+	int i, same = 0, wrapped = 0, dyn, w;
+	__u32 word = 0;
+	struct rec r;
+
+	self->fd2 = ue_open_data();
+	ASSERT_LE(0, self->fd2);
+	ASSERT_EQ(0, ue_wreg(self->fd2, PREFIX "gone u32 a;u32 b", &word, 4,
+			     0, 0, &w));
+	ASSERT_EQ(0, ue_enable(gone, true));
+	gone_id = ue_event_id(gone);
+	ASSERT_LT(0, gone_id);
+	for (i = 0; i < 3; i++) {
+		rec_init(&r, w);
+		REC_PUT(&r, __u32, 0xfff0 + i);
+		REC_PUT(&r, __u32, 0x7fffff00);
+		ASSERT_EQ(r.len, write(self->fd2, r.d, r.len));
+	}
+	w = ue_reg_enabled(self->fd, PREFIX "keep u32 k", keep);
+	ASSERT_LE(0, w);
+	rec_init(&r, w);
+	REC_PUT(&r, __u32, 42);
+	ASSERT_EQ(r.len, write(self->fd, r.d, r.len));
+
+	/* Disabled, unregistered, closed: the last put deletes it */
+	ASSERT_EQ(0, ue_enable(gone, false));
+	ASSERT_EQ(0, ue_wunreg(self->fd2, &word, 0));
+	close(self->fd2);
+	self->fd2 = -1;
+	ASSERT_FALSE(ue_event_exists(gone));
+
+	dyn = open(UE_TRACEFS "/dynamic_events", O_WRONLY | O_CLOEXEC);
+	ASSERT_LE(0, dyn);
+	for (i = 0; i < 140000 && same < 3 && !(wrapped && id > gone_id); i++) {
+		ASSERT_EQ((ssize_t)strlen(mk), write(dyn, mk, strlen(mk)));
+		id = ue_event_id(PREFIX "churn");
+		ASSERT_LT(0, id);
+		ASSERT_NE(gone_id, id) {
+			TH_LOG("event %d took the deleted event's id %ld", i, id);
+		}
+		same = id == prev ? same + 1 : 0;
+		wrapped |= prev && id < prev;
+		prev = id;
+		ASSERT_EQ((ssize_t)strlen(rm), write(dyn, rm, strlen(rm)));
+	}
+	close(dyn);
+	TH_LOG("%d events created, last id %ld, deleted id %ld", i, id,
+	       gone_id);
+	ASSERT_TRUE(same == 3 || (wrapped && id > gone_id));
+
+	/* Its records say so; the other event's record is still there */
+	ASSERT_EQ(3, ue_file_lines(UE_TRACE_FILE, ": " PREFIX "gone: ",
+				   self->lines, MAX_LINES));
+	for (i = 0; i < 3; i++)
+		EXPECT_STREQ("(deleted event)", self->lines[i]);
+	ASSERT_EQ(1, ue_trace_lines(keep, self->lines, MAX_LINES));
+	EXPECT_STREQ("k=42", self->lines[0]);
+}
+
 TEST_HARNESS_MAIN

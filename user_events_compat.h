@@ -16,6 +16,7 @@
 #include <linux/mm.h>
 #include <linux/pagemap.h>
 #include <linux/rcupdate.h>
+#include <linux/sched/task.h>
 #include <linux/seq_file.h>
 #include <linux/slab.h>
 #include <linux/trace_events.h>
@@ -245,6 +246,28 @@ static inline void ue_kunmap_local(void *addr)
 {
 #ifdef UE_HAVE_KMAP_LOCAL
 	kunmap_local(addr);
+#endif
+}
+
+/*
+ * A task that uses @mm, referenced, or NULL: the owner that the memory
+ * controller keeps for each mm (every Debian kernel has CONFIG_MEMCG).
+ */
+static inline struct task_struct *ue_mm_owner_get(struct mm_struct *mm)
+{
+#ifdef CONFIG_MEMCG
+	struct task_struct *task;
+
+	rcu_read_lock();
+	task = rcu_dereference(mm->owner);
+	if (task && READ_ONCE(task->mm) == mm)
+		get_task_struct(task);
+	else
+		task = NULL;
+	rcu_read_unlock();
+	return task;
+#else
+	return NULL;
 #endif
 }
 

@@ -15,8 +15,8 @@
  *    this module (taken at creation, dropped as the very last thing its
  *    free_work does). Its refcnt counts: the table user_event_mms (one,
  *    until it is killed), each queued fork task work of a child (the
- *    parent's record), the queued refill task work, the queued fault work
- *    and teardown work, and short-lived users (registration, update).
+ *    parent's record), the queued refill and fault task works, the
+ *    queued teardown work, and short-lived users (registration, update).
  *  - struct user_event_enabler: on exactly one uemm's list; holds one
  *    reference of its event (user_event_get() while the registrant, or the
  *    parent's enabler being copied, holds one). It is freed, and that
@@ -33,9 +33,16 @@
  * bit under it, so the last writer always wrote the latest state. Nothing
  * faults user memory in with any of these locks held: bits are written
  * with FOLL_NOFAULT, and a page that is not there is faulted in with no
- * lock but the mm's own mmap_lock, by the registrant itself or by the
- * address space's single fault work item (one per address space, on its
- * own workqueue, at most MAX_FAULT_ATTEMPTS per enabler and state change).
+ * lock but the mm's own mmap_lock, by a task of that address space: the
+ * registrant itself, a fork child before its first instruction, or, after
+ * a state change, the task the fault task work is queued on (the caller
+ * if it is one, else the mm's owner, interrupted as by a signal), at most
+ * MAX_FAULT_ATTEMPTS per enabler and state change. No kernel thread
+ * faults user memory in: a wait that user space can hold (FUSE,
+ * userfaultfd, NFS, a page lock) holds only a task of the address space
+ * whose word it is, which would wait the same on touching it, never a
+ * thread that keeps the address space, its enablers, their events or the
+ * module alive after that address space's tasks are gone.
  * user_event_mm_mutex makes creating a record and publishing it atomic (one
  * record per mm); the table is changed under user_event_mms_lock and read
  * under RCU.
@@ -83,6 +90,7 @@
 #include <linux/module.h>
 #include <linux/rculist.h>
 #include <linux/sched/mm.h>
+#include <linux/sched/signal.h>
 #include <linux/slab.h>
 #include <linux/spinlock.h>
 #include <linux/task_work.h>
@@ -150,7 +158,8 @@ struct user_event_mm {
 	struct user_event_fork *spares[FORK_SPARES];
 	struct callback_head refill_twork;
 	unsigned long refill_queued;	/* bit 0: refill_twork is queued */
-	struct work_struct fault_work;
+	struct callback_head fault_twork;
+	unsigned long fault_queued;	/* bit 0: fault_twork is queued */
 	struct work_struct teardown_work;
 	struct work_struct free_work;
 	struct rcu_head rcu;
@@ -181,7 +190,6 @@ static DEFINE_SPINLOCK(user_event_mms_lock);
 static DEFINE_MUTEX(user_event_mm_mutex);
 static atomic_t user_event_nr_mms = ATOMIC_INIT(0);
 static struct workqueue_struct *user_event_mm_wq;
-static struct workqueue_struct *user_event_fault_wq;
 static struct tracepoint *fork_tp, *exit_tp, *exec_tp;
 
 /* State changes so far: a fork child resyncs if one happened meanwhile */
@@ -354,7 +362,7 @@ static void user_event_mm_free_work(struct work_struct *work)
 	module_put(THIS_MODULE);
 }
 
-static void user_event_mm_fault_work(struct work_struct *work);
+static void user_event_mm_fault_twork(struct callback_head *twork);
 
 static struct user_event_mm *user_event_mm_alloc(struct mm_struct *mm)
 {
@@ -371,7 +379,7 @@ static struct user_event_mm *user_event_mm_alloc(struct mm_struct *mm)
 	hash_init(uemm->enabler_hash);
 	INIT_LIST_HEAD(&uemm->faults);
 	INIT_LIST_HEAD(&uemm->update_link);
-	INIT_WORK(&uemm->fault_work, user_event_mm_fault_work);
+	init_task_work(&uemm->fault_twork, user_event_mm_fault_twork);
 	INIT_WORK(&uemm->teardown_work, user_event_mm_teardown_work);
 	INIT_WORK(&uemm->free_work, user_event_mm_free_work);
 	refcount_set(&uemm->refcnt, 1);
@@ -477,11 +485,12 @@ out:
  * space nor I/O, so it is done here, with the mmap lock held, as a fault
  * that gives up instead of waiting (FAULT_FLAG_RETRY_NOWAIT keeps the
  * lock): a userfaultfd or a page lock makes it fail at once, and the
- * fault work then faults the page in with no lock held. Only anonymous
+ * fault task work then faults the page in with no lock held. Only anonymous
  * private memory (heap, stack, anonymous mmap): in a file mapping, even a
  * private one, a page that is not there is read from the file, and
  * RETRY_NOWAIT does not keep a file system (FUSE) from waiting for its
- * server there. Words in other memory get the bit from the fault work.
+ * server there. Words in other memory get the bit from the fault task
+ * work.
  * Without this, a bit written right after a fork would reach the word
  * only from the work item, after the system call that changed the state
  * returned.
@@ -591,8 +600,43 @@ static int user_event_fault_in(struct mm_struct *mm, unsigned long uaddr)
 }
 
 /*
- * Hands a bit that could not be written to the address space's fault
- * work: one work item per address space, whatever the number of enablers.
+ * Has a task of the address space fault its pages in: the caller, when it
+ * is one, else the mm's owner, interrupted like a signal would (the
+ * system call it sleeps in restarts). Nothing happens if no task can take
+ * it now (none found, or it is exiting): the enablers stay on the list,
+ * for the next state change, registration or fork to hand over again.
+ */
+static void user_event_fault_kick(struct user_event_mm *uemm)
+{
+	struct task_struct *task;
+
+	lockdep_assert_held(&uemm->lock);
+
+	if (list_empty(&uemm->faults) ||
+	    test_and_set_bit(0, &uemm->fault_queued))
+		return;
+
+	if (current->mm == uemm->mm) {
+		task = current;
+		get_task_struct(task);
+	} else {
+		task = ue_mm_owner_get(uemm->mm);
+	}
+
+	user_event_mm_get(uemm);
+	user_event_twork_start();
+	if (!task || task_work_add(task, &uemm->fault_twork, TWA_SIGNAL)) {
+		user_event_twork_end();
+		clear_bit(0, &uemm->fault_queued);
+		user_event_mm_put(uemm);	/* not the last: ours is held */
+	}
+	if (task)
+		put_task_struct(task);
+}
+
+/*
+ * Hands a bit that could not be written to a task of its address space,
+ * which faults the page in as if it had touched it itself.
  */
 static void user_event_fault_add(struct user_event_mm *uemm,
 				 struct user_event_enabler *enabler)
@@ -604,9 +648,7 @@ static void user_event_fault_add(struct user_event_mm *uemm,
 	if (list_empty(&enabler->fault_link))
 		list_add_tail(&enabler->fault_link, &uemm->faults);
 
-	user_event_mm_get(uemm);
-	if (!queue_work(user_event_fault_wq, &uemm->fault_work))
-		user_event_mm_put(uemm);
+	user_event_fault_kick(uemm);
 }
 
 /*
@@ -636,42 +678,45 @@ static void user_event_mm_fault_done(struct user_event_mm *uemm,
 }
 
 /*
- * The fault work of one address space: faults in the pages of its
- * enablers that could not be written, one page at a time, with no lock of
- * ours held, and writes their bits after each. A fault that blocks (say
- * userfaultfd) holds this one item only: other address spaces have their
- * own, and teardown runs on another workqueue.
+ * Task work of a task of the address space (see user_event_fault_kick()):
+ * faults in the pages of its enablers that could not be written, one
+ * page at a time, with no lock of ours held, and writes their bits after
+ * each. No kernel thread ever waits for such a fault: a file system or a
+ * userfaultfd that holds it holds the address space's own task, the one
+ * that would wait on touching the word itself, and nobody else. A task
+ * that is being killed, exiting (its task work runs after exit_mm()) or
+ * has another address space (exec) lets the faults go.
  */
-static void user_event_mm_fault_work(struct work_struct *work)
+static void user_event_mm_fault_twork(struct callback_head *twork)
 {
-	struct user_event_mm *uemm = container_of(work, struct user_event_mm,
-						  fault_work);
+	struct user_event_mm *uemm = container_of(twork, struct user_event_mm,
+						  fault_twork);
 	struct user_event_enabler *enabler;
-	struct mm_struct *mm = uemm->mm;
 	unsigned long addr;
 	bool ok;
 
-	for (;;) {
+	clear_bit(0, &uemm->fault_queued);
+	while (current->mm == uemm->mm && !READ_ONCE(uemm->dead) &&
+	       !fatal_signal_pending(current)) {
 		mutex_lock(&uemm->lock);
 		enabler = list_first_entry_or_null(&uemm->faults,
 						   struct user_event_enabler,
 						   fault_link);
 		addr = enabler ? enabler->addr : 0;
 		mutex_unlock(&uemm->lock);
-
-		if (!enabler || READ_ONCE(uemm->dead) || !mmget_not_zero(mm))
+		if (!enabler)
 			break;
 
-		ok = !user_event_fault_in(mm, addr);
+		ok = !user_event_fault_in(uemm->mm, addr);
 
 		mutex_lock(&uemm->lock);
 		user_event_mm_fault_done(uemm, addr & PAGE_MASK, ok);
 		mutex_unlock(&uemm->lock);
-		user_event_mm_mmput(mm);
 		cond_resched();
 	}
 
 	user_event_mm_put(uemm);
+	user_event_twork_end();
 }
 
 /*
@@ -1301,17 +1346,9 @@ int user_events_mm_init(void)
 	if (!user_event_mm_wq)
 		return -ENOMEM;
 
-	/* Faults may block for long: never in the way of teardowns */
-	user_event_fault_wq = alloc_workqueue("user_events_fault", WQ_UNBOUND,
-					      0);
-	if (!user_event_fault_wq) {
-		ret = -ENOMEM;
-		goto destroy_mm_wq;
-	}
-
 	ret = tracepoint_probe_register(exit_tp, user_event_exit_probe, NULL);
 	if (ret)
-		goto destroy_fault_wq;
+		goto destroy_mm_wq;
 	ret = tracepoint_probe_register(exec_tp, user_event_exec_probe, NULL);
 	if (ret)
 		goto unregister_exit;
@@ -1326,8 +1363,6 @@ unregister_exec:
 unregister_exit:
 	tracepoint_probe_unregister(exit_tp, user_event_exit_probe, NULL);
 	tracepoint_synchronize_unregister();
-destroy_fault_wq:
-	destroy_workqueue(user_event_fault_wq);
 destroy_mm_wq:
 	destroy_workqueue(user_event_mm_wq);
 	return ret;
@@ -1353,7 +1388,6 @@ void user_events_mm_exit(void)
 	ue_synchronize_rcu_tasks();
 
 	/* Records are module references: on a failed init, none is left */
-	flush_workqueue(user_event_fault_wq);
 	flush_workqueue(user_event_mm_wq);
 	hash_for_each_safe(user_event_mms, bkt, tmp, uemm, node)
 		user_event_mm_kill(uemm);
@@ -1361,6 +1395,5 @@ void user_events_mm_exit(void)
 	flush_workqueue(user_event_mm_wq);
 	flush_workqueue(user_event_mm_wq);
 
-	destroy_workqueue(user_event_fault_wq);
 	destroy_workqueue(user_event_mm_wq);
 }

@@ -512,18 +512,21 @@ TEST_F(grammar, reserved_names_refused)
 		EXPECT_EQ(0, word);
 	}
 
-	/* The system's own switch is still a file the administrator writes */
-	EXPECT_EQ(0, ue_write_file(UE_TRACEFS "/events/user_events/enable",
-				   "0", true));
-	ASSERT_LT(0, ue_read_file(UE_TRACEFS "/events/user_events/enable",
-				  buf, sizeof(buf)));
-	EXPECT_EQ('0', buf[0]);
-
 	for (i = 0; i < sizeof(fine) / sizeof(fine[0]); i++) {
 		snprintf(desc, sizeof(desc), "%s u32 x", fine[i]);
 		EXPECT_EQ(0, ue_reg(self->fd, desc, NULL, NULL));
 		EXPECT_TRUE(ue_event_exists(fine[i]));
 	}
+
+	/*
+	 * The system directory exists now: its own switch is a file the
+	 * administrator writes, and no event directory hides it
+	 */
+	EXPECT_EQ(0, ue_write_file(UE_TRACEFS "/events/user_events/enable",
+				   "0", true));
+	ASSERT_LT(0, ue_read_file(UE_TRACEFS "/events/user_events/enable",
+				  buf, sizeof(buf)));
+	EXPECT_EQ('0', buf[0]);
 }
 
 /* "<name> u8 f0;u8 f1;...;u8 f<n-1>" */

@@ -635,4 +635,74 @@ TEST_F_TIMEOUT(mm, fork_many_bits, UE_TIMEOUT(300))
 	munmap((void *)mem, words * 4);
 }
 
+/*
+ * A fault that user space holds for ever, met after a state change, must
+ * not keep anything once the address space's tasks are gone (issue 23,
+ * section 1). The userfaultfd stays open in another process that never
+ * answers, so nothing ends the fault but the faulting task's death: if a
+ * kernel thread took it, that thread would keep the address space, and so
+ * its enabler, the event and the module, until the holder went away.
+ */
+TEST_F_TIMEOUT(mm, held_fault_pins_nothing_after_exit, UE_TIMEOUT(60))
+{
+	const char *name = PREFIX "pin";
+	int ready[2], status;
+	pid_t pid, holder = -1;
+	double t0;
+
+	ASSERT_EQ(0, pipe(ready));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		struct uffd_holder h = { 0 };
+		struct uffdio_zeropage zp;
+		int fd = ue_open_data();
+
+		if (fd < 0 || uffd_setup(&h))
+			_exit(2);
+		/* Keeps the userfaultfd open, answering nothing */
+		holder = fork();
+		if (holder < 0)
+			_exit(2);
+		if (!holder) {
+			close(fd);
+			for (;;)
+				pause();
+		}
+		memset(&zp, 0, sizeof(zp));
+		zp.range.start = (uintptr_t)h.page;
+		zp.range.len = 4096;
+		if (ioctl(h.uffd, UFFDIO_ZEROPAGE, &zp) ||
+		    wreg(fd, PREFIX "pin u32 a", h.page, 0) ||
+		    madvise(h.page, 4096, MADV_DONTNEED))
+			_exit(3);
+		if (write(ready[1], &holder, sizeof(holder)) != sizeof(holder))
+			_exit(2);
+		for (;;)
+			pause();
+	}
+	close(ready[1]);
+	ASSERT_EQ((ssize_t)sizeof(holder),
+		  read(ready[0], &holder, sizeof(holder)));
+	close(ready[0]);
+
+	/* The bit cannot be written now: its fault is held for ever */
+	ASSERT_EQ(0, ue_enable(name, true));
+	usleep(300 * 1000);
+	ASSERT_EQ(0, kill(pid, SIGKILL));
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	ASSERT_TRUE(WIFSIGNALED(status));
+	ASSERT_EQ(0, ue_enable(name, false));
+
+	/* Its only user is gone: the event goes with it, within seconds */
+	t0 = now_s();
+	while (ue_event_exists(name) && now_s() - t0 < UE_TIMEOUT(5))
+		usleep(50 * 1000);
+	TH_LOG("event gone after %.3f s", now_s() - t0);
+	EXPECT_FALSE(ue_event_exists(name));
+
+	/* The holder is the dead child's child: init reaps it */
+	kill(holder, SIGKILL);
+}
+
 TEST_HARNESS_MAIN

@@ -783,8 +783,10 @@ TEST_F(write, format_spaces_after_semicolon)
  * the first event created afterwards shows it; 6.1 counts up and reuses
  * ids once the 16-bit counter wraps, so the churn goes on until it did.
  */
+#define HOLD_EVENTS 4096
 TEST_F_TIMEOUT(write, deleted_event_id_not_reused, UE_TIMEOUT(600))
 {
+	static __u32 hold[HOLD_EVENTS / 32];
 	const char *gone = PREFIX "gone", *keep = PREFIX "keep";
 	long gone_id, id = 0, prev = 0;
 	int i, same = 0, wrapped = 0, fd, w = -1;
@@ -841,6 +843,29 @@ TEST_F_TIMEOUT(write, deleted_event_id_not_reused, UE_TIMEOUT(600))
 	TH_LOG("%d events created, last id %ld, deleted id %ld", i, id,
 	       gone_id);
 	ASSERT_TRUE(same == 3 || (wrapped && id > gone_id));
+
+	/*
+	 * Ids are now handed out lowest free first (6.12 always, 6.1 once
+	 * wrapped): events kept alive fill the free ids below until one is
+	 * handed out above the deleted event's.
+	 */
+	fd = ue_open_data();
+	ASSERT_LE(0, fd);
+	for (i = 0; i < HOLD_EVENTS && id < gone_id; i++) {
+		char desc[64], name[32];
+
+		snprintf(name, sizeof(name), PREFIX "hold%d", i);
+		snprintf(desc, sizeof(desc), "%s u32 x", name);
+		ASSERT_EQ(0, ue_wreg(fd, desc, &hold[i / 32], 4, i % 32, 0,
+				     NULL));
+		id = ue_event_id(name);
+		ASSERT_NE(gone_id, id);
+	}
+	TH_LOG("%d events kept, last id %ld", i, id);
+	ASSERT_LT(gone_id, id);
+	while (i--)
+		ASSERT_EQ(0, ue_wunreg(fd, &hold[i / 32], i % 32));
+	close(fd);
 
 	/* Its records say so; the other event's record is still there */
 	ASSERT_EQ(3, ue_file_lines(UE_TRACE_FILE, ": " PREFIX "gone: ",

@@ -2,14 +2,18 @@
 /*
  * Helper of fuse_stall_test.sh. A state change must not wait for a FUSE
  * server with event_mutex held: an enable word in a private mapping of a
- * FUSE file whose page is gone is faulted in by the fault work, not by the
- * update (an earlier user_event_make_writable() faulted it in place, and
+ * FUSE file whose page is gone is faulted in by a task of the registrant
+ * (task work on the mm's owner, here the main thread), not by the update
+ * (an earlier user_event_make_writable() faulted it in place, and
  * FAULT_FLAG_RETRY_NOWAIT does not keep FUSE from waiting for its server).
  *
- * This program is its own FUSE daemon (a thread). It registers an enabler
- * on a private mapping of a FUSE file, drops the page, stops answering
- * reads, enables the event from another thread and measures how long
- * `cat user_events_status` and a u: command to dynamic_events take.
+ * This program is its own FUSE daemon (a forked process). It registers an
+ * enabler on a private mapping of a FUSE file, drops the page, stops
+ * answering reads, enables the event from another process and measures
+ * how long that, `cat user_events_status` and a u: command to
+ * dynamic_events (from threads of its own) take. The main thread is the
+ * one that waits for the held read: the daemon answers it HOLD_S seconds
+ * after it came, and the main thread then reads its bit, which must be set.
  * Run as root (./fuse_stall), or with -u to set up the FUSE mount in a new
  * user namespace as an unprivileged user (the tracefs writes are then done
  * by a root helper: see fuse_stall.sh).
@@ -41,7 +45,17 @@
 
 static int fuse_fd;
 /* Shared with the daemon, a separate process forked before registering */
+struct timed {
+	const char *what;
+	double start, end;
+	int ret;
+};
+
 struct shared {
+	atomic_int go;
+	atomic_int held_total;	/* reads held so far, never reset */
+	double first_held;
+	struct timed en;	/* written by the enabling process */
 	atomic_int stall;
 	atomic_int release;
 	atomic_int nstalled;
@@ -163,6 +177,8 @@ static void *daemon_thread(void *arg __attribute__((unused)))
 
 				if (i < 64)
 					stalled_unique[i] = ih->unique;
+				if (!atomic_fetch_add(&sh->held_total, 1))
+					sh->first_held = now();
 				fprintf(stderr, "daemon: holding READ %d\n", i);
 				break;
 			}
@@ -182,13 +198,18 @@ static void *daemon_thread(void *arg __attribute__((unused)))
 	}
 }
 
-/* In the daemon: answers the held reads once told to */
+/* Seconds a read is held before the daemon answers it by itself */
+#define HOLD_S 3
+
+/* In the daemon: answers the held reads once told to, or HOLD_S after */
 static void *releaser_thread(void *arg __attribute__((unused)))
 {
 	int i, n;
 
 	for (;;) {
-		while (!atomic_load(&sh->release))
+		while (!atomic_load(&sh->release) &&
+		       !(atomic_load(&nstalled) &&
+			 now() - sh->first_held >= HOLD_S))
 			usleep(10000);
 		atomic_store(&stall, 0);
 		n = atomic_load(&nstalled);
@@ -208,7 +229,7 @@ static void release_reads(void)
 		usleep(10000);
 }
 
-static atomic_int go;
+#define go (sh->go)
 
 static int write_file(const char *path, const char *s)
 {
@@ -222,23 +243,16 @@ static int write_file(const char *path, const char *s)
 	return ret;
 }
 
-struct timed {
-	const char *what;
-	double start, end;
-	int ret;
-};
-
-static void *enable_thread(void *arg)
+/* Another process, as an administrator's enable would come from */
+static void enable_proc(struct timed *t)
 {
-	struct timed *t = arg;
-
 	while (atomic_load(&go) < 1)
 		usleep(1000);
 
 	t->start = now();
 	t->ret = write_file(TR "/events/user_events/redfuse/enable", "1");
 	t->end = now();
-	return NULL;
+	_exit(0);
 }
 
 static void *status_thread(void *arg)
@@ -287,9 +301,10 @@ static void show(struct timed *t, double deadline)
 
 int main(int argc, char **argv)
 {
-	struct timed en = { .what = "enable" }, st = { .what = "status read" },
-		     dy = { .what = "u: command" };
-	pthread_t t1, t2, t3;
+	struct timed st = { .what = "status read" }, dy = { .what = "u: command" };
+	struct timed *en;
+	pid_t enabler = -1;
+	pthread_t t2, t3;
 	struct user_reg reg;
 	struct user_unreg unreg;
 	unsigned char vec;
@@ -301,6 +316,10 @@ int main(int argc, char **argv)
 	setvbuf(stdout, NULL, _IONBF, 0);
 	sh = mmap(NULL, sizeof(*sh), PROT_READ | PROT_WRITE,
 		  MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (sh == MAP_FAILED)
+		return 1;
+	en = &sh->en;
+	en->what = "enable";
 	dfd = open(TR "/user_events_data", O_RDWR);
 	if (dfd < 0) {
 		perror("user_events_data");
@@ -343,8 +362,10 @@ int main(int argc, char **argv)
 		_exit(0);
 	}
 	if (!userns) {
-		/* Every thread before the page is held (no mmap after) */
-		pthread_create(&t1, NULL, enable_thread, &en);
+		/* Every thread and process before the page is held */
+		enabler = fork();
+		if (!enabler)
+			enable_proc(en);
 		pthread_create(&t2, NULL, status_thread, &st);
 		pthread_create(&t3, NULL, dyn_thread, &dy);
 	}
@@ -385,7 +406,7 @@ int main(int argc, char **argv)
 		/* A root helper enables the event and measures: wait for it */
 		printf("READY\n");
 		sleep(atoi(argc > 2 ? argv[2] : "20"));
-		printf("releasing %d held reads\n", atomic_load(&nstalled));
+		printf("held reads: %d\n", atomic_load(&sh->held_total));
 		release_reads();
 		sleep(1);
 		printf("bit after release=%u\n", p[0] & 1);
@@ -396,18 +417,18 @@ int main(int argc, char **argv)
 	usleep(500000);
 	atomic_store(&go, 2);
 	t0 = now();
-	while (now() - t0 < 5 && !(st.end && dy.end && en.end))
+	while (now() - t0 < 5 && !(st.end && dy.end && en->end))
 		usleep(10000);
-	printf("held reads: %d\n", atomic_load(&nstalled));
-	show(&en, now());
+	printf("held reads: %d\n", atomic_load(&sh->held_total));
+	show(en, now());
 	show(&st, now());
 	show(&dy, now());
 	release_reads();
-	pthread_join(t1, NULL);
+	waitpid(enabler, NULL, 0);
 	pthread_join(t2, NULL);
 	pthread_join(t3, NULL);
 	printf("after release:\n");
-	show(&en, now());
+	show(en, now());
 	show(&st, now());
 	show(&dy, now());
 	printf("bit=%u\n", p[0] & 1);
@@ -421,5 +442,6 @@ int main(int argc, char **argv)
 	munmap((void *)p, FSIZE);
 	close(fd);
 	umount2(MNT, MNT_DETACH);
-	return st.end - st.start > 1 || dy.end - dy.start > 1 ? 2 : 0;
+	return st.end - st.start > 1 || dy.end - dy.start > 1 ||
+	       en->end - en->start > 1 ? 2 : 0;
 }

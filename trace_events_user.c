@@ -42,6 +42,7 @@
 #include <linux/seq_file.h>
 #include <linux/slab.h>
 #include <linux/string.h>
+#include <linux/sysfs.h>
 #include <linux/trace_events.h>
 #include <linux/tracefs.h>
 #include <linux/uaccess.h>
@@ -94,6 +95,46 @@ MODULE_PARM_DESC(data_mode,
 static uint data_gid;
 module_param(data_gid, uint, 0444);
 MODULE_PARM_DESC(data_gid, "Group of user_events_data (default 0, root)");
+
+/*
+ * Tenant isolation: whether an event belongs to the user that created it.
+ * "owner" (the default): a caller without CAP_PERFMON or CAP_SYS_ADMIN in
+ * the initial user namespace may register (and so write to) only events
+ * it created or that root created (e.g. with "u:" in dynamic_events: the
+ * way to share a name between users), and delete only its own; another
+ * user's event gives EACCES. A multi-format registration finds only the
+ * caller's or root's events of that format, else creates the caller's own.
+ * "shared": upstream's behaviour, anyone who can open user_events_data
+ * uses and deletes any event. Ownership and privilege are the calling
+ * task's (real uid, capabilities), not those of whoever opened the file.
+ * Writable at run time by root; see Documentation/security.rst.
+ */
+static bool isolation_owner = true;
+
+static int isolation_set(const char *val, const struct kernel_param *kp)
+{
+	if (sysfs_streq(val, "owner"))
+		WRITE_ONCE(isolation_owner, true);
+	else if (sysfs_streq(val, "shared"))
+		WRITE_ONCE(isolation_owner, false);
+	else
+		return -EINVAL;
+	return 0;
+}
+
+static int isolation_get(char *buf, const struct kernel_param *kp)
+{
+	return sysfs_emit(buf, "%s\n",
+			  READ_ONCE(isolation_owner) ? "owner" : "shared");
+}
+
+static const struct kernel_param_ops isolation_ops = {
+	.set = isolation_set,
+	.get = isolation_get,
+};
+module_param_cb(isolation, &isolation_ops, NULL, 0644);
+MODULE_PARM_DESC(isolation,
+		 "owner: users other than root use only their own and root's events (default); shared: anyone uses and deletes any event, as upstream");
 
 static ushort status_mode = 0600;
 module_param(status_mode, ushort, 0444);
@@ -352,6 +393,22 @@ void user_event_uncharge(kuid_t uid, enum user_event_quota_kind kind,
 	kfree(q);
 }
 
+/* May the caller use @user (register it, write to it)? */
+static bool user_event_may_use(struct user_event *user)
+{
+	return !READ_ONCE(isolation_owner) ||
+	       uid_eq(user->owner, current_uid()) ||
+	       uid_eq(user->owner, GLOBAL_ROOT_UID) || perfmon_capable();
+}
+
+/* May the caller delete @user? Root's events only with the capability */
+static bool user_event_may_delete(struct user_event *user)
+{
+	return !READ_ONCE(isolation_owner) ||
+	       (uid_eq(user->owner, current_uid()) &&
+		!uid_eq(user->owner, GLOBAL_ROOT_UID)) || perfmon_capable();
+}
+
 static u32 user_event_key(const char *name)
 {
 	return jhash(name, strlen(name), 0);
@@ -392,9 +449,10 @@ static struct user_event *user_event_find_multi(const char *name,
 
 	ue_lockdep_assert_event_mutex();
 
+	/* Under isolation, each user has its own: others' are not found */
 	hash_for_each_possible(user_event_multi_table, user, multi_node, key)
 		if (!strcmp(user->name, name) && !strcmp(user->args, args) &&
-		    user->flags == flags)
+		    user->flags == flags && user_event_may_use(user))
 			return user;
 
 	return NULL;
@@ -1637,8 +1695,11 @@ static int user_event_find_or_create(char *desc, u16 reg_flags, bool persist,
 		found = NULL;
 
 	if (found) {
-		ret = strcmp(found->args, user->args) ||
-		      found->flags != user->flags ? -EADDRINUSE : 0;
+		if (!user_event_may_use(found))
+			ret = -EACCES;
+		else
+			ret = strcmp(found->args, user->args) ||
+			      found->flags != user->flags ? -EADDRINUSE : 0;
 		user_event_free(user);
 		if (ret)
 			return ret;
@@ -1689,6 +1750,16 @@ static int user_event_dyn_create(const char *raw_command)
 	mutex_lock(&user_event_mutex);
 	ue_event_mutex_lock();
 	ret = user_event_find_or_create(desc, USER_EVENT_REG_PERSIST, true, &user, &created);
+	/*
+	 * Root's "u:" of a user's event makes it root's, so shared under
+	 * isolation: a name another user took first is not lost for good.
+	 */
+	if (!ret && perfmon_capable() &&
+	    !uid_eq(user->owner, GLOBAL_ROOT_UID) &&
+	    !user_event_charge(GLOBAL_ROOT_UID, UE_QUOTA_EVENTS, 1, true)) {
+		user_event_uncharge(user->owner, UE_QUOTA_EVENTS, 1);
+		user->owner = GLOBAL_ROOT_UID;
+	}
 	if (!ret) {
 		/* A status byte if one is free; only the status ABI needs it */
 		user_event_assign_status(user);
@@ -2054,6 +2125,12 @@ static int user_event_delete_name(const char *name)
 				    user_event_key(name)) {
 		if (strcmp(user->name, name))
 			continue;
+		/* Others' events of the name stay (multi-format ones) */
+		if (!user_event_may_delete(user)) {
+			if (ret == -ENOENT)
+				ret = -EACCES;
+			continue;
+		}
 		/* Made persistent with the capability: deleted only with it */
 		if (user->persist_cap && !perfmon_capable())
 			return -EPERM;
@@ -2162,7 +2239,9 @@ static int user_status_mmap(struct file *file, struct vm_area_struct *vma)
 			       PAGE_SIZE, vm_get_page_prot(VM_READ));
 }
 
-static void user_status_show_probes(struct seq_file *m, u8 status)
+/* " # Used by ..." and, for a user's event, " # Owner: uid"; a newline */
+static void user_status_show_probes(struct seq_file *m,
+				    struct user_event *user, u8 status)
 {
 	if (status) {
 		seq_puts(m, " # Used by");
@@ -2173,6 +2252,9 @@ static void user_status_show_probes(struct seq_file *m, u8 status)
 		if (status & EVENT_STATUS_OTHER)
 			seq_puts(m, " other");
 	}
+	if (!uid_eq(user->owner, GLOBAL_ROOT_UID))
+		seq_printf(m, " # Owner: %u",
+			   from_kuid_munged(seq_user_ns(m), user->owner));
 	seq_putc(m, '\n');
 }
 
@@ -2191,7 +2273,7 @@ static int user_status_show(struct seq_file *m, void *unused)
 		user = status_events[i];
 		status = READ_ONCE(user->status);
 		seq_printf(m, "%d:%s", i, user->call_name);
-		user_status_show_probes(m, status);
+		user_status_show_probes(m, user, status);
 	}
 
 	hash_for_each(user_event_table, bkt, user, node) {
@@ -2201,7 +2283,7 @@ static int user_status_show(struct seq_file *m, void *unused)
 		if (user->status_index)
 			continue;
 		seq_puts(m, user->call_name);
-		user_status_show_probes(m, status);
+		user_status_show_probes(m, user, status);
 	}
 
 	seq_printf(m, "\nActive: %u\nBusy: %u\nMax: %lu\n",

@@ -274,6 +274,24 @@ static inline int ue_mod_unload_retry(void)
 }
 
 /* Does events/user_events/NAME exist? */
+static inline int ue_delete_prefix(const char *prefix);
+
+/* Reloads the module with @params, its events deleted first; 0 or -errno */
+static inline int ue_mod_reload(const char *params)
+{
+	int ret;
+
+	if (ue_mod_loaded()) {
+		/* Every event pins the module: delete them all first */
+		ue_delete_prefix("");
+		ret = ue_mod_unload_retry();
+		if (ret)
+			return ret;
+	}
+
+	return ue_mod_insmod(params);
+}
+
 static inline bool ue_event_exists(const char *name)
 {
 	char path[512];
@@ -386,6 +404,7 @@ struct ue_status_ent {
 	int index;		/* -1 when the line has no "<index>:" */
 	char name[UE_NAME_MAX + 1];
 	char used[64];		/* what follows " # Used by", or "" */
+	long owner;		/* " # Owner: <uid>", 0 (root) when absent */
 };
 
 #define UE_STATUS_BUF (1 << 20)
@@ -413,7 +432,7 @@ static inline int ue_status_list(struct ue_status_ent *ents, int max)
 
 	for (line = buf; *line && *line != '\n'; line = next) {
 		struct ue_status_ent ent = { .index = -1 };
-		char *p = line, *used;
+		char *p = line, *used, *owner;
 		size_t name_len;
 
 		next = strchr(line, '\n');
@@ -432,6 +451,12 @@ static inline int ue_status_list(struct ue_status_ent *ents, int max)
 			p = line;
 		}
 
+		/* A user's event ends in " # Owner: <uid>" */
+		owner = strstr(p, " # Owner: ");
+		if (owner) {
+			ent.owner = strtol(owner + strlen(" # Owner: "), NULL, 10);
+			*owner = '\0';
+		}
 		used = strstr(p, " # Used by");
 		name_len = used ? (size_t)(used - p) : strlen(p);
 		if (name_len > UE_NAME_MAX)

@@ -1505,6 +1505,10 @@ static int snapshot_events(void)
 			break;
 		s = &sh->ev[k];
 		memset(s, 0, sizeof(*s));
+		/* A user's event ends in " # Owner: <uid>" */
+		hash = strstr(line, " # Owner: ");
+		if (hash)
+			*hash = 0;
 		hash = strstr(line, " # Used by");
 		if (hash) {
 			*hash = 0;

@@ -1,0 +1,410 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * user_events.ko selftests: tenant isolation (the isolation parameter).
+ * Two users of the granted group, A (uid 1000) and B (uid 1001), and
+ * root. Under "owner" (the default) an event belongs to the user that
+ * created it: another user can neither register it (so neither write to
+ * it) nor delete it; events root creates are shared and only root deletes
+ * them; root's "u:" of a user's event makes it root's. Ownership follows
+ * the calling task, not the opener of the descriptor. Under "shared" the
+ * module behaves as upstream.
+ *
+ * The module is reloaded with data_gid=1000 data_mode=0660 for these
+ * tests, and with its defaults again afterwards: so the test process
+ * itself registers no enable bit (its address space would pin the
+ * module); children do, root's too. Every event created here is named
+ * "ue_t_*".
+ */
+#define _GNU_SOURCE
+#include <grp.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+
+#include "ue_test.h"
+
+#define PREFIX		"ue_t_"
+#define GRANT		"data_gid=1000 data_mode=0660"
+#define UID_A		1000
+#define UID_B		1001
+#define GID		1000
+
+FIXTURE(tenant) {
+	struct stat tracefs_st;
+};
+
+FIXTURE_SETUP(tenant)
+{
+	ASSERT_EQ(0, ue_mod_reload(GRANT));
+	ASSERT_EQ(0, stat(UE_TRACEFS, &self->tracefs_st));
+	/* The group must reach the files: search permission for others */
+	ASSERT_EQ(0, chmod(UE_TRACEFS,
+			   (self->tracefs_st.st_mode & 07777) | 0011));
+}
+
+FIXTURE_TEARDOWN(tenant)
+{
+	chmod(UE_TRACEFS, self->tracefs_st.st_mode & 07777);
+	EXPECT_EQ(0, ue_mod_reload(""));
+}
+
+/* Runs fn(arg) as @uid in the granted group; its 0 or -errno */
+static int as_user(uid_t uid, int (*fn)(void *), void *arg)
+{
+	gid_t groups[1] = { GID };
+	int status;
+	pid_t pid;
+
+	pid = fork();
+	if (pid < 0)
+		return -errno;
+	if (!pid) {
+		if (setgroups(1, groups) || setresgid(GID, GID, GID) ||
+		    setresuid(uid, uid, uid))
+			_exit(255);
+		_exit(-fn(arg) & 0xff);
+	}
+	if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status))
+		return -ECHILD;
+
+	return -WEXITSTATUS(status);
+}
+
+/* Status page ABI registration of desc on a new descriptor (persistent) */
+static int reg_status(void *desc)
+{
+	int fd = ue_open_data(), ret;
+
+	if (fd < 0)
+		return -errno;
+	ret = ue_reg(fd, desc, NULL, NULL);
+	close(fd);
+	return ret;
+}
+
+/* Remote write ABI registration and unregistration of desc */
+static int reg_write_flags(const char *desc, int flags)
+{
+	static __u32 word;
+	int fd = ue_open_data(), ret;
+
+	if (fd < 0)
+		return -errno;
+	ret = ue_wreg(fd, desc, &word, 4, 0, flags, NULL);
+	if (!ret)
+		ret = ue_wunreg(fd, &word, 0);
+	close(fd);
+	return ret;
+}
+
+static int reg_write(void *desc)
+{
+	return reg_write_flags(desc, 0);
+}
+
+static int reg_multi(void *desc)
+{
+	return reg_write_flags(desc, USER_EVENT_REG_MULTI_FORMAT);
+}
+
+static int del(void *name)
+{
+	return ue_del(name);
+}
+
+/* The status line of @name, or NULL */
+static bool status_owner(const char *name, long *owner)
+{
+	struct ue_status_ent ents[64];
+	int i, n = ue_status_list(ents, 64);
+
+	for (i = 0; i < n && i < 64; i++)
+		if (!strcmp(ents[i].name, name)) {
+			*owner = ents[i].owner;
+			return true;
+		}
+	return false;
+}
+
+/* Multi-format events named name.<id> */
+static int multi_count(const char *name)
+{
+	char path[512];
+	struct dirent *de;
+	size_t len = strlen(name);
+	DIR *d;
+	int n = 0;
+
+	snprintf(path, sizeof(path), UE_TRACEFS "/events/user_events_multi");
+	d = opendir(path);
+	if (!d)
+		return 0;
+	while ((de = readdir(d)))
+		if (!strncmp(de->d_name, name, len) && de->d_name[len] == '.')
+			n++;
+	closedir(d);
+	return n;
+}
+
+static int set_isolation(const char *val)
+{
+	char path[256];
+
+	snprintf(path, sizeof(path), "/sys/module/%s/parameters/isolation",
+		 ue_mod_name());
+	return ue_write_file(path, val, false);
+}
+
+TEST_F(tenant, default_is_owner)
+{
+	char path[256], buf[32];
+
+	snprintf(path, sizeof(path), "/sys/module/%s/parameters/isolation",
+		 ue_mod_name());
+	ASSERT_LT(0, ue_read_file(path, buf, sizeof(buf)));
+	EXPECT_STREQ("owner\n", buf);
+	EXPECT_EQ(-EINVAL, set_isolation("none"));
+}
+
+TEST_F(tenant, other_user_cannot_register_or_delete)
+{
+	long owner = -1;
+
+	ASSERT_EQ(0, as_user(UID_A, reg_status, PREFIX "a u32 x"));
+	ASSERT_TRUE(status_owner(PREFIX "a", &owner));
+	EXPECT_EQ(UID_A, owner);
+
+	/* Both ABIs: B cannot get a write index, so cannot write into it */
+	EXPECT_EQ(-EACCES, as_user(UID_B, reg_status, PREFIX "a u32 x"));
+	EXPECT_EQ(-EACCES, as_user(UID_B, reg_write, PREFIX "a u32 x"));
+	/* Another format is refused the same way, not as a clash */
+	EXPECT_EQ(-EACCES, as_user(UID_B, reg_write, PREFIX "a u64 y"));
+	EXPECT_EQ(-EACCES, as_user(UID_B, del, PREFIX "a"));
+	EXPECT_TRUE(ue_event_exists(PREFIX "a"));
+
+	/* A can */
+	EXPECT_EQ(0, as_user(UID_A, reg_write, PREFIX "a u32 x"));
+	EXPECT_EQ(0, as_user(UID_A, del, PREFIX "a"));
+	EXPECT_FALSE(ue_event_exists(PREFIX "a"));
+
+	/* Root can, on B's event */
+	ASSERT_EQ(0, as_user(UID_B, reg_status, PREFIX "b u32 x"));
+	EXPECT_EQ(0, as_user(0, reg_write, PREFIX "b u32 x"));
+	EXPECT_EQ(0, ue_del(PREFIX "b"));
+	EXPECT_FALSE(ue_event_exists(PREFIX "b"));
+}
+
+/* Registers @desc (multi-format) and keeps it until told, over pipes */
+struct keeper {
+	const char *desc;
+	uid_t uid;
+	int go[2], ready[2];
+	pid_t pid;
+};
+
+static int keep_multi(void *arg)
+{
+	struct keeper *k = arg;
+	static __u32 word;
+	int fd = ue_open_data(), ret;
+	char c = 'r';
+
+	if (fd < 0)
+		return -errno;
+	ret = ue_wreg(fd, k->desc, &word, 4, 0, USER_EVENT_REG_MULTI_FORMAT,
+		      NULL);
+	if (write(k->ready[1], &c, 1) != 1 || read(k->go[0], &c, 1) != 1)
+		ret = -EIO;
+	close(fd);
+	return ret;
+}
+
+static int keeper_start(struct keeper *k)
+{
+	char c;
+
+	if (pipe(k->go) || pipe(k->ready))
+		return -errno;
+	k->pid = fork();
+	if (k->pid < 0)
+		return -errno;
+	if (!k->pid)
+		_exit(-as_user(k->uid, keep_multi, k) & 0xff);
+	return read(k->ready[0], &c, 1) == 1 ? 0 : -EIO;
+}
+
+/* 0 when the keeper's registration had worked */
+static int keeper_stop(struct keeper *k)
+{
+	int status = -1;
+
+	if (write(k->go[1], "g", 1) != 1 ||
+	    waitpid(k->pid, &status, 0) != k->pid)
+		return -ECHILD;
+	return status;
+}
+
+TEST_F(tenant, multi_format_other_user_gets_its_own)
+{
+	struct keeper a = { .desc = PREFIX "km u32 x", .uid = UID_A };
+	struct keeper b = { .desc = PREFIX "km u32 x", .uid = UID_B };
+
+	ASSERT_EQ(0, keeper_start(&a));
+	ASSERT_EQ(1, multi_count(PREFIX "km"));
+	/* B's registration of the same format is an event of B's own */
+	ASSERT_EQ(0, keeper_start(&b));
+	EXPECT_EQ(2, multi_count(PREFIX "km"));
+	EXPECT_EQ(0, keeper_stop(&b));
+	EXPECT_EQ(1, multi_count(PREFIX "km"));
+	EXPECT_EQ(0, keeper_stop(&a));
+	EXPECT_EQ(0, multi_count(PREFIX "km"));
+}
+
+TEST_F(tenant, multi_format_of_root_is_shared)
+{
+	struct keeper r = { .desc = PREFIX "m u32 x", .uid = 0 };
+
+	ASSERT_EQ(0, keeper_start(&r));
+	ASSERT_EQ(1, multi_count(PREFIX "m"));
+	EXPECT_EQ(0, as_user(UID_A, reg_multi, PREFIX "m u32 x"));
+	EXPECT_EQ(0, as_user(UID_B, reg_multi, PREFIX "m u32 x"));
+	EXPECT_EQ(1, multi_count(PREFIX "m"));
+	EXPECT_EQ(-EACCES, as_user(UID_B, del, PREFIX "m"));
+	EXPECT_EQ(0, keeper_stop(&r));
+	EXPECT_EQ(0, multi_count(PREFIX "m"));
+}
+
+TEST_F(tenant, root_event_is_shared_and_root_deletes_it)
+{
+	ASSERT_EQ(0, ue_write_file(UE_TRACEFS "/dynamic_events",
+				   "u:" PREFIX "shared u32 x\n", false));
+	EXPECT_EQ(0, as_user(UID_A, reg_write, PREFIX "shared u32 x"));
+	EXPECT_EQ(0, as_user(UID_B, reg_write, PREFIX "shared u32 x"));
+	EXPECT_EQ(0, as_user(UID_B, reg_status, PREFIX "shared u32 x"));
+	EXPECT_EQ(-EACCES, as_user(UID_A, del, PREFIX "shared"));
+	EXPECT_EQ(-EACCES, as_user(UID_B, del, PREFIX "shared"));
+	EXPECT_TRUE(ue_event_exists(PREFIX "shared"));
+	EXPECT_EQ(0, ue_del(PREFIX "shared"));
+	EXPECT_FALSE(ue_event_exists(PREFIX "shared"));
+}
+
+TEST_F(tenant, root_takes_over_a_name_taken_first)
+{
+	long owner = -1;
+
+	/* B takes the name A's services use */
+	ASSERT_EQ(0, as_user(UID_B, reg_status, PREFIX "taken u32 x"));
+	EXPECT_EQ(-EACCES, as_user(UID_A, reg_write, PREFIX "taken u32 x"));
+	ASSERT_TRUE(status_owner(PREFIX "taken", &owner));
+	EXPECT_EQ(UID_B, owner);
+
+	/* Root's u: of the same format makes it root's: shared */
+	ASSERT_EQ(0, ue_write_file(UE_TRACEFS "/dynamic_events",
+				   "u:" PREFIX "taken u32 x\n", false));
+	ASSERT_TRUE(status_owner(PREFIX "taken", &owner));
+	EXPECT_EQ(0, owner);
+	EXPECT_EQ(0, as_user(UID_A, reg_write, PREFIX "taken u32 x"));
+	EXPECT_EQ(-EACCES, as_user(UID_B, del, PREFIX "taken"));
+}
+
+/* A opens the data file, registers, and hands the descriptor to B */
+static int send_fd(void *arg)
+{
+	int sock = *(int *)arg, fd = ue_open_data(), ret;
+	char cbuf[CMSG_SPACE(sizeof(int))], c = 'f';
+	struct iovec io = { .iov_base = &c, .iov_len = 1 };
+	struct msghdr msg = {
+		.msg_iov = &io, .msg_iovlen = 1,
+		.msg_control = cbuf, .msg_controllen = sizeof(cbuf),
+	};
+	struct cmsghdr *cm;
+
+	if (fd < 0)
+		return -errno;
+	ret = ue_reg(fd, PREFIX "fd u32 x", NULL, NULL);
+	if (ret)
+		return ret;
+	cm = CMSG_FIRSTHDR(&msg);
+	cm->cmsg_level = SOL_SOCKET;
+	cm->cmsg_type = SCM_RIGHTS;
+	cm->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(cm), &fd, sizeof(int));
+	return sendmsg(sock, &msg, 0) == 1 ? 0 : -errno;
+}
+
+static int recv_fd(int sock)
+{
+	char cbuf[CMSG_SPACE(sizeof(int))], c;
+	struct iovec io = { .iov_base = &c, .iov_len = 1 };
+	struct msghdr msg = {
+		.msg_iov = &io, .msg_iovlen = 1,
+		.msg_control = cbuf, .msg_controllen = sizeof(cbuf),
+	};
+	struct cmsghdr *cm;
+	int fd;
+
+	if (recvmsg(sock, &msg, 0) != 1)
+		return -errno;
+	cm = CMSG_FIRSTHDR(&msg);
+	if (!cm || cm->cmsg_type != SCM_RIGHTS)
+		return -EPROTO;
+	memcpy(&fd, CMSG_DATA(cm), sizeof(int));
+	return fd;
+}
+
+/* B, with A's descriptor: acts as B */
+static int use_fd(void *arg)
+{
+	int fd = recv_fd(*(int *)arg), ret;
+
+	if (fd < 0)
+		return fd;
+	ret = ue_reg(fd, PREFIX "fd u32 x", NULL, NULL);
+	if (ret != -EACCES)
+		return ret ? ret : -EEXIST;
+	return ue_reg(fd, PREFIX "fdb u32 x", NULL, NULL);
+}
+
+TEST_F(tenant, ownership_follows_the_caller_not_the_opener)
+{
+	long owner = -1;
+	int sv[2];
+
+	ASSERT_EQ(0, socketpair(AF_UNIX, SOCK_STREAM, 0, sv));
+	ASSERT_EQ(0, as_user(UID_A, send_fd, &sv[0]));
+	/* EEXIST: B registered A's event through A's descriptor */
+	ASSERT_EQ(0, as_user(UID_B, use_fd, &sv[1]));
+	close(sv[0]);
+	close(sv[1]);
+	ASSERT_TRUE(status_owner(PREFIX "fd", &owner));
+	EXPECT_EQ(UID_A, owner);
+	ASSERT_TRUE(status_owner(PREFIX "fdb", &owner));
+	EXPECT_EQ(UID_B, owner);
+}
+
+TEST_F(tenant, shared_setting_is_upstream)
+{
+	ASSERT_EQ(0, as_user(UID_A, reg_status, PREFIX "up u32 x"));
+	ASSERT_EQ(0, set_isolation("shared"));
+	EXPECT_EQ(0, as_user(UID_B, reg_write, PREFIX "up u32 x"));
+	EXPECT_EQ(0, as_user(UID_B, del, PREFIX "up"));
+	EXPECT_FALSE(ue_event_exists(PREFIX "up"));
+	ASSERT_EQ(0, set_isolation("owner"));
+}
+
+TEST_F(tenant, refused_registration_charges_nothing)
+{
+	char desc[64];
+	int i;
+
+	ASSERT_EQ(0, ue_mod_reload(GRANT " max_events_per_uid=2"));
+	ASSERT_EQ(0, as_user(UID_A, reg_status, PREFIX "q u32 x"));
+	for (i = 0; i < 10; i++)
+		ASSERT_EQ(-EACCES, as_user(UID_B, reg_status, PREFIX "q u32 x"));
+	for (i = 0; i < 2; i++) {
+		snprintf(desc, sizeof(desc), PREFIX "qb%d u32 x", i);
+		EXPECT_EQ(0, as_user(UID_B, reg_status, desc));
+	}
+	EXPECT_EQ(-EMFILE, as_user(UID_B, reg_status, PREFIX "qb2 u32 x"));
+}
+
+TEST_HARNESS_MAIN

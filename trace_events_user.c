@@ -549,16 +549,16 @@ static struct trace_event_functions user_event_funcs = {
 /* Takes a type id for @user, named as its call; event_mutex held */
 static int user_event_type_get(struct user_event *user)
 {
+	size_t len = strlen(user->call_name) + 1;
 	struct user_event_type *type;
 
 	ue_lockdep_assert_event_mutex();
 
-	type = kzalloc(struct_size(type, name, strlen(user->call_name) + 1),
-		       GFP_KERNEL_ACCOUNT);
+	type = kzalloc(struct_size(type, name, len), GFP_KERNEL_ACCOUNT);
 	if (!type)
 		return -ENOMEM;
 
-	strcpy(type->name, user->call_name);
+	memcpy(type->name, user->call_name, len);
 	INIT_LIST_HEAD(&type->link);
 	type->call.name = type->name;
 	type->call.class = &user_event_type_class;

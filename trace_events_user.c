@@ -401,12 +401,14 @@ static bool user_event_may_use(struct user_event *user)
 	       uid_eq(user->owner, GLOBAL_ROOT_UID) || perfmon_capable();
 }
 
-/* May the caller delete @user? Root's events only with the capability */
+/*
+ * May the caller delete @user? Its owner may (root's events: uid 0, as a
+ * file's owner may, whatever its capabilities), and a privileged caller.
+ */
 static bool user_event_may_delete(struct user_event *user)
 {
 	return !READ_ONCE(isolation_owner) ||
-	       (uid_eq(user->owner, current_uid()) &&
-		!uid_eq(user->owner, GLOBAL_ROOT_UID)) || perfmon_capable();
+	       uid_eq(user->owner, current_uid()) || perfmon_capable();
 }
 
 static u32 user_event_key(const char *name)

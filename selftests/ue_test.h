@@ -27,6 +27,7 @@
 #include <sys/syscall.h>
 #include <sys/types.h>
 #include <unistd.h>
+#include <linux/capability.h>
 #include <linux/perf_event.h>
 
 #include "ue_helpers.h"
@@ -274,6 +275,24 @@ static inline int ue_mod_unload_retry(void)
 }
 
 /* Does events/user_events/NAME exist? */
+/* Drops CAP_SYS_ADMIN and CAP_PERFMON from the effective set; 0 or -errno */
+static inline int ue_drop_perfmon_caps(void)
+{
+	struct __user_cap_header_struct hdr = {
+		.version = _LINUX_CAPABILITY_VERSION_3,
+	};
+	struct __user_cap_data_struct data[_LINUX_CAPABILITY_U32S_3];
+
+	if (syscall(SYS_capget, &hdr, data))
+		return -errno;
+	data[CAP_TO_INDEX(CAP_SYS_ADMIN)].effective &= ~CAP_TO_MASK(CAP_SYS_ADMIN);
+	data[CAP_TO_INDEX(CAP_PERFMON)].effective &= ~CAP_TO_MASK(CAP_PERFMON);
+	if (syscall(SYS_capset, &hdr, data))
+		return -errno;
+
+	return 0;
+}
+
 static inline int ue_delete_prefix(const char *prefix);
 
 /* Reloads the module with @params, its events deleted first; 0 or -errno */
@@ -404,7 +423,7 @@ struct ue_status_ent {
 	int index;		/* -1 when the line has no "<index>:" */
 	char name[UE_NAME_MAX + 1];
 	char used[64];		/* what follows " # Used by", or "" */
-	long owner;		/* " # Owner: <uid>", 0 (root) when absent */
+	long owner;		/* " # Owner: <uid>"; -1 when absent (shared) */
 };
 
 #define UE_STATUS_BUF (1 << 20)
@@ -431,7 +450,7 @@ static inline int ue_status_list(struct ue_status_ent *ents, int max)
 	}
 
 	for (line = buf; *line && *line != '\n'; line = next) {
-		struct ue_status_ent ent = { .index = -1 };
+		struct ue_status_ent ent = { .index = -1, .owner = -1 };
 		char *p = line, *used, *owner;
 		size_t name_len;
 

@@ -29,7 +29,11 @@ UE_KPAT+='suspicious RCU usage|bad unlock balance|held when returning to user|'
 UE_KPAT+='blocked for more than|general protection fault|still in use|'
 UE_KPAT+='KASAN:|UBSAN:|unable to handle (kernel|page fault)|soft lockup|hard LOCKUP|'
 UE_KPAT+='detected stalls on CPU|stack-protector|refcount_t:|list_(add|del) corruption|'
-UE_KPAT+='double fault|kernel stack overflow|kmemleak: [0-9]+ new suspected)'
+UE_KPAT+='double fault|kernel stack overflow|kmemleak: [0-9]+ new suspected|'
+# The module's own: enablers lost at fork (user_events_mm.c), a file still
+# open at a forced unload (trace_events_user.c)
+UE_KPAT+='max_enablers reached copying enablers at fork|out of memory copying enablers at fork|'
+UE_KPAT+='forced unload: .*still held open)'
 
 # KCSAN kernels (UE_KCSAN_MODULE=<module>): data races none of whose
 # accesses is in the module are the core's own; they are filtered out of a

@@ -9,7 +9,10 @@
  * This program is its own FUSE daemon (a thread). It registers an enabler
  * on a private mapping of a FUSE file, drops the page, stops answering
  * reads, enables the event from another thread and measures how long
- * `cat user_events_status` and a u: command to dynamic_events take.
+ * `cat user_events_status` and a u: command to dynamic_events take; once
+ * the reads are released, it waits up to UE_WAIT_S seconds (default 5)
+ * for the enable bit. Exit status 2 if the status read or the u: command
+ * took more than UE_BOUND_S seconds (default 1).
  * Run as root (./fuse_stall), or with -u to set up the FUSE mount in a new
  * user namespace as an unprivileged user (the tracefs writes are then done
  * by a root helper: see fuse_stall.sh).
@@ -296,9 +299,13 @@ int main(int argc, char **argv)
 	char opts[128];
 	volatile uint32_t *p;
 	int dfd, fd, userns = argc > 1 && !strcmp(argv[1], "-u");
-	double t0;
+	double t0, bound = 1, wait = 5;
 
 	setvbuf(stdout, NULL, _IONBF, 0);
+	if (getenv("UE_BOUND_S"))
+		bound = atof(getenv("UE_BOUND_S"));
+	if (getenv("UE_WAIT_S"))
+		wait = atof(getenv("UE_WAIT_S"));
 	sh = mmap(NULL, sizeof(*sh), PROT_READ | PROT_WRITE,
 		  MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	dfd = open(TR "/user_events_data", O_RDWR);
@@ -410,7 +417,11 @@ int main(int argc, char **argv)
 	show(&en, now());
 	show(&st, now());
 	show(&dy, now());
-	printf("bit=%u\n", p[0] & 1);
+	/* The fault work writes it once its read is answered */
+	t0 = now();
+	while (!(p[0] & 1) && now() - t0 < wait)
+		usleep(10000);
+	printf("bit=%u after %.3f s\n", p[0] & 1, now() - t0);
 
 	write_file(TR "/events/user_events/redfuse/enable", "0");
 	memset(&unreg, 0, sizeof(unreg));
@@ -421,5 +432,5 @@ int main(int argc, char **argv)
 	munmap((void *)p, FSIZE);
 	close(fd);
 	umount2(MNT, MNT_DETACH);
-	return st.end - st.start > 1 || dy.end - dy.start > 1 ? 2 : 0;
+	return st.end - st.start > bound || dy.end - dy.start > bound ? 2 : 0;
 }

@@ -38,7 +38,7 @@
 /* What children write into their copy of a word: bits 0, 1, 6, 7 clear */
 #define CHILD32		0x3c3c3c3cU
 
-#define WAIT_MS		1000
+#define WAIT_MS		UE_BOUND_MS(1000)
 #define MEM_PAGES	2
 
 #define EXEC_HELPER_ARG	"--ue-exec-helper"
@@ -51,14 +51,14 @@ extern char **environ;
  * Helpers
  */
 
-/* The word reads want within a second */
+/* The word reads want within a second (WAIT_MS) */
 #define ASSERT_WORD_SOON(addr, size, want) do {				\
 	uint64_t __want = (want);					\
 	if (ue_word_wait((addr), (size), __want, WAIT_MS) < 0)		\
-		TH_LOG("word %p: %#llx, expected %#llx within 1 s",	\
+		TH_LOG("word %p: %#llx, expected %#llx within %d ms",	\
 		       (void *)(addr),					\
 		       (unsigned long long)ue_word_read((addr), (size)),	\
-		       (unsigned long long)__want);			\
+		       (unsigned long long)__want, WAIT_MS);		\
 	ASSERT_EQ(__want, ue_word_read((addr), (size)));			\
 } while (0)
 

@@ -305,9 +305,9 @@ TEST_F_TIMEOUT(races, put_racing_delete, UE_TIMEOUT(60))
 	}
 
 	/* Nothing holds it: it goes (deferred), or a last delete removes it */
-	if (!wait_gone(PREFIX "racer_a", 1000))
+	if (!wait_gone(PREFIX "racer_a", UE_BOUND_MS(1000)))
 		ASSERT_EQ(0, ue_del(PREFIX "racer_a"));
-	ASSERT_TRUE(wait_gone(PREFIX "racer_a", 1000));
+	ASSERT_TRUE(wait_gone(PREFIX "racer_a", UE_BOUND_MS(1000)));
 }
 
 /* The same as an unprivileged user the data file is granted to */
@@ -352,9 +352,9 @@ TEST_F_TIMEOUT(races, put_racing_delete_unprivileged, UE_TIMEOUT(90))
 		TH_LOG("6 access, 7 setuid, 8000 too few loops, 8001 no delete met the event)");
 	}
 
-	if (!wait_gone(PREFIX "racer_u", 1000))
+	if (!wait_gone(PREFIX "racer_u", UE_BOUND_MS(1000)))
 		ASSERT_EQ(0, ue_del(PREFIX "racer_u"));
-	ASSERT_TRUE(wait_gone(PREFIX "racer_u", 1000));
+	ASSERT_TRUE(wait_gone(PREFIX "racer_u", UE_BOUND_MS(1000)));
 
 	/* Back to the defaults */
 	ASSERT_EQ(0, reload(""));

@@ -55,6 +55,13 @@
 #define UE_TIMEOUT_FACTOR 1
 #endif
 #define UE_TIMEOUT(s)	((s) * UE_TIMEOUT_FACTOR)
+/*
+ * Latency bounds and waits for asynchronous work scale the same way: a
+ * call that must finish within 1 s on a plain kernel gets
+ * UE_BOUND_S(1.0) seconds, a wait of 1000 ms UE_BOUND_MS(1000).
+ */
+#define UE_BOUND_S(s)	((s) * UE_TIMEOUT_FACTOR)
+#define UE_BOUND_MS(ms)	((ms) * UE_TIMEOUT_FACTOR)
 #undef TEST_TIMEOUT_DEFAULT
 #define TEST_TIMEOUT_DEFAULT UE_TIMEOUT(30)
 

@@ -880,6 +880,8 @@ TEST_F_TIMEOUT(write, deleted_event_id_not_reused, UE_TIMEOUT(600))
  */
 #define MK_INST UE_TRACEFS "/instances/" PREFIX "mk"
 #define MK_TOMBSTONES 1100
+/* Events kept alive at most, to fill the free ids below the deleted one */
+#define HOLD_EVENTS 4096
 
 /* The lines of the instance that are not "OLD: (deleted event)" */
 static int mk_check(const char *old, char lines[][UE_LINE_MAX])

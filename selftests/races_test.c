@@ -113,25 +113,6 @@ static bool wait_gone(const char *name, int ms)
 	return false;
 }
 
-/* Count events/user_events_multi/@name.<hex id> */
-static int multi_count(const char *name)
-{
-	size_t len = strlen(name);
-	struct dirent *de;
-	DIR *d;
-	int n = 0;
-
-	d = opendir(UE_MULTI_DIR);
-	if (!d)
-		return 0;
-	while ((de = readdir(d)))
-		if (!strncmp(de->d_name, name, len) && de->d_name[len] == '.')
-			n++;
-	closedir(d);
-
-	return n;
-}
-
 /* ---------------------------------------------------------------------
  * Fixture: the module loaded with default parameters, no ue_rc_* events
  */
@@ -158,22 +139,6 @@ FIXTURE_TEARDOWN(races)
 		EXPECT_EQ(0, ue_mod_insmod(""));
 	if (ue_mod_loaded())
 		EXPECT_EQ(0, ue_delete_prefix(PREFIX));
-}
-
-/* Reload the module with @params (its events deleted first) */
-static int reload(const char *params)
-{
-	int ret;
-
-	if (ue_mod_loaded()) {
-		/* Every event pins the module: delete them all first */
-		ue_delete_prefix("");
-		ret = ue_mod_unload_retry();
-		if (ret)
-			return ret;
-	}
-
-	return ue_mod_insmod(params);
 }
 
 /* ---------------------------------------------------------------------
@@ -316,7 +281,7 @@ TEST_F_TIMEOUT(races, put_racing_delete_unprivileged, UE_TIMEOUT(90))
 	int status, pipefd[2], res = -1;
 	pid_t pid;
 
-	ASSERT_EQ(0, reload("data_gid=1000 data_mode=0660"));
+	ASSERT_EQ(0, ue_mod_reload("data_gid=1000 data_mode=0660"));
 	ASSERT_EQ(0, stat(UE_TRACEFS, &self->tracefs_st));
 	ASSERT_EQ(0, chmod(UE_TRACEFS, (self->tracefs_st.st_mode & 07777) | 0011));
 	self->chmodded = true;
@@ -357,7 +322,7 @@ TEST_F_TIMEOUT(races, put_racing_delete_unprivileged, UE_TIMEOUT(90))
 	ASSERT_TRUE(wait_gone(PREFIX "racer_u", UE_BOUND_MS(1000)));
 
 	/* Back to the defaults */
-	ASSERT_EQ(0, reload(""));
+	ASSERT_EQ(0, ue_mod_reload(""));
 }
 
 /* ---------------------------------------------------------------------
@@ -915,12 +880,12 @@ TEST_F(races, del_every_event_of_name)
 			  USER_EVENT_REG_PERSIST | USER_EVENT_REG_MULTI_FORMAT));
 	ASSERT_EQ(0, wreg(fd, PREFIX "mf u32 a", &word, 2,
 			  USER_EVENT_REG_PERSIST));
-	ASSERT_EQ(2, multi_count(PREFIX "mf"));
+	ASSERT_EQ(2, ue_multi_count(PREFIX "mf"));
 	ASSERT_TRUE(ue_event_exists(PREFIX "mf"));
 
 	/* In use (registered on fd): EBUSY, and the busy one stays */
 	ASSERT_EQ(-EBUSY, ue_del(PREFIX "mf"));
-	ASSERT_LT(0, multi_count(PREFIX "mf") + ue_event_exists(PREFIX "mf"));
+	ASSERT_LT(0, ue_multi_count(PREFIX "mf") + ue_event_exists(PREFIX "mf"));
 
 	/* Unused and persistent: one DIAG_IOCSDEL deletes all of them */
 	ASSERT_EQ(0, ue_wunreg(fd, &word, 0));
@@ -928,7 +893,7 @@ TEST_F(races, del_every_event_of_name)
 	ASSERT_EQ(0, ue_wunreg(fd, &word, 2));
 	close(fd);
 	ASSERT_EQ(0, ue_del(PREFIX "mf"));
-	ASSERT_EQ(0, multi_count(PREFIX "mf"));
+	ASSERT_EQ(0, ue_multi_count(PREFIX "mf"));
 	ASSERT_FALSE(ue_event_exists(PREFIX "mf"));
 	ASSERT_EQ(-ENOENT, ue_del(PREFIX "mf"));
 
@@ -942,9 +907,9 @@ TEST_F(races, del_every_event_of_name)
 	ASSERT_EQ(0, ue_wunreg(fd, &word, 0));
 	ASSERT_EQ(0, ue_wunreg(fd, &word, 1));
 	close(fd);
-	ASSERT_EQ(2, multi_count(PREFIX "mo"));
+	ASSERT_EQ(2, ue_multi_count(PREFIX "mo"));
 	ASSERT_EQ(0, ue_del(PREFIX "mo"));
-	ASSERT_EQ(0, multi_count(PREFIX "mo"));
+	ASSERT_EQ(0, ue_multi_count(PREFIX "mo"));
 	ASSERT_EQ(-ENOENT, ue_del(PREFIX "mo"));
 }
 

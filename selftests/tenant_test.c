@@ -129,37 +129,17 @@ static bool status_owner(const char *name, long *owner)
 	return false;
 }
 
-/* Multi-format events named name.<id> */
-static int multi_count(const char *name)
-{
-	char path[512];
-	struct dirent *de;
-	size_t len = strlen(name);
-	DIR *d;
-	int n = 0;
-
-	snprintf(path, sizeof(path), UE_TRACEFS "/events/user_events_multi");
-	d = opendir(path);
-	if (!d)
-		return 0;
-	while ((de = readdir(d)))
-		if (!strncmp(de->d_name, name, len) && de->d_name[len] == '.')
-			n++;
-	closedir(d);
-	return n;
-}
-
 /*
- * multi_count() once it equals @want, or after 2 s: an address space lets
+ * ue_multi_count() once it equals @want, or after 2 s: an address space lets
  * go of its enablers, and so of its events, from a work item after exit
  */
 static int multi_count_wait(const char *name, int want)
 {
-	int i, n = multi_count(name);
+	int i, n = ue_multi_count(name);
 
 	for (i = 0; i < 200 && n != want; i++) {
 		usleep(10 * 1000);
-		n = multi_count(name);
+		n = ue_multi_count(name);
 	}
 	return n;
 }
@@ -268,10 +248,10 @@ TEST_F(tenant, multi_format_other_user_gets_its_own)
 	struct keeper b = { .desc = PREFIX "km u32 x", .uid = UID_B };
 
 	ASSERT_EQ(0, keeper_start(&a));
-	ASSERT_EQ(1, multi_count(PREFIX "km"));
+	ASSERT_EQ(1, ue_multi_count(PREFIX "km"));
 	/* B's registration of the same format is an event of B's own */
 	ASSERT_EQ(0, keeper_start(&b));
-	EXPECT_EQ(2, multi_count(PREFIX "km"));
+	EXPECT_EQ(2, ue_multi_count(PREFIX "km"));
 	EXPECT_EQ(0, keeper_stop(&b));
 	EXPECT_EQ(1, multi_count_wait(PREFIX "km", 1));
 	EXPECT_EQ(0, keeper_stop(&a));
@@ -283,10 +263,10 @@ TEST_F(tenant, multi_format_of_root_is_shared)
 	struct keeper r = { .desc = PREFIX "m u32 x", .uid = 0 };
 
 	ASSERT_EQ(0, keeper_start(&r));
-	ASSERT_EQ(1, multi_count(PREFIX "m"));
+	ASSERT_EQ(1, ue_multi_count(PREFIX "m"));
 	EXPECT_EQ(0, as_user(UID_A, reg_multi, PREFIX "m u32 x"));
 	EXPECT_EQ(0, as_user(UID_B, reg_multi, PREFIX "m u32 x"));
-	EXPECT_EQ(1, multi_count(PREFIX "m"));
+	EXPECT_EQ(1, ue_multi_count(PREFIX "m"));
 	EXPECT_EQ(-EACCES, as_user(UID_B, del, PREFIX "m"));
 	EXPECT_EQ(0, keeper_stop(&r));
 	EXPECT_EQ(0, multi_count_wait(PREFIX "m", 0));

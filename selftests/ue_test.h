@@ -318,6 +318,25 @@ static inline int ue_mod_reload(const char *params)
 	return ue_mod_insmod(params);
 }
 
+/* How many events/user_events_multi/@name.<hex id> exist */
+static inline int ue_multi_count(const char *name)
+{
+	size_t len = strlen(name);
+	struct dirent *de;
+	DIR *d;
+	int n = 0;
+
+	d = opendir(UE_MULTI_DIR);
+	if (!d)
+		return 0;
+	while ((de = readdir(d)))
+		if (!strncmp(de->d_name, name, len) && de->d_name[len] == '.')
+			n++;
+	closedir(d);
+
+	return n;
+}
+
 static inline bool ue_event_exists(const char *name)
 {
 	char path[512];

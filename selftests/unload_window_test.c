@@ -223,20 +223,6 @@ static long now_ms(void)
 	return ts.tv_sec * 1000L + ts.tv_nsec / 1000000;
 }
 
-static int reload(const char *params)
-{
-	int ret;
-
-	if (ue_mod_loaded()) {
-		ue_delete_prefix("");
-		ret = ue_mod_unload_retry();
-		if (ret)
-			return ret;
-	}
-
-	return ue_mod_insmod(params);
-}
-
 struct opener {
 	pid_t tid;
 	uid_t uid;
@@ -305,7 +291,7 @@ static void open_in_window(struct __test_metadata *_metadata, uid_t uid,
 	long long held;
 	pthread_t th;
 
-	ASSERT_EQ(0, reload(params));
+	ASSERT_EQ(0, ue_mod_reload(params));
 	if (uid)
 		ASSERT_EQ(0, chmod(UE_TRACEFS, 0755));
 
@@ -389,7 +375,7 @@ FIXTURE_SETUP(window)
 FIXTURE_TEARDOWN(window)
 {
 	chmod(UE_TRACEFS, self->tracefs_mode);
-	EXPECT_EQ(0, reload(""));
+	EXPECT_EQ(0, ue_mod_reload(""));
 }
 
 TEST_F_TIMEOUT(window, open_in_window_racing_unload, 120)

@@ -899,11 +899,10 @@ static void admin_process(void)
 					   "1");
 			usleep(am_rn(&s, 3000));
 		} else if (r < 65) {
-			snprintf(path, sizeof(path), AM_TRACEFS "/events/"
-				 USER_EVENTS_SYSTEM "/" RL_PFX "%d/enable",
-				 am_rn(&s, RL_NAMES));
+			snprintf(path, sizeof(path), RL_PFX "%d", am_rn(&s, RL_NAMES));
 			am_count(&sh->ops[O_ENABLE],
-				 am_write_str(path, am_rn(&s, 2) ? "1" : "0"));
+				 am_event_enable(opt, AM_TRACEFS, USER_EVENTS_SYSTEM,
+						 path, am_rn(&s, 2)));
 		} else {
 			/* Disabled: unused events can go */
 			ret = am_write_str(AM_TRACEFS "/events/" USER_EVENTS_SYSTEM

@@ -17,7 +17,7 @@
 dir=$(dirname "$0")
 bound=$(awk "BEGIN { print 1.0 * $UE_TIMEOUT_FACTOR }")
 modprobe fuse 2>/dev/null
-echo "1..9"
+echo "1..12"
 out=$(timeout $((60 * UE_TIMEOUT_FACTOR)) "$dir/helpers/fuse_stall" 2>&1)
 st=$?
 echo "$out" | sed 's/^/# /'
@@ -58,4 +58,31 @@ if [ "$st" -eq 0 ]; then
 	echo "ok $n - fuse: helper finished (exit status 0)"
 else
 	echo "not ok $n - fuse: helper exit status $st"
+fi
+# -k: the mm's owner, handed a deferred resync, is killed before doing it;
+# the process that shares its address space must still get its bit
+out=$(timeout $((60 * UE_TIMEOUT_FACTOR)) "$dir/helpers/fuse_stall" -k 2>&1)
+st=$?
+echo "$out" | sed 's/^/# /'
+n=$((n + 1))
+held=$(echo "$out" | sed -n 's/^held reads: \([0-9]*\)$/\1/p' | head -n 1)
+line=$(echo "$out" | grep -m1 "^enable ")
+t=$(echo "$line" | sed -n 's/.* took \([0-9.]*\) s (ret 0)$/\1/p')
+if [ -n "$held" ] && [ "$held" -ge 1 ] && [ -n "$t" ] &&
+	awk "BEGIN { exit !($t < $bound) }"; then
+	echo "ok $n - fuse: owner dies: enable beside $held held read(s) returned 0 in ${t} s"
+else
+	echo "not ok $n - fuse: owner dies: held reads ${held:-none}, ${line:-no enable} (bound $bound s)"
+fi
+n=$((n + 1))
+if echo "$out" | grep -qx "sibling bit=1"; then
+	echo "ok $n - fuse: owner dies: the other process of its address space gets the bit"
+else
+	echo "not ok $n - fuse: owner dies: $(echo "$out" | grep '^sibling' || echo 'no sibling result')"
+fi
+n=$((n + 1))
+if [ "$st" -eq 0 ]; then
+	echo "ok $n - fuse: owner dies: helper finished (exit status 0)"
+else
+	echo "not ok $n - fuse: owner dies: helper exit status $st"
 fi

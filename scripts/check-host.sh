@@ -150,5 +150,17 @@ if [[ -n $targets ]] && ((${#existing[@]})); then
 		"$UE_REPO" "${existing[@]}"
 fi
 
+# make help lists every target of the Makefile and mk/*.mk, and only those
+if [[ -n $targets ]]; then
+	helped=$(make -s -C "$UE_REPO" help | sed -n 's/^  make \([a-z][a-z0-9-]*\).*/\1/p' | sort -u)
+	ours=$(sed -n 's/^\([a-z][a-z0-9-]*\):.*/\1/p' "$UE_REPO"/Makefile "$UE_REPO"/mk/*.mk |
+		grep -vx 'all\|modules\|help' | sort -u)
+	if [[ $helped == "$ours" ]]; then
+		ue_ok "refs: make help lists the $(wc -l <<<"$ours") targets"
+	else
+		ue_notok "refs: make help and the targets differ: $(diff <(echo "$helped") <(echo "$ours") | grep '^[<>]' | tr '\n' ' ')"
+	fi
+fi
+
 echo "# host: $UE_PASS passed, $UE_FAIL failed"
 ((UE_FAIL == 0))

@@ -17,7 +17,10 @@
 #   refs      README.md exists and its code fences are closed; in README.md,
 #             Documentation/*.rst, debian/README.Debian and bench/README.md
 #             every `make <target>` names a target of the Makefile and every
-#             repository path in backquotes (or markdown link) exists.
+#             repository path in backquotes (or markdown link) exists;
+#   kbuild    Kbuild's UE_HAVE_* header probes give, on every kernel headers
+#             tree of the targets on this host, the features their versions
+#             have (scripts/check-kbuild-probes.sh).
 #
 #   scripts/check-host.sh [user_events.ko ...]
 #   scripts/check-host.sh --packages     print the packages it installs
@@ -149,6 +152,9 @@ if [[ -n $targets ]] && ((${#existing[@]})); then
 	ue_relay "" env UE_TARGETS="$targets" /usr/bin/python3 "$UE_REPO/scripts/check-refs.py" \
 		"$UE_REPO" "${existing[@]}"
 fi
+
+# Kbuild's feature probes agree with the versions the features came in
+ue_relay "" "$UE_REPO/scripts/check-kbuild-probes.sh"
 
 # make help lists every target of the Makefile and mk/*.mk, and only those
 if [[ -n $targets ]]; then

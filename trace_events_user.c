@@ -654,7 +654,7 @@ static void user_event_update_status(struct user_event *user, bool perf)
 	struct user_event_probes *probes;
 	u8 status = 0;
 
-	lockdep_assert_held(ue_ksyms.event_mutex);
+	ue_lockdep_assert_event_mutex();
 	probes = rcu_dereference_protected(user->probes,
 					   ue_lockdep_event_mutex_held());
 	if (probes && probes->nr_files)

@@ -153,6 +153,20 @@ if [[ -n $targets ]] && ((${#existing[@]})); then
 		"$UE_REPO" "${existing[@]}"
 fi
 
+# Every module parameter is in README.md's table and user_events.rst
+params=$(sed -n 's/.*module_param[a-z_]*(\([a-z_0-9]*\),.*/\1/p' "$UE_REPO"/*.c | sort -u)
+undoc=()
+for p in $params; do
+	grep -q "^| \`$p\` |" "$UE_REPO/README.md" &&
+		grep -q "^\`\`$p\`\` (" "$UE_REPO/Documentation/user_events.rst" ||
+		undoc+=("$p")
+done
+if ((${#undoc[@]})); then
+	ue_notok "refs: module parameters missing from README.md's table or Documentation/user_events.rst: ${undoc[*]}"
+else
+	ue_ok "refs: the $(wc -w <<<"$params") module parameters are documented in README.md and Documentation/user_events.rst"
+fi
+
 # Kbuild's feature probes agree with the versions the features came in
 ue_relay "" "$UE_REPO/scripts/check-kbuild-probes.sh"
 

@@ -16,7 +16,9 @@
  * after it came, and the main thread then reads its bit, which must be set.
  * Run as root (./fuse_stall), or with -u to set up the FUSE mount in a new
  * user namespace as an unprivileged user (the tracefs writes are then done
- * by a root helper: see fuse_stall.sh).
+ * by a root helper: see fuse_stall.sh). With -k it checks instead that a
+ * resync the update had to defer survives the death of the task it was
+ * handed to (owner_dies()).
  */
 #define _GNU_SOURCE
 #define USER_EVENTS_REMOTE_WRITE_ABI
@@ -60,6 +62,8 @@ struct shared {
 	atomic_int release;
 	atomic_int nstalled;
 	uint64_t stalled_unique[64];
+	/* -k: the sibling process that shares the registrant's mm */
+	atomic_int sib_queued, released, sib_done, sib_bit;
 };
 static struct shared *sh;
 static char rbuf[1 << 20];
@@ -337,6 +341,116 @@ static void show(struct timed *t, double deadline)
 		       t->end - t->start, t->ret);
 }
 
+/*
+ * -k: the task that was to do a deferred resync dies before doing it.
+ * The registrant M shares its address space with a sibling process S
+ * (clone(CLONE_VM) without CLONE_THREAD); M's main thread, the mm's owner,
+ * holds the mmap_lock in a /proc/self/mem read of its FUSE page, and S
+ * queues behind it in mmap(). Root enables the event: the update cannot
+ * take the mmap_lock, so it marks the resync and hands it to M, which is
+ * then killed before it can do it. S must still see its bit set once the
+ * read is answered: M's exit hands the work to S.
+ */
+static volatile uint32_t *kpage;
+
+static int sibling_fn(void *arg __attribute__((unused)))
+{
+	struct timespec ms = { 0, 1000000 };
+	void *m;
+	int i;
+
+	while (!atomic_load(&sh->held_total))
+		nanosleep(&ms, NULL);
+	atomic_store(&sh->sib_queued, 1);
+	m = mmap(NULL, 4096, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (m != MAP_FAILED)
+		munmap(m, 4096);
+	while (!atomic_load(&sh->released))
+		nanosleep(&ms, NULL);
+	/* Up to 5 s for the bit, reading it like a client would */
+	for (i = 0; i < 5000 && !(kpage[0] & 1); i++)
+		nanosleep(&ms, NULL);
+	atomic_store(&sh->sib_bit, kpage[0] & 1);
+	atomic_store(&sh->sib_done, 1);
+	return 0;
+}
+
+static void owner_dies_registrant(void)
+{
+	static char stack[64 * 1024] __attribute__((aligned(16)));
+	struct user_reg reg;
+	int dfd, fd, mem;
+	uint32_t v;
+
+	dfd = open(TR "/user_events_data", O_RDWR);
+	fd = open(MNT "/f", O_RDONLY);
+	kpage = mmap(NULL, FSIZE, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
+	if (dfd < 0 || fd < 0 || kpage == MAP_FAILED) {
+		perror("registrant setup");
+		_exit(1);
+	}
+	(void)kpage[0];
+	kpage[0] = 0;	/* copy on write: an anonymous page */
+	memset(&reg, 0, sizeof(reg));
+	reg.size = sizeof(reg);
+	reg.enable_size = 4;
+	reg.enable_addr = (uintptr_t)kpage;
+	reg.name_args = (uintptr_t)"redfusek u32 a";
+	if (ioctl(dfd, DIAG_IOCSREG, &reg)) {
+		perror("DIAG_IOCSREG");
+		_exit(1);
+	}
+	madvise((void *)kpage, FSIZE, MADV_DONTNEED);
+	posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
+	if (clone(sibling_fn, stack + sizeof(stack), CLONE_VM | SIGCHLD,
+		  NULL) < 0) {
+		perror("clone");
+		_exit(1);
+	}
+	atomic_store(&stall, 1);
+	mem = open("/proc/self/mem", O_RDONLY);
+	if (mem < 0 || pread(mem, &v, sizeof(v), (off_t)(uintptr_t)kpage) < 0)
+		perror("pread /proc/self/mem");
+	pause();	/* killed */
+	_exit(0);
+}
+
+static int owner_dies(void)
+{
+	double t0, t;
+	pid_t m;
+	int ret;
+
+	m = fork();
+	if (!m)
+		owner_dies_registrant();
+	t0 = now();
+	while (!(atomic_load(&sh->held_total) && atomic_load(&sh->sib_queued)) &&
+	       now() - t0 < 5)
+		usleep(10000);
+	usleep(300000);
+	printf("held reads: %d\n", atomic_load(&sh->held_total));
+	t = now();
+	ret = write_file(TR "/events/user_events/redfusek/enable", "1");
+	printf("enable took %.3f s (ret %d)\n", now() - t, ret);
+	usleep(300000);
+	kill(m, SIGKILL);
+	usleep(200000);
+	release_reads();
+	atomic_store(&sh->released, 1);
+	waitpid(m, NULL, 0);
+	t0 = now();
+	while (!atomic_load(&sh->sib_done) && now() - t0 < 10)
+		usleep(10000);
+	if (atomic_load(&sh->sib_done))
+		printf("sibling bit=%d\n", atomic_load(&sh->sib_bit));
+	else
+		printf("sibling: no report\n");
+	write_file(TR "/events/user_events/redfusek/enable", "0");
+	umount2(MNT, MNT_DETACH);
+	return atomic_load(&sh->sib_bit) == 1 ? 0 : 2;
+}
+
 int main(int argc, char **argv)
 {
 	struct timed st = { .what = "status read" }, dy = { .what = "u: command" };
@@ -399,6 +513,8 @@ int main(int argc, char **argv)
 		daemon_thread(NULL);
 		_exit(0);
 	}
+	if (argc > 1 && !strcmp(argv[1], "-k"))
+		return owner_dies();
 	if (!userns) {
 		/* Every thread and process before the page is held */
 		enabler = fork();

@@ -237,10 +237,15 @@ static void user_event_mm_kick_scan(void)
 		queue_work(user_event_mm_wq, &user_event_mm_scan);
 }
 
-/* mmput() of an mm a record follows, noticing if it was the last user */
+/*
+ * mmput() of an mm a record follows, noticing if it was the last user.
+ * The last put's teardown (__mmput()) runs from a work item, not here:
+ * callers hold event_mutex, and exit_aio() there waits for the address
+ * space's aio in flight, which a FUSE server can hold for ever.
+ */
 static void user_event_mm_mmput(struct mm_struct *mm)
 {
-	mmput(mm);
+	mmput_async(mm);
 	/* The record's mmgrab() keeps the struct readable */
 	if (!atomic_read(&mm->mm_users))
 		user_event_mm_kick_scan();

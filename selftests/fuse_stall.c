@@ -22,8 +22,11 @@
  */
 #define _GNU_SOURCE
 #define USER_EVENTS_REMOTE_WRITE_ABI
+#include <dirent.h>
 #include <errno.h>
+#include <signal.h>
 #include <fcntl.h>
+#include <linux/aio_abi.h>
 #include <linux/fuse.h>
 #include <pthread.h>
 #include <sched.h>
@@ -36,6 +39,7 @@
 #include <sys/mman.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -64,6 +68,8 @@ struct shared {
 	uint64_t stalled_unique[64];
 	/* -k: the sibling process that shares the registrant's mm */
 	atomic_int sib_queued, released, sib_done, sib_bit;
+	/* -a: reads are held until released, however long */
+	atomic_int no_auto_release, aio_ready;
 };
 static struct shared *sh;
 static char rbuf[1 << 20];
@@ -137,7 +143,8 @@ static void *daemon_thread(void *arg __attribute__((unused)))
 			io.minor = ii->minor < FUSE_KERNEL_MINOR_VERSION ?
 				   ii->minor : FUSE_KERNEL_MINOR_VERSION;
 			io.max_readahead = ii->max_readahead;
-			io.flags = 0;	/* no FUSE_ASYNC_READ */
+			/* No FUSE_ASYNC_READ; aio on O_DIRECT files (-a) */
+			io.flags = ii->flags & FUSE_ASYNC_DIO;
 			io.max_background = 16;
 			io.congestion_threshold = 12;
 			io.max_write = 4096;
@@ -169,9 +176,12 @@ static void *daemon_thread(void *arg __attribute__((unused)))
 			break;
 		}
 		case FUSE_OPEN: {
+			struct fuse_open_in *oi = in;
 			struct fuse_open_out oo;
 
 			memset(&oo, 0, sizeof(oo));
+			if (oi->flags & O_DIRECT)
+				oo.open_flags = FOPEN_DIRECT_IO;
 			reply(ih->unique, 0, &oo, sizeof(oo));
 			break;
 		}
@@ -213,6 +223,7 @@ static void *releaser_thread(void *arg __attribute__((unused)))
 	for (;;) {
 		while (!atomic_load(&sh->release) &&
 		       !(atomic_load(&nstalled) &&
+			 !atomic_load(&sh->no_auto_release) &&
 			 now() - sh->first_held >= HOLD_S))
 			usleep(10000);
 		atomic_store(&stall, 0);
@@ -451,6 +462,198 @@ static int owner_dies(void)
 	return atomic_load(&sh->sib_bit) == 1 ? 0 : 2;
 }
 
+/*
+ * -a: the last put of an address space must not happen under event_mutex.
+ * The registrant has AIO_BITS enable bits of one event, so that an
+ * update takes a while over them, and an aio read of its FUSE file in
+ * flight, held by the server. It is killed while root's enable updates
+ * its bits: if the update then drops the last mm_users, the address
+ * space's teardown waits in exit_aio() for the held read. Before the fix
+ * that wait was in the enable, under event_mutex; now it is in a work
+ * item. The task found in exit_aio() tells which put was the last (the
+ * registrant's own, or ours), so the test knows it reached its window.
+ * Bound: the update's own time plus 3 s (times UE_TIMEOUT_FACTOR); before
+ * the fix the enable waited until the watchdog released the read (10 s).
+ */
+#define AIO_BITS 60000
+
+static void aio_registrant(void)
+{
+	static uint32_t words[AIO_BITS / 32 + 1];
+	struct user_reg reg;
+	aio_context_t ctx = 0;
+	struct iocb cb, *cbs[1] = { &cb };
+	static char buf[FSIZE] __attribute__((aligned(4096)));
+	int dfd, fd, i;
+
+	dfd = open(TR "/user_events_data", O_RDWR);
+	fd = open(MNT "/f", O_RDONLY | O_DIRECT);
+	if (dfd < 0 || fd < 0) {
+		perror("aio registrant: open");
+		_exit(1);
+	}
+	for (i = 0; i < AIO_BITS; i++) {
+		memset(&reg, 0, sizeof(reg));
+		reg.size = sizeof(reg);
+		reg.enable_size = 4;
+		reg.enable_bit = i % 32;
+		reg.enable_addr = (uintptr_t)&words[i / 32];
+		reg.name_args = (uintptr_t)"redfusea u32 a";
+		if (ioctl(dfd, DIAG_IOCSREG, &reg)) {
+			perror("DIAG_IOCSREG");
+			_exit(1);
+		}
+	}
+	atomic_store(&stall, 1);
+	memset(&cb, 0, sizeof(cb));
+	cb.aio_fildes = fd;
+	cb.aio_lio_opcode = IOCB_CMD_PREAD;
+	cb.aio_buf = (uintptr_t)buf;
+	cb.aio_nbytes = FSIZE;
+	if (syscall(SYS_io_setup, 8, &ctx) ||
+	    syscall(SYS_io_submit, ctx, 1, cbs) != 1) {
+		perror("aio");
+		_exit(1);
+	}
+	atomic_store(&sh->aio_ready, 1);
+	for (;;)
+		pause();
+}
+
+/* The pid of a task whose kernel stack shows exit_aio(), or 0 */
+static pid_t in_exit_aio(char *comm, size_t size)
+{
+	char path[300], line[256];
+	struct dirent *d;
+	pid_t pid = 0;
+	DIR *dir = opendir("/proc");
+	FILE *f;
+
+	while (dir && !pid && (d = readdir(dir))) {
+		if (d->d_name[0] < '1' || d->d_name[0] > '9')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%s/stack", d->d_name);
+		f = fopen(path, "r");
+		while (f && fgets(line, sizeof(line), f))
+			if (strstr(line, "exit_aio"))
+				pid = atoi(d->d_name);
+		if (f)
+			fclose(f);
+	}
+	if (dir)
+		closedir(dir);
+	if (pid) {
+		snprintf(path, sizeof(path), "/proc/%d/comm", pid);
+		f = fopen(path, "r");
+		if (!f || !fgets(comm, size, f))
+			snprintf(comm, size, "?");
+		if (f)
+			fclose(f);
+		comm[strcspn(comm, "\n")] = 0;
+	}
+	return pid;
+}
+
+struct killer {
+	pid_t victim;
+	double delay;
+};
+
+static void *killer_thread(void *arg)
+{
+	struct killer *k = arg;
+
+	usleep(k->delay * 1e6);
+	kill(k->victim, SIGKILL);
+	return NULL;
+}
+
+static atomic_int enable_done;
+
+/* Before the fix the enable waited for the held read: end that wait */
+static void *watchdog_thread(void *arg __attribute__((unused)))
+{
+	double t0 = now();
+
+	while (!atomic_load(&enable_done) && now() - t0 < 10)
+		usleep(10000);
+	if (!atomic_load(&enable_done))
+		release_reads();
+	return NULL;
+}
+
+static int last_put_async(void)
+{
+	const char *en = TR "/events/user_events/redfusea/enable";
+	const char *factor = getenv("UE_TIMEOUT_FACTOR");
+	double slack = 3 * (factor ? atof(factor) : 1);
+	int attempt, ret = 2;
+
+	atomic_store(&sh->no_auto_release, 1);
+	for (attempt = 0; attempt < 3; attempt++) {
+		struct killer k;
+		pthread_t kt, wt;
+		char comm[64];
+		double t0, t;
+		pid_t who;
+
+		atomic_store(&sh->aio_ready, 0);
+		k.victim = fork();
+		if (!k.victim)
+			aio_registrant();
+		t0 = now();
+		while (!(atomic_load(&sh->aio_ready) &&
+			 atomic_load(&sh->held_total) > attempt) &&
+		       now() - t0 < 60)
+			usleep(10000);
+		if (!atomic_load(&sh->aio_ready)) {
+			printf("attempt %d: the registrant did not get ready\n",
+			       attempt);
+			break;
+		}
+		/* How long an update over its bits takes, here and now */
+		t = now();
+		write_file(en, "1");
+		write_file(en, "0");
+		t = (now() - t) / 2;
+		k.delay = t * (attempt + 1) / 4;
+		atomic_store(&enable_done, 0);
+		pthread_create(&kt, NULL, killer_thread, &k);
+		pthread_create(&wt, NULL, watchdog_thread, NULL);
+		t0 = now();
+		ret = write_file(en, "1");
+		t0 = now() - t0;
+		atomic_store(&enable_done, 1);
+		pthread_join(kt, NULL);
+		pthread_join(wt, NULL);
+		usleep(200000);
+		who = in_exit_aio(comm, sizeof(comm));
+		printf("attempt %d: update %.3f s, kill after %.3f s, enable took %.3f s (ret %d), in exit_aio: %s (%d)\n",
+		       attempt, t, k.delay, t0, ret, who ? comm : "nobody", who);
+		write_file(en, "0");
+		release_reads();
+		waitpid(k.victim, NULL, 0);
+		if (who && who != k.victim) {
+			printf("window reached: enable took %.3f s, bound %.3f s\n",
+			       t0, t + slack);
+			ret = t0 < t + slack ? 0 : 2;
+			break;
+		}
+		if (who == k.victim)
+			continue;	/* its own put was the last: again */
+		/* Nobody waits any more: the enable waited in our place */
+		printf("window reached: enable took %.3f s, bound %.3f s\n",
+		       t0, t + slack);
+		ret = 2;
+		break;
+	}
+	/* Let the last registrant's address space go before we unmount */
+	usleep(500000);
+	write_file(TR "/dynamic_events", "!u:redfusea\n");
+	umount2(MNT, MNT_DETACH);
+	return ret;
+}
+
 int main(int argc, char **argv)
 {
 	struct timed st = { .what = "status read" }, dy = { .what = "u: command" };
@@ -515,6 +718,8 @@ int main(int argc, char **argv)
 	}
 	if (argc > 1 && !strcmp(argv[1], "-k"))
 		return owner_dies();
+	if (argc > 1 && !strcmp(argv[1], "-a"))
+		return last_put_async();
 	if (!userns) {
 		/* Every thread and process before the page is held */
 		enabler = fork();

@@ -15,7 +15,11 @@
 # after the read came) the enable bit is set. Then fuse_stall -k: the
 # mm's owner, handed a resync the update had to defer, is killed before
 # doing it; the process sharing its address space must still get its bit.
+# Then fuse_stall -a: a process with an aio read of its FUSE file in
+# flight is killed while root's enable updates its bits; the enable must
+# not wait in exit_aio() for the held read (under event_mutex).
 : "${UE_TIMEOUT_FACTOR:=1}"
+export UE_TIMEOUT_FACTOR
 dir=$(dirname "$0")
 bound=$(awk "BEGIN { print 1.0 * $UE_TIMEOUT_FACTOR }")
 modprobe fuse 2>/dev/null
@@ -33,7 +37,7 @@ tap() {
 
 # run_helper [args]: sets out, st and held
 run_helper() {
-	out=$(timeout $((60 * UE_TIMEOUT_FACTOR)) "$dir/helpers/fuse_stall" "$@" 2>&1)
+	out=$(timeout $((180 * UE_TIMEOUT_FACTOR)) "$dir/helpers/fuse_stall" "$@" 2>&1)
 	st=$?
 	echo "$out" | sed 's/^/# /'
 	held=$(echo "$out" | sed -n 's/^held reads: \([0-9]*\)$/\1/p' | head -n 1)
@@ -45,7 +49,7 @@ took() {
 	[ -n "$t" ] && awk "BEGIN { exit !($t < $bound) }"
 }
 
-echo "1..12"
+echo "1..14"
 run_helper
 [ -n "$held" ] && [ "$held" -ge 1 ]
 tap $? "the FUSE server held $held read(s)" \
@@ -77,3 +81,12 @@ tap $? "owner dies: the other process of its address space gets the bit" \
 	"owner dies: $(echo "$out" | grep '^sibling' || echo 'no sibling result')"
 tap "$st" "owner dies: helper finished (exit status 0)" \
 	"owner dies: helper exit status $st"
+
+run_helper -a
+line=$(echo "$out" | grep -m1 "^window reached: ")
+att=$(echo "$out" | grep "^attempt " | tail -n 1)
+case $att in *"in exit_aio: kworker"*) r=0 ;; *) r=1 ;; esac
+tap $r "last put: the address space's teardown waited in a work item (${att#*in exit_aio: })" \
+	"last put: ${att:-no attempt reached the window}"
+tap "$st" "last put: ${line:-no result}" \
+	"last put: ${line:-no result} (helper exit status $st)"

@@ -633,10 +633,11 @@ static int user_event_fault_in(struct mm_struct *mm, unsigned long uaddr)
  * Has a task of the address space do its work (faults, a resync): the
  * caller, when it is one, else the mm's owner, interrupted like a signal
  * would. Nothing happens if no task can take it now (none found, or it
- * is exiting): the work stays marked, and is handed over again by the
- * next update that gets the locks (it does a due resync itself), the next
- * registration or unregistration, or the next exit or exec of a task of
- * the address space (user_event_mm_scan_work()). Any context but NMI; no
+ * is exiting): the work stays marked, and is done or handed over again
+ * by the next update that gets the locks (it does a due resync itself),
+ * the next registration or unregistration (they do it themselves), or the
+ * next exit or exec of a task of the address space
+ * (user_event_mm_scan_work()). Any context but NMI; no
  * lock needed.
  */
 static void user_event_twork_kick(struct user_event_mm *uemm)
@@ -708,24 +709,16 @@ static void user_event_mm_fault_done(struct user_event_mm *uemm,
 }
 
 /*
- * Task work of a task of the address space (see user_event_twork_kick()):
- * faults in the pages of its enablers that could not be written, one
- * page at a time, with no lock of ours held, and writes their bits after
- * each. No kernel thread ever waits for such a fault: a file system or a
- * userfaultfd that holds it holds the address space's own task, the one
- * that would wait on touching the word itself, and nobody else. A task
- * that is being killed, exiting (its task work runs after exit_mm()) or
- * has another address space (exec) lets the faults go.
+ * The work of a task of the address space (see user_event_mm_fault_twork()):
+ * a due resync, then the faults. current must be in @uemm's mm or it does
+ * nothing; no lock held.
  */
-static void user_event_mm_fault_twork(struct callback_head *twork)
+static void user_event_mm_do_work(struct user_event_mm *uemm)
 {
-	struct user_event_mm *uemm = container_of(twork, struct user_event_mm,
-						  fault_twork);
 	struct user_event_enabler *enabler;
 	unsigned long addr;
 	bool ok;
 
-	clear_bit(UEMM_TWORK_QUEUED, &uemm->twork_flags);
 	if (current->mm == uemm->mm && !READ_ONCE(uemm->dead) &&
 	    !fatal_signal_pending(current) &&
 	    test_and_clear_bit(UEMM_TWORK_RESYNC, &uemm->twork_flags)) {
@@ -751,6 +744,25 @@ static void user_event_mm_fault_twork(struct callback_head *twork)
 		mutex_unlock(&uemm->lock);
 		cond_resched();
 	}
+}
+
+/*
+ * Task work of a task of the address space (see user_event_twork_kick()):
+ * faults in the pages of its enablers that could not be written, one
+ * page at a time, with no lock of ours held, and writes their bits after
+ * each. No kernel thread ever waits for such a fault: a file system or a
+ * userfaultfd that holds it holds the address space's own task, the one
+ * that would wait on touching the word itself, and nobody else. A task
+ * that is being killed, exiting (its task work runs after exit_mm()) or
+ * has another address space (exec) lets the faults go.
+ */
+static void user_event_mm_fault_twork(struct callback_head *twork)
+{
+	struct user_event_mm *uemm = container_of(twork, struct user_event_mm,
+						  fault_twork);
+
+	clear_bit(UEMM_TWORK_QUEUED, &uemm->twork_flags);
+	user_event_mm_do_work(uemm);
 
 	/*
 	 * A task that left the address space (exit, exec) hands what is
@@ -950,9 +962,12 @@ int user_event_enabler_create(struct user_event *user,
 		kfree(enabler);
 	}
 
-	/* A resync or fault left due is taken on the way back to user space */
+	/*
+	 * A resync or fault left due is done here, by a task of the address
+	 * space, even when the work is queued on another (a stopped owner)
+	 */
 	if (user_event_mm_has_work(uemm))
-		user_event_twork_kick(uemm);
+		user_event_mm_do_work(uemm);
 	user_event_mm_put(uemm);
 	return ret;
 }
@@ -1028,7 +1043,7 @@ int user_event_enabler_remove(const struct user_write_unreg *unreg)
 	if (!keep)
 		user_event_enabler_free(enabler);
 	if (user_event_mm_has_work(uemm))
-		user_event_twork_kick(uemm);
+		user_event_mm_do_work(uemm);
 	user_event_mm_put(uemm);
 	return ret;
 }

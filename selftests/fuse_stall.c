@@ -70,6 +70,9 @@ struct shared {
 	atomic_int sib_queued, released, sib_done, sib_bit;
 	/* -a: reads are held until released, however long */
 	atomic_int no_auto_release, aio_ready;
+	/* -s: the mapper process is queued; the late registration's result */
+	atomic_int s2_queued, late_done, late_ret, late_bit;
+	pid_t s_pid, s2_pid;
 };
 static struct shared *sh;
 static char rbuf[1 << 20];
@@ -463,6 +466,153 @@ static int owner_dies(void)
 }
 
 /*
+ * -s: the task a deferred resync is queued on is stopped. The registrant
+ * M, the mm's owner, registers a bit in its FUSE page and stops itself;
+ * S (clone(CLONE_VM)) holds the mmap_lock in a /proc/self/mem read of
+ * that page and S2 (also sharing the mm) queues behind it in mmap(). Root
+ * enables the event: the update defers and queues the resync on M, which
+ * cannot run it while stopped. Once the read is answered, S registers a
+ * bit of its own: that registration must bring M's bit up to date too
+ * (before the fix it only queued the work again, on M: nothing happened
+ * until M was continued).
+ */
+static uint32_t s_word;
+
+static int s2_fn(void *arg __attribute__((unused)))
+{
+	struct timespec ms = { 0, 1000000 };
+	void *m;
+
+	while (!atomic_load(&sh->held_total))
+		nanosleep(&ms, NULL);
+	atomic_store(&sh->s2_queued, 1);
+	m = mmap(NULL, 4096, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (m != MAP_FAILED)
+		munmap(m, 4096);
+	return 0;
+}
+
+static int s_fn(void *arg)
+{
+	struct timespec ms = { 0, 1000000 };
+	int dfd = *(int *)arg, mem, i;
+	struct user_reg reg;
+	uint32_t v;
+
+	while (!atomic_load(&stall))
+		nanosleep(&ms, NULL);
+	mem = open("/proc/self/mem", O_RDONLY);
+	if (mem < 0 || pread(mem, &v, sizeof(v), (off_t)(uintptr_t)kpage) < 0)
+		return 1;
+	/* The read was answered: register a bit of our own */
+	memset(&reg, 0, sizeof(reg));
+	reg.size = sizeof(reg);
+	reg.enable_size = 4;
+	reg.enable_addr = (uintptr_t)&s_word;
+	reg.name_args = (uintptr_t)"redfuses u32 a";
+	atomic_store(&sh->late_ret, ioctl(dfd, DIAG_IOCSREG, &reg) ? errno : 0);
+	for (i = 0; i < 2000 && !(kpage[0] & 1); i++)
+		nanosleep(&ms, NULL);
+	atomic_store(&sh->late_bit, kpage[0] & 1);
+	atomic_store(&sh->late_done, 1);
+	for (;;)
+		pause();
+}
+
+static void stopped_owner_registrant(void)
+{
+	static char stack[2][64 * 1024] __attribute__((aligned(16)));
+	struct user_reg reg;
+	int dfd, fd;
+
+	dfd = open(TR "/user_events_data", O_RDWR);
+	fd = open(MNT "/f", O_RDONLY);
+	kpage = mmap(NULL, FSIZE, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
+	if (dfd < 0 || fd < 0 || kpage == MAP_FAILED)
+		_exit(1);
+	(void)kpage[0];
+	kpage[0] = 0;	/* copy on write: an anonymous page */
+	memset(&reg, 0, sizeof(reg));
+	reg.size = sizeof(reg);
+	reg.enable_size = 4;
+	reg.enable_addr = (uintptr_t)kpage;
+	reg.name_args = (uintptr_t)"redfuses u32 a";
+	if (ioctl(dfd, DIAG_IOCSREG, &reg))
+		_exit(1);
+	madvise((void *)kpage, FSIZE, MADV_DONTNEED);
+	posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
+	sh->s_pid = clone(s_fn, stack[0] + sizeof(stack[0]),
+			  CLONE_VM | SIGCHLD, &dfd);
+	sh->s2_pid = clone(s2_fn, stack[1] + sizeof(stack[1]),
+			   CLONE_VM | SIGCHLD, NULL);
+	if (sh->s_pid < 0 || sh->s2_pid < 0)
+		_exit(1);
+	atomic_store(&stall, 1);
+	raise(SIGSTOP);
+	for (;;)
+		pause();
+}
+
+/* The state letter of /proc/PID/stat */
+static char proc_state(pid_t pid)
+{
+	char path[64], buf[512], *p;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	f = fopen(path, "r");
+	if (!f || !fgets(buf, sizeof(buf), f)) {
+		if (f)
+			fclose(f);
+		return '?';
+	}
+	fclose(f);
+	p = strrchr(buf, ')');
+	return p && p[1] ? p[2] : '?';
+}
+
+static int stopped_owner(void)
+{
+	double t0, t;
+	pid_t m;
+	int ret;
+
+	m = fork();
+	if (!m)
+		stopped_owner_registrant();
+	t0 = now();
+	while (!(atomic_load(&sh->held_total) && atomic_load(&sh->s2_queued) &&
+		 proc_state(m) == 'T') && now() - t0 < 10)
+		usleep(10000);
+	usleep(300000);
+	printf("held reads: %d, owner state %c\n", atomic_load(&sh->held_total),
+	       proc_state(m));
+	t = now();
+	ret = write_file(TR "/events/user_events/redfuses/enable", "1");
+	printf("enable took %.3f s (ret %d)\n", now() - t, ret);
+	usleep(300000);
+	release_reads();
+	t0 = now();
+	while (!atomic_load(&sh->late_done) && now() - t0 < 10)
+		usleep(10000);
+	printf("owner state %c while the other registered (ret %d): bit=%d\n",
+	       proc_state(m), atomic_load(&sh->late_ret),
+	       atomic_load(&sh->late_bit));
+	/* Every task of the address space goes */
+	if (sh->s_pid > 0)
+		kill(sh->s_pid, SIGKILL);
+	if (sh->s2_pid > 0)
+		kill(sh->s2_pid, SIGKILL);
+	kill(m, SIGKILL);
+	waitpid(m, NULL, 0);
+	usleep(200000);
+	write_file(TR "/events/user_events/redfuses/enable", "0");
+	umount2(MNT, MNT_DETACH);
+	return atomic_load(&sh->late_done) && atomic_load(&sh->late_bit) == 1 &&
+	       !atomic_load(&sh->late_ret) ? 0 : 2;
+}
+
+/*
  * -a: the last put of an address space must not happen under event_mutex.
  * The registrant has AIO_BITS enable bits of one event, so that an
  * update takes a while over them, and an aio read of its FUSE file in
@@ -720,6 +870,8 @@ int main(int argc, char **argv)
 		return owner_dies();
 	if (argc > 1 && !strcmp(argv[1], "-a"))
 		return last_put_async();
+	if (argc > 1 && !strcmp(argv[1], "-s"))
+		return stopped_owner();
 	if (!userns) {
 		/* Every thread and process before the page is held */
 		enabler = fork();

@@ -17,7 +17,9 @@
 # doing it; the process sharing its address space must still get its bit.
 # Then fuse_stall -a: a process with an aio read of its FUSE file in
 # flight is killed while root's enable updates its bits; the enable must
-# not wait in exit_aio() for the held read (under event_mutex).
+# not wait in exit_aio() for the held read (under event_mutex). Then
+# fuse_stall -s: the resync is queued on a stopped owner; a registration
+# by another process of the address space must bring its bits up to date.
 : "${UE_TIMEOUT_FACTOR:=1}"
 export UE_TIMEOUT_FACTOR
 dir=$(dirname "$0")
@@ -49,7 +51,7 @@ took() {
 	[ -n "$t" ] && awk "BEGIN { exit !($t < $bound) }"
 }
 
-echo "1..14"
+echo "1..16"
 run_helper
 [ -n "$held" ] && [ "$held" -ge 1 ]
 tap $? "the FUSE server held $held read(s)" \
@@ -90,3 +92,11 @@ tap $r "last put: the address space's teardown waited in a work item (${att#*in 
 	"last put: ${att:-no attempt reached the window}"
 tap "$st" "last put: ${line:-no result}" \
 	"last put: ${line:-no result} (helper exit status $st)"
+
+run_helper -s
+line=$(echo "$out" | grep -m1 "^owner state ")
+case $line in "owner state T "*"(ret 0): bit=1") r=0 ;; *) r=1 ;; esac
+tap $r "stopped owner: the other process's registration wrote the bit" \
+	"stopped owner: ${line:-no result}"
+tap "$st" "stopped owner: helper finished (exit status 0)" \
+	"stopped owner: helper exit status $st"

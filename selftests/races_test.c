@@ -153,7 +153,7 @@ FIXTURE_TEARDOWN(races)
  * nothing did not race A's last put at all. A cycle of A during which B
  * finished a delete "overlapped": the two ran at the same time. Measured
  * on 2026-11-26 (race/README, "Multi-threaded TCG"): 0.5-1.2 % of the
- * cycles under single-threaded TCG (the vCPUs take turns), 5.9-88 % with
+ * cycles under single-threaded TCG (the vCPUs take turns), 5.9-90 % with
  * the vCPUs in parallel on a host busy with other guests. With
  * UE_RACE_PARALLEL=1 (the runs that use multi-threaded TCG) at least 3 %
  * must have, so that a run whose threads did not really race cannot pass

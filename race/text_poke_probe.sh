@@ -10,7 +10,8 @@
 # static call (int3 breakpoints, then the new instruction, then a sync of
 # every CPU), which __schedule runs through all the time. Under Debian 12's
 # QEMU 7.2 with multi-threaded TCG, a vCPU executes the int3 after the
-# kernel has taken it out again: "Oops: int3" in __schedule (6.12).
+# kernel has taken it out again: "Oops: int3" in __schedule (6.12), or
+# the guest hangs (6.1).
 # Prints "toggles=N" every 50 toggles and at the end. From the host:
 #   scripts/guest/run.sh --accel tcg REL -- race/text_poke_probe.sh 60
 # (takes bookworm-backports' QEMU: scripts/guest/qemu-mttcg.sh), or with

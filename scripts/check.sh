@@ -18,6 +18,7 @@
 #   UE_BUILD_DIR         where builds and results go (default: build/)
 #   UE_CHECK_PACKAGE=0   leave out the Debian package test (needs root)
 #   UE_CHECK_MTTCG=0     leave out races_test with the vCPUs in parallel
+#                        (scripts/matrix.sh sets it unless told otherwise)
 #   UE_HOST_CHECKS=0     leave out lint, host checks and the package test
 #   UE_MATRIX_TARGETS    a file of "<release> <suite> <vmlinuz> <modules dir>"
 #                        lines (written by scripts/matrix.sh): test exactly

@@ -18,7 +18,10 @@
 # "Multi-threaded TCG").
 #
 # The result is a wrapper script that runs the unpacked binary with its own
-# firmware (-L) and module directory. Cached under
+# firmware (-L) and module directory. Its console log then starts with
+# "failed to initialize module: /usr/lib/x86_64-linux-gnu/qemu/ui-opengl.so":
+# QEMU 10 also looks in its built-in module directory, where it finds
+# 7.2's module and refuses it (harmless: no display is used). Cached under
 # $(ue_cache_dir)/qemu-mttcg/<version>; the version is the one
 # bookworm-backports carries (looked up once a day; UE_MTTCG_QEMU_VERSION
 # pins another), and must be 10.0 or later (the one measured).

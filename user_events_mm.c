@@ -710,10 +710,14 @@ static void user_event_mm_fault_done(struct user_event_mm *uemm,
 
 /*
  * The work of a task of the address space (see user_event_mm_fault_twork()):
- * a due resync, then the faults. current must be in @uemm's mm or it does
- * nothing; no lock held.
+ * a due resync, then, with @faults, the faults. current must be in @uemm's
+ * mm or it does nothing; no lock held. A resync never waits for a fault
+ * (bits that need one join the faults); faulting pages in may wait for
+ * whatever holds them (FUSE, a userfaultfd), so only the task work does
+ * it, not a registration (a userfaultfd handler thread that registers an
+ * event must not wait for a fault only it can resolve).
  */
-static void user_event_mm_do_work(struct user_event_mm *uemm)
+static void user_event_mm_do_work(struct user_event_mm *uemm, bool faults)
 {
 	struct user_event_enabler *enabler;
 	unsigned long addr;
@@ -726,7 +730,7 @@ static void user_event_mm_do_work(struct user_event_mm *uemm)
 		user_event_mm_resync(uemm);
 		mutex_unlock(&uemm->lock);
 	}
-	while (current->mm == uemm->mm && !READ_ONCE(uemm->dead) &&
+	while (faults && current->mm == uemm->mm && !READ_ONCE(uemm->dead) &&
 	       !fatal_signal_pending(current)) {
 		mutex_lock(&uemm->lock);
 		enabler = list_first_entry_or_null(&uemm->faults,
@@ -762,7 +766,7 @@ static void user_event_mm_fault_twork(struct callback_head *twork)
 						  fault_twork);
 
 	clear_bit(UEMM_TWORK_QUEUED, &uemm->twork_flags);
-	user_event_mm_do_work(uemm);
+	user_event_mm_do_work(uemm, true);
 
 	/*
 	 * A task that left the address space (exit, exec) hands what is
@@ -776,6 +780,18 @@ static void user_event_mm_fault_twork(struct callback_head *twork)
 
 	user_event_mm_put(uemm);
 	user_event_twork_end();
+}
+
+/*
+ * From a registration or unregistration, a task of the address space with
+ * no lock held: the due resync now. Faults stay with the task work already
+ * queued for them; not queued on the caller either, which may be the
+ * userfaultfd handler the fault waits for.
+ */
+static void user_event_mm_work_here(struct user_event_mm *uemm)
+{
+	if (test_bit(UEMM_TWORK_RESYNC, &uemm->twork_flags))
+		user_event_mm_do_work(uemm, false);
 }
 
 /*
@@ -963,11 +979,10 @@ int user_event_enabler_create(struct user_event *user,
 	}
 
 	/*
-	 * A resync or fault left due is done here, by a task of the address
-	 * space, even when the work is queued on another (a stopped owner)
+	 * A resync left due is done here, by a task of the address space,
+	 * even when the work is queued on another (a stopped owner)
 	 */
-	if (user_event_mm_has_work(uemm))
-		user_event_mm_do_work(uemm);
+	user_event_mm_work_here(uemm);
 	user_event_mm_put(uemm);
 	return ret;
 }
@@ -1042,8 +1057,7 @@ int user_event_enabler_remove(const struct user_write_unreg *unreg)
 
 	if (!keep)
 		user_event_enabler_free(enabler);
-	if (user_event_mm_has_work(uemm))
-		user_event_mm_do_work(uemm);
+	user_event_mm_work_here(uemm);
 	user_event_mm_put(uemm);
 	return ret;
 }

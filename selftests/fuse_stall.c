@@ -467,16 +467,18 @@ static int owner_dies(void)
 
 /*
  * -s: the task a deferred resync is queued on is stopped. The registrant
- * M, the mm's owner, registers a bit in its FUSE page and stops itself;
- * S (clone(CLONE_VM)) holds the mmap_lock in a /proc/self/mem read of
- * that page and S2 (also sharing the mm) queues behind it in mmap(). Root
- * enables the event: the update defers and queues the resync on M, which
- * cannot run it while stopped. Once the read is answered, S registers a
- * bit of its own: that registration must bring M's bit up to date too
- * (before the fix it only queued the work again, on M: nothing happened
- * until M was continued).
+ * M, the mm's owner, registers a bit in an ordinary (anonymous, present)
+ * word and stops itself; S (clone(CLONE_VM)) holds the mmap_lock in a
+ * /proc/self/mem read of its FUSE page and S2 (also sharing the mm)
+ * queues behind it in mmap(). Root enables the event: the update defers
+ * and queues the resync on M, which cannot run it while stopped. Once the
+ * read is answered, S registers a bit of its own: that registration must
+ * bring M's bit up to date too (before the fix it only queued the work
+ * again, on M: nothing happened until M was continued). A bit that needs
+ * a fault still waits for M: a registration faults no other word in.
  */
 static uint32_t s_word;
+static volatile uint32_t m_word;
 
 static int s2_fn(void *arg __attribute__((unused)))
 {
@@ -511,9 +513,9 @@ static int s_fn(void *arg)
 	reg.enable_addr = (uintptr_t)&s_word;
 	reg.name_args = (uintptr_t)"redfuses u32 a";
 	atomic_store(&sh->late_ret, ioctl(dfd, DIAG_IOCSREG, &reg) ? errno : 0);
-	for (i = 0; i < 2000 && !(kpage[0] & 1); i++)
+	for (i = 0; i < 2000 && !(m_word & 1); i++)
 		nanosleep(&ms, NULL);
-	atomic_store(&sh->late_bit, kpage[0] & 1);
+	atomic_store(&sh->late_bit, m_word & 1);
 	atomic_store(&sh->late_done, 1);
 	for (;;)
 		pause();
@@ -530,12 +532,10 @@ static void stopped_owner_registrant(void)
 	kpage = mmap(NULL, FSIZE, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
 	if (dfd < 0 || fd < 0 || kpage == MAP_FAILED)
 		_exit(1);
-	(void)kpage[0];
-	kpage[0] = 0;	/* copy on write: an anonymous page */
 	memset(&reg, 0, sizeof(reg));
 	reg.size = sizeof(reg);
 	reg.enable_size = 4;
-	reg.enable_addr = (uintptr_t)kpage;
+	reg.enable_addr = (uintptr_t)&m_word;
 	reg.name_args = (uintptr_t)"redfuses u32 a";
 	if (ioctl(dfd, DIAG_IOCSREG, &reg))
 		_exit(1);

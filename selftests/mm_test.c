@@ -730,4 +730,117 @@ TEST_F_TIMEOUT(mm, held_fault_pins_nothing_after_exit, UE_TIMEOUT(60))
 	kill(holder, SIGKILL);
 }
 
+/*
+ * A process's userfaultfd handler registers an event while the fault it
+ * is handling is the one a state change of another of its words needs:
+ * the registration must not fault that word in (the handler would wait
+ * for itself). Red team of issue 23's resync handover: registrations did
+ * the process's due faults themselves for a while.
+ */
+struct reg_in_handler {
+	struct uffd_holder h;
+	int fd;
+	uint32_t *other;
+	double reg_s;
+	int reg_ret;
+};
+
+static void *uffd_serve_registering(void *arg)
+{
+	struct reg_in_handler *r = arg;
+	struct pollfd pfd = { .fd = r->h.uffd, .events = POLLIN };
+	struct uffdio_zeropage zp;
+	struct uffd_msg msg;
+	double t0;
+
+	while (poll(&pfd, 1, 20000) == 1) {
+		if (read(r->h.uffd, &msg, sizeof(msg)) != sizeof(msg) ||
+		    msg.event != UFFD_EVENT_PAGEFAULT)
+			continue;
+		if (r->h.notify > 0 && write(r->h.notify, "f", 1) != 1)
+			return NULL;
+		t0 = now_s();
+		r->reg_ret = wreg(r->fd, PREFIX "inhandler2 u32 a", r->other, 0);
+		r->reg_s = now_s() - t0;
+		memset(&zp, 0, sizeof(zp));
+		zp.range.start = msg.arg.pagefault.address & ~4095ULL;
+		zp.range.len = 4096;
+		ioctl(r->h.uffd, UFFDIO_ZEROPAGE, &zp);
+		r->h.served++;
+		return NULL;
+	}
+	return NULL;
+}
+
+TEST_F_TIMEOUT(mm, registration_in_uffd_handler, UE_TIMEOUT(60))
+{
+	int ready[2], got[2], res[2], status;
+	double reg_s = -1;
+	pid_t pid;
+	char c;
+
+	ASSERT_EQ(0, pipe(ready));
+	ASSERT_EQ(0, pipe(got));
+	ASSERT_EQ(0, pipe(res));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		static struct reg_in_handler r;
+		struct uffdio_zeropage zp;
+		pthread_t t;
+
+		r.h.notify = got[1];
+		r.fd = ue_open_data();
+		r.other = map_pages(1);
+		r.reg_ret = -1;
+		if (r.fd < 0 || !r.other || uffd_setup(&r.h))
+			_exit(2);
+		memset(&zp, 0, sizeof(zp));
+		zp.range.start = (uintptr_t)r.h.page;
+		zp.range.len = 4096;
+		if (ioctl(r.h.uffd, UFFDIO_ZEROPAGE, &zp) ||
+		    wreg(r.fd, PREFIX "inhandler u32 a", r.h.page, 0) ||
+		    madvise(r.h.page, 4096, MADV_DONTNEED))
+			_exit(3);
+		pthread_create(&t, NULL, uffd_serve_registering, &r);
+		if (write(ready[1], "r", 1) != 1)
+			_exit(2);
+		/* The enable's fault work runs here, and waits for the handler */
+		pthread_join(t, NULL);
+		if (write(res[1], &r.reg_s, sizeof(r.reg_s)) != sizeof(r.reg_s))
+			_exit(2);
+		_exit(r.reg_ret ? 4 : r.h.served == 1 ? 0 : 5);
+	}
+	close(ready[1]);
+	close(got[1]);
+	close(res[1]);
+	ASSERT_EQ(1, read(ready[0], &c, 1));
+	close(ready[0]);
+
+	/* The bit cannot be written: a task of the child faults it in */
+	ASSERT_EQ(0, ue_enable(PREFIX "inhandler", true));
+	ASSERT_TRUE(fault_arrived(got[0]));
+	close(got[0]);
+
+	/* The handler's registration returns, or the child is stuck */
+	{
+		struct pollfd pfd = { .fd = res[0], .events = POLLIN };
+
+		if (poll(&pfd, 1, UE_BOUND_MS(5000)) == 1 &&
+		    read(res[0], &reg_s, sizeof(reg_s)) == sizeof(reg_s)) {
+			ASSERT_EQ(pid, waitpid(pid, &status, 0));
+		} else {
+			kill(pid, SIGKILL);
+			waitpid(pid, &status, 0);
+		}
+	}
+	close(res[0]);
+	ASSERT_EQ(0, ue_enable(PREFIX "inhandler", false));
+	TH_LOG("registration in the userfaultfd handler took %.3f s", reg_s);
+	ASSERT_LE(0, reg_s);
+	ASSERT_GT(UE_BOUND_S(1.0), reg_s);
+	ASSERT_TRUE(WIFEXITED(status));
+	ASSERT_EQ(0, WEXITSTATUS(status));
+}
+
 TEST_HARNESS_MAIN

@@ -63,7 +63,7 @@ const char * const ue_derived_names[UE_DV_COUNT] = {
 #define UE_FN_MAX_PASSES 32
 /* Longest rings walked: the operations, the dynamic events */
 #define UE_OPS_MAX 64
-#define UE_DYN_EVENTS_MAX (1 << 20)
+#define UE_DYN_EVENTS_MAX 1048576
 
 struct ue_regs {
 	u32 known;
@@ -465,7 +465,7 @@ static const char *walk_ring(unsigned long head, unsigned long *nodes,
 /* Is the mutex at @addr held by the current task? */
 static bool mutex_held_by_current(unsigned long addr)
 {
-	struct mutex m;
+	struct mutex m;		/* a copy, never locked */
 
 	if (!read_kernel(&m, addr, sizeof(m)))
 		return false;
@@ -479,7 +479,7 @@ static bool mutex_held_by_current(unsigned long addr)
 /* What lies at @addr is a mutex, of this name when lockdep knows it */
 static const char *check_mutex(unsigned long addr, const char *name)
 {
-	struct mutex m;
+	struct mutex m;		/* a copy, never locked */
 #ifdef CONFIG_DEBUG_LOCK_ALLOC
 	char lname[32];
 #endif
@@ -695,7 +695,7 @@ static const char *check_ops_ring(void)
 static void derive_ops_list(void)
 {
 	const unsigned int ol = UE_DV_DYN_EVENT_OPS_LIST;
-	struct mutex *ops_mutex;
+	struct mutex *ops_mutex;	/* dyn_event_ops_mutex, established */
 	unsigned long reg, head, probe = (unsigned long)&probe_ops.list;
 	const char *why;
 

@@ -18,7 +18,7 @@
 
 /* What an instruction does to the flow of control */
 enum ue_insn_kind {
-	UE_INSN_NEXT,		/* falls through */
+	UE_INSN_NEXT,		/* goes on to the next one */
 	UE_INSN_BRANCH,		/* conditional direct branch to @target */
 	UE_INSN_JUMP,		/* unconditional direct jump to @target */
 	UE_INSN_CALL,		/* direct call of @target */

@@ -41,7 +41,7 @@ static char symbols_report[1536];
 
 static int symbols_get(char *buf, const struct kernel_param *kp)
 {
-	return sysfs_emit(buf, "%s", symbols_report);
+	return sysfs_emit(buf, "%s\n", symbols_report);
 }
 
 static int symbols_set(const char *val, const struct kernel_param *kp)
@@ -159,6 +159,8 @@ static __printf(1, 2) void report(const char *fmt, ...)
 	size_t len = strlen(symbols_report);
 	va_list args;
 
+	if (len && len < sizeof(symbols_report) - 1)
+		symbols_report[len++] = '\n';
 	va_start(args, fmt);
 	vsnprintf(symbols_report + len, sizeof(symbols_report) - len, fmt, args);
 	va_end(args);
@@ -194,30 +196,30 @@ static int resolve_derived(bool use_kallsyms)
 		if (ks) {
 			set_field(derived_offsets[v], ks);
 			if (d->addr[v] == ks) {
-				report("%s: kallsyms, derivation agrees (%s)\n",
+				report("%s: kallsyms, derivation agrees (%s)",
 				       name, d->how[v]);
 				continue;
 			}
 			if (d->addr[v]) {
 				pr_warn("%s: the derivation found another address than kallsyms (%s); using kallsyms'\n",
 					name, d->how[v]);
-				report("%s: kallsyms, derivation DISAGREES (%s)\n",
+				report("%s: kallsyms, derivation DISAGREES (%s)",
 				       name, d->how[v]);
 			} else {
 				pr_warn("%s: derivation failed (%s); using kallsyms' address\n",
 					name, d->failed[v]);
-				report("%s: kallsyms, derivation FAILED (%s)\n",
+				report("%s: kallsyms, derivation FAILED (%s)",
 				       name, d->failed[v]);
 			}
 			continue;
 		}
 		if (d->addr[v]) {
 			set_field(derived_offsets[v], d->addr[v]);
-			report("%s: derived (%s)\n", name, d->how[v]);
+			report("%s: derived (%s)", name, d->how[v]);
 			continue;
 		}
 		pr_err("cannot locate %s: failed check: %s\n", name, d->failed[v]);
-		report("%s: not found (%s)\n", name, d->failed[v]);
+		report("%s: not found (%s)", name, d->failed[v]);
 		ret = -EOPNOTSUPP;
 	}
 	kfree(d);
@@ -246,7 +248,7 @@ static void resolve_staging_record(bool use_kallsyms)
 	}
 	ue_ksyms.trace_buffered_event = (struct ring_buffer_event * __percpu *)ev;
 	ue_ksyms.trace_buffered_event_cnt = (int __percpu *)cnt;
-	report("trace_buffered_event, trace_buffered_event_cnt: %s\n",
+	report("trace_buffered_event, trace_buffered_event_cnt: %s",
 	       ev ? "kallsyms, one-copy write path on" :
 	       "not used, one-copy write path off (one_copy=N)");
 }

@@ -103,6 +103,7 @@ static struct {
 	unsigned long size_offset;	/* kallsyms_lookup_size_offset */
 	unsigned long text_address;	/* kernel_text_address */
 	unsigned long mutex_lock;
+	unsigned long mutex_lock_nested;	/* mutex_lock() with lockdep */
 	unsigned long mutex_unlock;
 	unsigned long seq_list_start;
 	unsigned long seq_list_next;
@@ -384,6 +385,15 @@ static int fn_analyse(struct ue_fn *fn, const char *name)
  * @callee2, if not 0) in @fn: 0 if there is no such call, or if one of them
  * passes something else or a value the code does not determine.
  */
+static bool callee_is(unsigned long target, unsigned long callee)
+{
+	if (target == callee)
+		return true;
+	/* With CONFIG_DEBUG_LOCK_ALLOC, mutex_lock() is mutex_lock_nested() */
+	return callee == k.mutex_lock && k.mutex_lock_nested &&
+	       target == k.mutex_lock_nested;
+}
+
 static unsigned long fn_call_arg(const struct ue_fn *fn, unsigned long callee,
 				 unsigned long callee2, unsigned int arg,
 				 const char **why)
@@ -398,7 +408,8 @@ static unsigned long fn_call_arg(const struct ue_fn *fn, unsigned long callee,
 	for (i = 0; i < fn->nr_calls; i++) {
 		const struct ue_call *c = &fn->calls[i];
 
-		if (c->callee != callee && (!callee2 || c->callee != callee2))
+		if (!callee_is(c->callee, callee) &&
+		    (!callee2 || !callee_is(c->callee, callee2)))
 			continue;
 		if (!(c->known & BIT(arg))) {
 			*why = "argument not determined by the code";
@@ -841,6 +852,7 @@ void ue_derive(unsigned long (*lookup)(const char *name), const char *fail_sym,
 	k.size_offset = lookup("kallsyms_lookup_size_offset");
 	k.text_address = lookup("kernel_text_address");
 	k.mutex_lock = lookup("mutex_lock");
+	k.mutex_lock_nested = lookup("mutex_lock_nested");
 	k.mutex_unlock = lookup("mutex_unlock");
 	k.seq_list_start = lookup("seq_list_start");
 	k.seq_list_next = lookup("seq_list_next");

@@ -87,7 +87,7 @@ static const char *report_line(const char *report, const char *var,
 
 static void reload(struct __test_metadata *_metadata, const char *params)
 {
-	ASSERT_EQ(0, ue_mod_reload(params)) TH_LOG("reload with '%s'", params);
+	ASSERT_EQ(0, ue_mod_reload(params)) TH_LOG("ue_mod_reload(\"%s\")", params);
 }
 
 TEST(kallsyms_and_derivation_agree)

@@ -98,12 +98,13 @@ MODULE_PARM_DESC(data_gid, "Group of user_events_data (default 0, root)");
 
 /*
  * Tenant isolation: whether an event belongs to the user that created it.
- * "owner" (the default): a caller without CAP_PERFMON or CAP_SYS_ADMIN in
- * the initial user namespace may register (and so write to) only events
- * it created or that root created (e.g. with "u:" in dynamic_events: the
- * way to share a name between users), and delete only its own; another
- * user's event gives EACCES. A multi-format registration finds only the
- * caller's or root's events of that format, else creates the caller's own.
+ * "owner" (the default): an event made by a privileged task (CAP_PERFMON
+ * or CAP_SYS_ADMIN in the initial user namespace: every "u:" of
+ * dynamic_events, the way to share a name between users) is shared; a
+ * caller without the capability may register (and so write to) only its
+ * own events and shared ones, and delete only its own; another user's
+ * event gives EACCES. A multi-format registration finds only the caller's
+ * or shared events of that format, else creates the caller's own.
  * "shared": upstream's behaviour, anyone who can open user_events_data
  * uses and deletes any event. Ownership and privilege are the calling
  * task's (real uid, capabilities), not those of whoever opened the file.
@@ -134,7 +135,7 @@ static const struct kernel_param_ops isolation_ops = {
 };
 module_param_cb(isolation, &isolation_ops, NULL, 0644);
 MODULE_PARM_DESC(isolation,
-		 "owner: users other than root use only their own and root's events (default); shared: anyone uses and deletes any event, as upstream");
+		 "owner: unprivileged users use only their own and shared (root-made) events (default); shared: anyone uses and deletes any event, as upstream");
 
 static ushort status_mode = 0600;
 module_param(status_mode, ushort, 0444);
@@ -187,6 +188,8 @@ struct user_event {
 	bool persist;		/* stays when unused, until deleted */
 	bool persist_cap;	/* made persistent with the capability */
 	kuid_t owner;		/* charged for it: see user_event_charge() */
+	/* Usable by every user under isolation; event_mutex */
+	bool shared;
 	bool multi;		/* in user_events_multi, as name.id */
 	char *call_name;	/* name in tracefs */
 	struct user_event_type *type;	/* holds call.event.type */
@@ -393,20 +396,24 @@ void user_event_uncharge(kuid_t uid, enum user_event_quota_kind kind,
 	kfree(q);
 }
 
-/* May the caller use @user (register it, write to it)? */
+/*
+ * May the caller use @user (register it, and so write to it)? Under
+ * isolation: its own events, shared ones (made by a privileged task or
+ * through dynamic_events), or any with the capability. A uid 0 without
+ * the capability (a container's root) is a tenant like any other uid.
+ */
 static bool user_event_may_use(struct user_event *user)
 {
-	return !READ_ONCE(isolation_owner) ||
-	       uid_eq(user->owner, current_uid()) ||
-	       uid_eq(user->owner, GLOBAL_ROOT_UID) || perfmon_capable();
+	return !READ_ONCE(isolation_owner) || user->shared ||
+	       uid_eq(user->owner, current_uid()) || perfmon_capable();
 }
 
-/* May the caller delete @user? Root's events only with the capability */
+/* May the caller delete @user? Its own, unless shared; or privileged */
 static bool user_event_may_delete(struct user_event *user)
 {
 	return !READ_ONCE(isolation_owner) ||
-	       (uid_eq(user->owner, current_uid()) &&
-		!uid_eq(user->owner, GLOBAL_ROOT_UID)) || perfmon_capable();
+	       (uid_eq(user->owner, current_uid()) && !user->shared) ||
+	       perfmon_capable();
 }
 
 static u32 user_event_key(const char *name)
@@ -476,11 +483,14 @@ static struct user_event *user_event_find_multi(const char *name,
  *  - else its records may still be in a buffer (or a snapshot): the type
  *    stays registered as a tombstone, and its records print as those of a
  *    deleted event, with no payload decoded. Nobody's records are erased.
- *    Tombstones are freed at module exit, or when more than
- *    MAX_TOMBSTONES are kept, and then only after the ring buffers of the
- *    instances where such an event was enabled are emptied (the tracing
- *    core marks them when it removes an event that was enabled there, and
- *    empties them itself when root deletes a dynamic event).
+ *    Tombstones are freed at module exit, after the ring buffers of the
+ *    instances the tracing core marked are emptied (it marks an instance
+ *    when it removes an event that was enabled there);
+ *  - past MAX_TOMBSTONES, the event's id is freed at once instead, right
+ *    after emptying the instances its own removal just marked, as the
+ *    core does when root deletes a dynamic event. The marks are used only
+ *    right after they are set: the core drops every instance's mark when
+ *    it refuses to remove a busy event, so older marks cannot be trusted.
  *
  * @user is written under event_mutex, before the event's call is removed,
  * and read by readers under the core's trace_event_sem (read), which
@@ -488,7 +498,7 @@ static struct user_event *user_event_find_multi(const char *name,
  * is done with it before the removal returns, and the event is freed only
  * after that.
  */
-#define MAX_TOMBSTONES 1024
+#define MAX_TOMBSTONES 4096
 
 struct user_event_type {
 	struct trace_event_call call;	/* call.event holds the id */
@@ -580,7 +590,10 @@ static void user_event_type_free(struct user_event_type *type)
 	kfree(type);
 }
 
-/* Frees every tombstone, once no buffer can hold their records */
+/*
+ * Frees every tombstone at module exit, after emptying the instances the
+ * core still has marked (see Open issues in Documentation/security.rst)
+ */
 static void user_event_tombstones_free(void)
 {
 	struct user_event_type *type, *next;
@@ -599,21 +612,24 @@ static void user_event_tombstones_free(void)
 }
 
 /*
- * Lets go of the id of a deleted event whose call was removed: at once if
- * it was never traced, else as a tombstone. event_mutex held.
+ * Lets go of the id of a deleted event whose call was just removed: at
+ * once if it was never traced, else as a tombstone, else (too many) at
+ * once after the core empties the instances that removal marked.
+ * event_mutex held.
  */
 static void user_event_type_put(struct user_event_type *type, bool traced)
 {
 	ue_lockdep_assert_event_mutex();
 
-	if (!traced) {
-		user_event_type_free(type);
+	if (traced && user_event_nr_tombstones < MAX_TOMBSTONES) {
+		list_add_tail(&type->link, &user_event_tombstones);
+		user_event_nr_tombstones++;
 		return;
 	}
 
-	list_add_tail(&type->link, &user_event_tombstones);
-	if (++user_event_nr_tombstones > MAX_TOMBSTONES)
-		user_event_tombstones_free();
+	if (traced)
+		ue_tracing_reset_marked();
+	user_event_type_free(type);
 }
 
 static void user_event_free(struct user_event *user)
@@ -1542,6 +1558,7 @@ static int user_event_register(struct user_event *user)
 
 	/* Everything that can fail below is undone by the labels at the end */
 	user->owner = current_uid();
+	user->shared = perfmon_capable();
 	ret = user_event_charge(user->owner, UE_QUOTA_EVENTS, 1, false);
 	if (ret)
 		goto free;
@@ -1751,14 +1768,15 @@ static int user_event_dyn_create(const char *raw_command)
 	ue_event_mutex_lock();
 	ret = user_event_find_or_create(desc, USER_EVENT_REG_PERSIST, true, &user, &created);
 	/*
-	 * Root's "u:" of a user's event makes it root's, so shared under
-	 * isolation: a name another user took first is not lost for good.
+	 * Under isolation, root's "u:" of a user's event makes it root's and
+	 * shared: a name another user took first is not lost for good.
 	 */
-	if (!ret && perfmon_capable() &&
-	    !uid_eq(user->owner, GLOBAL_ROOT_UID) &&
-	    !user_event_charge(GLOBAL_ROOT_UID, UE_QUOTA_EVENTS, 1, true)) {
+	if (!ret && READ_ONCE(isolation_owner) && !user->shared &&
+	    perfmon_capable() &&
+	    !user_event_charge(current_uid(), UE_QUOTA_EVENTS, 1, true)) {
 		user_event_uncharge(user->owner, UE_QUOTA_EVENTS, 1);
-		user->owner = GLOBAL_ROOT_UID;
+		user->owner = current_uid();
+		user->shared = true;
 	}
 	if (!ret) {
 		/* A status byte if one is free; only the status ABI needs it */
@@ -2125,15 +2143,15 @@ static int user_event_delete_name(const char *name)
 				    user_event_key(name)) {
 		if (strcmp(user->name, name))
 			continue;
+		/* Made persistent with the capability: deleted only with it */
+		if (user->persist_cap && !perfmon_capable())
+			return -EPERM;
 		/* Others' events of the name stay (multi-format ones) */
 		if (!user_event_may_delete(user)) {
 			if (ret == -ENOENT)
 				ret = -EACCES;
 			continue;
 		}
-		/* Made persistent with the capability: deleted only with it */
-		if (user->persist_cap && !perfmon_capable())
-			return -EPERM;
 		ret = user_event_destroy(user);
 		if (ret)
 			return ret;
@@ -2239,7 +2257,10 @@ static int user_status_mmap(struct file *file, struct vm_area_struct *vma)
 			       PAGE_SIZE, vm_get_page_prot(VM_READ));
 }
 
-/* " # Used by ..." and, for a user's event, " # Owner: uid"; a newline */
+/*
+ * " # Used by ..." and, under isolation, " # Owner: uid" for an event that
+ * is not shared; a newline
+ */
 static void user_status_show_probes(struct seq_file *m,
 				    struct user_event *user, u8 status)
 {
@@ -2252,7 +2273,7 @@ static void user_status_show_probes(struct seq_file *m,
 		if (status & EVENT_STATUS_OTHER)
 			seq_puts(m, " other");
 	}
-	if (!uid_eq(user->owner, GLOBAL_ROOT_UID))
+	if (READ_ONCE(isolation_owner) && !user->shared)
 		seq_printf(m, " # Owner: %u",
 			   from_kuid_munged(seq_user_ns(m), user->owner));
 	seq_putc(m, '\n');

@@ -24,7 +24,8 @@
  *    take event_mutex.
  *
  * Locks, outermost first: event_mutex (the tracing core's; only state
- * changes, which call user_event_enablers_update() with it held), then
+ * changes, which call user_event_enablers_update() with it held, and
+ * which only try the two below: user_event_mm_update()), then
  * uemm->lock, then the mm's mmap_lock. uemm->lock covers an address
  * space's enabler list, hash, count and fault list, and every write of its
  * bits: an update, a registration (whose (address, bit) uniqueness check
@@ -159,10 +160,16 @@ struct user_event_mm {
 	struct callback_head refill_twork;
 	unsigned long refill_queued;	/* bit 0: refill_twork is queued */
 	struct callback_head fault_twork;
-	unsigned long fault_queued;	/* bit 0: fault_twork is queued */
+	unsigned long twork_flags;	/* UEMM_TWORK_*, atomic bit ops */
 	struct work_struct teardown_work;
 	struct work_struct free_work;
 	struct rcu_head rcu;
+};
+
+/* user_event_mm.twork_flags */
+enum {
+	UEMM_TWORK_QUEUED,	/* fault_twork is queued */
+	UEMM_TWORK_RESYNC,	/* an update could not write: rewrite all */
 };
 
 struct user_event_enabler {
@@ -363,6 +370,7 @@ static void user_event_mm_free_work(struct work_struct *work)
 }
 
 static void user_event_mm_fault_twork(struct callback_head *twork);
+static void user_event_mm_resync(struct user_event_mm *uemm);
 
 static struct user_event_mm *user_event_mm_alloc(struct mm_struct *mm)
 {
@@ -600,20 +608,18 @@ static int user_event_fault_in(struct mm_struct *mm, unsigned long uaddr)
 }
 
 /*
- * Has a task of the address space fault its pages in: the caller, when it
- * is one, else the mm's owner, interrupted like a signal would (the
- * system call it sleeps in restarts). Nothing happens if no task can take
- * it now (none found, or it is exiting): the enablers stay on the list,
- * for the next state change, registration or fork to hand over again.
+ * Has a task of the address space do its work (faults, a resync): the
+ * caller, when it is one, else the mm's owner, interrupted like a signal
+ * would. Nothing happens if no task can take it now (none found, or it
+ * is exiting): the work stays marked, for the next state change,
+ * registration or fork to hand over again. Any context but NMI; no lock
+ * needed.
  */
-static void user_event_fault_kick(struct user_event_mm *uemm)
+static void user_event_twork_kick(struct user_event_mm *uemm)
 {
 	struct task_struct *task;
 
-	lockdep_assert_held(&uemm->lock);
-
-	if (list_empty(&uemm->faults) ||
-	    test_and_set_bit(0, &uemm->fault_queued))
+	if (test_and_set_bit(UEMM_TWORK_QUEUED, &uemm->twork_flags))
 		return;
 
 	if (current->mm == uemm->mm) {
@@ -627,7 +633,7 @@ static void user_event_fault_kick(struct user_event_mm *uemm)
 	user_event_twork_start();
 	if (!task || task_work_add(task, &uemm->fault_twork, TWA_SIGNAL)) {
 		user_event_twork_end();
-		clear_bit(0, &uemm->fault_queued);
+		clear_bit(UEMM_TWORK_QUEUED, &uemm->twork_flags);
 		user_event_mm_put(uemm);	/* not the last: ours is held */
 	}
 	if (task)
@@ -648,7 +654,7 @@ static void user_event_fault_add(struct user_event_mm *uemm,
 	if (list_empty(&enabler->fault_link))
 		list_add_tail(&enabler->fault_link, &uemm->faults);
 
-	user_event_fault_kick(uemm);
+	user_event_twork_kick(uemm);
 }
 
 /*
@@ -678,7 +684,7 @@ static void user_event_mm_fault_done(struct user_event_mm *uemm,
 }
 
 /*
- * Task work of a task of the address space (see user_event_fault_kick()):
+ * Task work of a task of the address space (see user_event_twork_kick()):
  * faults in the pages of its enablers that could not be written, one
  * page at a time, with no lock of ours held, and writes their bits after
  * each. No kernel thread ever waits for such a fault: a file system or a
@@ -695,7 +701,14 @@ static void user_event_mm_fault_twork(struct callback_head *twork)
 	unsigned long addr;
 	bool ok;
 
-	clear_bit(0, &uemm->fault_queued);
+	clear_bit(UEMM_TWORK_QUEUED, &uemm->twork_flags);
+	if (current->mm == uemm->mm && !READ_ONCE(uemm->dead) &&
+	    !fatal_signal_pending(current) &&
+	    test_and_clear_bit(UEMM_TWORK_RESYNC, &uemm->twork_flags)) {
+		mutex_lock(&uemm->lock);
+		user_event_mm_resync(uemm);
+		mutex_unlock(&uemm->lock);
+	}
 	while (current->mm == uemm->mm && !READ_ONCE(uemm->dead) &&
 	       !fatal_signal_pending(current)) {
 		mutex_lock(&uemm->lock);
@@ -720,13 +733,48 @@ static void user_event_mm_fault_twork(struct callback_head *twork)
 }
 
 /*
+ * Writes @user's new state into the bits of one address space, under
+ * event_mutex, which must never wait for something the address space's
+ * owner controls: its mmap_lock can be held for ever by a thread of its
+ * own (a /proc/self/mem read of a page whose FUSE server never answers,
+ * with a writer queued behind it), and its record's lock by a thread of
+ * its own waiting for that mmap_lock. So both are only tried; if either
+ * is taken, a task of the address space rewrites all its bits from the
+ * events' state later, in its own context (user_event_twork_kick()).
+ */
+static void user_event_mm_update(struct user_event_mm *uemm,
+				 struct user_event *user, bool enabled)
+{
+	struct user_event_enabler *enabler;
+
+	ue_lockdep_assert_event_mutex();
+
+	if (!mutex_trylock(&uemm->lock))
+		goto defer;
+	if (!mmap_read_trylock(uemm->mm)) {
+		mutex_unlock(&uemm->lock);
+		goto defer;
+	}
+	list_for_each_entry(enabler, &uemm->enablers, link)
+		if (enabler->event == user && !enabler->del_seq &&
+		    user_event_enabler_write(uemm->mm, enabler, enabled))
+			user_event_fault_add(uemm, enabler);
+	mmap_read_unlock(uemm->mm);
+	mutex_unlock(&uemm->lock);
+	return;
+
+defer:
+	set_bit(UEMM_TWORK_RESYNC, &uemm->twork_flags);
+	user_event_twork_kick(uemm);
+}
+
+/*
  * Writes the event's new state into every address space that registered
  * it. Called under event_mutex whenever a probe attaches or detaches,
  * after the new state was published.
  */
 void user_event_enablers_update(struct user_event *user)
 {
-	struct user_event_enabler *enabler;
 	struct user_event_mm *uemm, *next;
 	bool enabled = user_event_status(user);
 	LIST_HEAD(mms);
@@ -747,15 +795,7 @@ void user_event_enablers_update(struct user_event *user)
 		list_del_init(&uemm->update_link);
 
 		if (!READ_ONCE(uemm->dead) && mmget_not_zero(uemm->mm)) {
-			mutex_lock(&uemm->lock);
-			mmap_read_lock(uemm->mm);
-			list_for_each_entry(enabler, &uemm->enablers, link)
-				if (enabler->event == user && !enabler->del_seq &&
-				    user_event_enabler_write(uemm->mm, enabler,
-							     enabled))
-					user_event_fault_add(uemm, enabler);
-			mmap_read_unlock(uemm->mm);
-			mutex_unlock(&uemm->lock);
+			user_event_mm_update(uemm, user, enabled);
 			user_event_mm_mmput(uemm->mm);
 		}
 

@@ -14,6 +14,8 @@ set -uo pipefail
 # shellcheck source=scripts/lib.sh
 . "$(dirname "$0")/../scripts/lib.sh"
 
+# FUSE for -M held (its FUSE part is left out without /dev/fuse)
+modprobe fuse 2>/dev/null || true
 ue_load "${1:?usage: $0 <module.ko> <ue_race> <seconds> <seed> [ue_race args...]}" || exit 1
 ue_tool ue_race "$2" -s "$4" -t "$3" -m "$1" "${@:5}" || ue_notok "ue_race exited with status $?"
 UE_NO_UNLOAD=1 ue_kernel_checks

@@ -11,6 +11,15 @@
 #   RACE_S=20           seconds per kernel (short by default)
 #   RACE_SEED=N         replay a seed (default: a fresh one, printed)
 #   RACE_ARGS="..."     extra ue_race options (-p procs, -T threads, -n names)
+#   RACE_MODE=relayout|held
+#                       an aftermath mode instead of the operation mix (see
+#                       race/README): relayout checks what readers of
+#                       trace, trace_pipe and perf make of the records of
+#                       events deleted and created again with other
+#                       layouts; held kills processes whose faults are held
+#                       for ever and checks that everything can be deleted
+#                       and unloaded within seconds
+#   RACE_EXCLUDE=a,b    parts of the mode to leave out (ue_race -x)
 #   RACE_ACCEL=tcg      QEMU accelerator for the guest (default: the guest
 #                       runner's, single-threaded TCG). Multi-threaded TCG
 #                       ("tcg") runs the two vCPUs truly in parallel, which
@@ -26,14 +35,18 @@ set -euo pipefail
 # shellcheck source=scripts/lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/../scripts/lib.sh"
 ue_start_run RACE 20 race
-ue_build_tool ue_race race/ue_race.c || ue_finish race
+ue_build_tool ue_race race/ue_race.c "$UE_REPO/race/aftermath.c" \
+	"$UE_REPO/race/relayout.c" "$UE_REPO/race/held.c" || ue_finish race
+mode=()
+[[ -z ${RACE_MODE:-} ]] || mode=(-M "$RACE_MODE" ${RACE_EXCLUDE:+-x "$RACE_EXCLUDE"})
 
 one() { # one <rel> <ko>
-	ue_section "$1: guest run (seed $UE_SEED, ${UE_SECS}s, -smp 2${RACE_ACCEL:+, accel $RACE_ACCEL})"
+	ue_section "$1: guest run (seed $UE_SEED, ${UE_SECS}s, -smp 2${RACE_ACCEL:+, accel $RACE_ACCEL}${RACE_MODE:+, mode $RACE_MODE}${RACE_EXCLUDE:+ without $RACE_EXCLUDE})"
 	ue_guest "$1" race -t $((UE_SECS * 2 + 300)) --smp 2 ${RACE_ACCEL:+--accel "$RACE_ACCEL"} -- \
-		"$UE_REPO/race/guest.sh" "$2" "$UE_BUILD/bin/ue_race" "$UE_SECS" "$UE_SEED" "${UE_ARGS[@]}"
+		"$UE_REPO/race/guest.sh" "$2" "$UE_BUILD/bin/ue_race" "$UE_SECS" "$UE_SEED" \
+		"${mode[@]}" "${UE_ARGS[@]}"
 	ue_expect '^# ue_race: [0-9]* passed' "$1: ue_race did not finish"
 	UE_SUMMARY+=("$1: $(grep -m1 -o '[0-9]* operations in [0-9]*s' "$UE_RES/output.log" || echo 'no count')")
 }
 ue_each_kernel one
-ue_finish race "replay: RACE_SEED=$UE_SEED RACE_S=$UE_SECS make race"
+ue_finish race "replay: RACE_SEED=$UE_SEED RACE_S=$UE_SECS${RACE_MODE:+ RACE_MODE=$RACE_MODE}${RACE_EXCLUDE:+ RACE_EXCLUDE=$RACE_EXCLUDE} make race"

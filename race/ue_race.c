@@ -12,10 +12,15 @@
  * events on user events, and (with -m KO) rmmod/insmod in a loop.
  *
  *   ue_race [-s SEED] [-t SECONDS] [-p PROCS] [-T THREADS] [-n NAMES]
- *           [-m MODULE.ko [-R]] [-v]
+ *           [-m MODULE.ko [-R]] [-M relayout|held [-x PART,...]] [-v]
  *
  * -m runs an rmmod/insmod loop beside the workers and checks at the end
  * that the module unloads and loads again; -R keeps only that final check.
+ *
+ * -M selects an aftermath mode instead (relayout.c, held.c): events
+ * deleted and created again with other layouts while readers decode
+ * their records, or faults held for ever by processes that are then
+ * killed; -x leaves parts of the mode out. See race/README.
  *
  * Each thread draws its operations from its own generator seeded from
  * SEED, process and thread number: a seed replays the same operation
@@ -54,6 +59,7 @@
 #include <linux/perf_event.h>
 
 #include "uapi/linux/user_events.h"
+#include "aftermath.h"
 
 #define TRACEFS		"/sys/kernel/tracing"
 #define DATA_FILE	TRACEFS "/user_events_data"
@@ -988,7 +994,7 @@ static void print_counts(int op, long n)
 static void print_usage(void)
 {
 	fprintf(stderr,
-		"ue_race [-s SEED] [-t SECONDS] [-p PROCS] [-T THREADS] [-n NAMES (1-4)] [-m MODULE.ko [-R]] [-v]\n");
+		"ue_race [-s SEED] [-t SECONDS] [-p PROCS] [-T THREADS] [-n NAMES (1-4)] [-m MODULE.ko [-R]] [-M relayout|held [-x PART,...]] [-v]\n");
 	exit(2);
 }
 
@@ -1092,10 +1098,10 @@ int main(int argc, char **argv)
 	int c, i, st, nchildren = 0, alive, respawns = 0;
 	pid_t pids[65];
 	long deadline;
-	const char *env = getenv("RACE_SEED");
+	const char *env = getenv("RACE_SEED"), *mode = NULL, *exclude = NULL;
 
 	seed = env ? strtoull(env, NULL, 0) : 0;
-	while ((c = getopt(argc, argv, "s:t:p:T:n:m:Rv")) != -1) {
+	while ((c = getopt(argc, argv, "s:t:p:T:n:m:RM:x:v")) != -1) {
 		switch (c) {
 		case 's':
 			seed = strtoull(optarg, NULL, 0);
@@ -1118,6 +1124,12 @@ int main(int argc, char **argv)
 		case 'R':
 			no_modder = true;
 			break;
+		case 'M':
+			mode = optarg;
+			break;
+		case 'x':
+			exclude = optarg;
+			break;
 		case 'v':
 			verbose++;
 			break;
@@ -1133,6 +1145,23 @@ int main(int argc, char **argv)
 		seed &= (1ULL << 48) - 1;
 	}
 	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (mode) {
+		struct am_opts o = {
+			.seed = seed, .secs = secs, .nprocs = nprocs,
+			.nthreads = nthreads, .verbose = verbose,
+			.module_ko = module_ko, .exclude = exclude,
+		};
+
+		printf("# ue_race: seed %llu (replay: RACE_SEED=%llu), %ds, ",
+		       seed, seed, secs);
+		printf("mode %s%s%s, %d procs x %d threads\n", mode,
+		       exclude ? " without " : "", exclude ?: "", nprocs, nthreads);
+		if (!strcmp(mode, "relayout"))
+			return am_relayout(&o);
+		if (!strcmp(mode, "held"))
+			return am_held(&o);
+		print_usage();
+	}
 	printf("# ue_race: seed %llu (replay: RACE_SEED=%llu), %ds, ",
 	       seed, seed, secs);
 	printf("%d procs x %d threads, %d names%s\n", nprocs, nthreads, nnames,

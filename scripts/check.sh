@@ -22,22 +22,24 @@
 #                        lines (written by scripts/matrix.sh): test exactly
 #                        those kernels, each built in <suite>'s chroot and
 #                        booted from its extracted package (KVERS is ignored)
-#   UE_COUNT_SKIPS=1     count a test that skipped (with its reason) as a
-#                        skip, neither passed nor failed, instead of as a
-#                        failure (scripts/matrix.sh: features a kernel was
-#                        built without, such as hist triggers on Debian 11)
 #   UE_ARCH=arm64        `make check-arm64`: Debian's arm64 kernels
 #                        (KVERS_ARM64, default scripts/arm64/kernels.sh),
 #                        cross-built module and selftests, guests under
 #                        qemu-system-aarch64 (run.sh --arch arm64); the host
 #                        checks and the package test are the amd64 run's
 #
-# Counting: an "ok" line is a pass unless it carries "# SKIP" (a skip is a
-# failure); a "not ok" line is a failure; the guest runner reports its own
-# checks (insmod, rmmod, clean kernel log, crashed or hung tests) the same
-# way; a module build that fails (no guest run then) or prints warnings (the
-# tests still run), a selftest build failure and a failed guest run (hang,
-# panic, WARN, lockdep...) each add one failure.
+# Counting: an "ok" line is a pass unless it carries "# SKIP"; a skip is a
+# failure unless selftests/expected-skips expects that test to skip on that
+# kernel for that reason (features a kernel was built without, such as hist
+# triggers on Debian 11): then it is an expected skip, neither passed nor
+# failed, and a listed test that runs there instead is a failure. An
+# upstream test failing as selftests/upstream-known-differences says is a
+# known difference, neither passed nor failed. Both totals are printed
+# before the last line. A "not ok" line is a failure; the guest runner
+# reports its own checks (insmod, rmmod, clean kernel log, crashed or hung
+# tests) the same way; a module build that fails (no guest run then) or
+# prints warnings (the tests still run), a selftest build failure and a
+# failed guest run (hang, panic, WARN, lockdep...) each add one failure.
 # The last line printed is "N passed, N failed"; the exit status is non-zero
 # iff something failed.
 set -euo pipefail
@@ -48,6 +50,8 @@ testsrc=${UE_SELFTESTS_SRC:-$UE_REPO/selftests}
 testout=$UE_BUILD/selftests
 # Upstream selftests expected to fail, each at a given check (see the file)
 UE_KNOWN_LIST=$testsrc/upstream-known-differences
+# The tests that may skip, each on the kernels named there (see the file)
+UE_SKIPS_LIST=$testsrc/expected-skips
 arch=${UE_ARCH:-x86_64}
 [[ $arch == x86_64 || $arch == arm64 ]] || ue_die "UE_ARCH: x86_64 or arm64, not $arch"
 export UE_ARCH=$arch

@@ -29,7 +29,11 @@ UE_KPAT+='suspicious RCU usage|bad unlock balance|held when returning to user|'
 UE_KPAT+='blocked for more than|general protection fault|still in use|'
 UE_KPAT+='KASAN:|UBSAN:|unable to handle (kernel|page fault)|soft lockup|hard LOCKUP|'
 UE_KPAT+='detected stalls on CPU|stack-protector|refcount_t:|list_(add|del) corruption|'
-UE_KPAT+='double fault|kernel stack overflow|kmemleak: [0-9]+ new suspected)'
+UE_KPAT+='double fault|kernel stack overflow|kmemleak: [0-9]+ new suspected|'
+# The module's own: enablers lost at fork (user_events_mm.c), a file still
+# open at a forced unload (trace_events_user.c)
+UE_KPAT+='max_enablers reached copying enablers at fork|out of memory copying enablers at fork|'
+UE_KPAT+='forced unload: .*still held open)'
 
 # KCSAN kernels (UE_KCSAN_MODULE=<module>): data races none of whose
 # accesses is in the module are the core's own; they are filtered out of a
@@ -341,9 +345,9 @@ ue_finish() { # ue_finish <what> [comment line]
 		echo "$UE_KNOWN known difference(s), counted neither as passed nor as failed"
 	fi
 	if ((${#UE_SKIPPED[@]})); then
-		echo "skipped (not passed; the reason follows # SKIP):"
+		echo "expected skips (not passed; each listed for its kernel in $UE_SKIPS_LIST):"
 		printf '  %s\n' "${UE_SKIPPED[@]}"
-		echo "$UE_SKIP skipped, counted neither as passed nor as failed"
+		echo "$UE_SKIP expected skip(s), counted neither as passed nor as failed"
 	fi
 	echo "$1 took $(ue_elapsed)"
 	echo "$UE_PASS passed, $UE_FAIL failed"
@@ -352,12 +356,27 @@ ue_finish() { # ue_finish <what> [comment line]
 
 # Classify the TAP lines of a guest's output: "P <name>", "F <name>", and
 # "K <name>: <reason>" for a known difference ($UE_KNOWN_LIST: an upstream
-# test expected to fail at a given check). An "ok" with "# SKIP" is a
-# failure, or with UE_COUNT_SKIPS=1 (kernels that lack a feature, of
-# make check-matrix) "S <name>", listed with its reason. "# ue-run:
-# <program>" lines (run-tests.sh) name the program.
-ue_count_tap() { # ue_count_tap <output.log>
-	awk -v known="${UE_KNOWN_LIST:-/dev/null}" -v skipok="${UE_COUNT_SKIPS:-0}" '
+# test expected to fail at a given check). An "ok" with "# SKIP" is
+# "S <name>" (listed with its reason, neither passed nor failed) when
+# $UE_SKIPS_LIST (selftests/expected-skips) expects that test to skip on
+# <release> for that reason; any other skip is a failure, and so is a test
+# listed there for <release> that ran instead. "# ue-run: <program>" lines
+# (run-tests.sh) name the program.
+ue_count_tap() { # ue_count_tap <output.log> [release]
+	awk -v known="${UE_KNOWN_LIST:-/dev/null}" -v skips="${UE_SKIPS_LIST:-/dev/null}" \
+		-v rel="${2:-}" '
+		# A shell glob (*, ?) as an anchored regular expression
+		function glob_re(g, r, i, c) {
+			r = "^"
+			for (i = 1; i <= length(g); i++) {
+				c = substr(g, i, 1)
+				if (c == "*") r = r ".*"
+				else if (c == "?") r = r "."
+				else if (index("\\^$.[]|()+{}", c)) r = r "\\" c
+				else r = r c
+			}
+			return r "$"
+		}
 		BEGIN {
 			while ((getline line < known) > 0) {
 				if (line ~ /^#/ || line ~ /^[ \t]*$/) continue
@@ -369,6 +388,13 @@ ue_count_tap() { # ue_count_tap <output.log>
 				split(line, f, /[ \t]+/)
 				key = f[1] SUBSEP f[2]
 				at[key] = f[3]
+			}
+			# Expected skips: "<release glob> <program> <test> <reason holds>"
+			while ((getline line < skips) > 0) {
+				if (line ~ /^#/ || line ~ /^[ \t]/ || line ~ /^[ \t]*$/) continue
+				split(line, f, /[ \t]+/)
+				if (rel == "" || rel !~ glob_re(f[1])) continue
+				skip_for[f[2] SUBSEP f[3]] = f[4]
 			}
 		}
 		function name(pre, s) {
@@ -404,8 +430,17 @@ ue_count_tap() { # ue_count_tap <output.log>
 		/^ok([ \t]|$)/ {
 			sub(/^ok[ \t]*/, "")
 			k = prog SUBSEP tname($0)
-			if (tolower($0) ~ /#[ \t]*skip/ && skipok == 1) print "S " name("", $0)
-			else if (tolower($0) ~ /#[ \t]*skip/) print "F " name("SKIP (counted as a failure) ", $0)
+			skipped = match(tolower($0), /#[ \t]*skip/)
+			if (skipped && (k in skip_for) && index(substr($0, RSTART), skip_for[k]))
+				print "S " name("", $0)
+			else if (skipped && (k in skip_for))
+				print "F " name("SKIP (counted as a failure: expected only for a reason holding \"" \
+					skip_for[k] "\") ", $0)
+			else if (skipped)
+				print "F " name("SKIP (counted as a failure: not expected on " \
+					(rel == "" ? "this kernel" : rel) ") ", $0)
+			else if (k in skip_for)
+				print "F " name("", $0) " ran, but is listed as an expected skip on " rel
 			else if (k in at) print "F " name("", $0) " passes, but is listed as a known difference"
 			else print "P " name("", $0)
 		}' "$1"
@@ -509,7 +544,7 @@ ue_guest() { # ue_guest <rel> <name> [run.sh options...] -- <command...>
 	"$UE_REPO/scripts/guest/run.sh" -o "$UE_RES" "${opts[@]}" "$rel" "$@" || st=$?
 	[[ ${V:-0} == 1 || ! -f $UE_RES/output.log ]] || cat "$UE_RES/output.log"
 	if [[ -f $UE_RES/output.log ]]; then
-		ue_count_tap "$UE_RES/output.log" >"$UE_RES/counted"
+		ue_count_tap "$UE_RES/output.log" "$rel" >"$UE_RES/counted"
 		while read -r kind line; do
 			case $kind in
 			P) UE_PASS=$((UE_PASS + 1)) ;;
@@ -553,6 +588,6 @@ ue_each_kernel() { # ue_each_kernel <fn>
 		p0=$UE_PASS f0=$UE_FAIL k0=$UE_KNOWN s0=$UE_SKIP
 		ue_section "$rel: module build"
 		ue_module "$rel" && "$1" "$rel" "$UE_KO"
-		UE_SUMMARY+=("$rel: $((UE_PASS - p0)) passed, $((UE_FAIL - f0)) failed${UE_KNOWN_LIST:+, $((UE_KNOWN - k0)) known difference(s)}$( ((UE_SKIP == s0)) || echo ", $((UE_SKIP - s0)) skipped")")
+		UE_SUMMARY+=("$rel: $((UE_PASS - p0)) passed, $((UE_FAIL - f0)) failed${UE_KNOWN_LIST:+, $((UE_KNOWN - k0)) known difference(s)}${UE_SKIPS_LIST:+, $((UE_SKIP - s0)) expected skip(s)}")
 	done
 }

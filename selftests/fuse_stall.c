@@ -289,6 +289,44 @@ static void *dyn_thread(void *arg)
 	return NULL;
 }
 
+/*
+ * The registrant's own threads hold its mmap_lock for the whole stall: one
+ * reads its FUSE page through /proc/self/mem (a remote access that cannot
+ * drop the lock, so it keeps it while the server holds the read), another
+ * then queues for the lock in mmap(). An update that waited for that lock
+ * under event_mutex would stop all tracing control until the server
+ * answered (red team of issue 23).
+ */
+static volatile uint32_t *page;
+static atomic_int mm_go;
+
+static void *mem_reader_thread(void *arg __attribute__((unused)))
+{
+	uint32_t v;
+	int fd = open("/proc/self/mem", O_RDONLY);
+
+	while (!atomic_load(&mm_go))
+		usleep(1000);
+	if (fd >= 0 && pread(fd, &v, sizeof(v), (off_t)(uintptr_t)page) < 0)
+		perror("pread /proc/self/mem");
+	if (fd >= 0)
+		close(fd);
+	return NULL;
+}
+
+static void *mapper_thread(void *arg __attribute__((unused)))
+{
+	void *m;
+
+	while (!atomic_load(&sh->held_total))
+		usleep(1000);
+	usleep(100000);
+	m = mmap(NULL, 4096, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (m != MAP_FAILED)
+		munmap(m, 4096);
+	return NULL;
+}
+
 static void show(struct timed *t, double deadline)
 {
 	if (!t->end)
@@ -304,7 +342,7 @@ int main(int argc, char **argv)
 	struct timed st = { .what = "status read" }, dy = { .what = "u: command" };
 	struct timed *en;
 	pid_t enabler = -1;
-	pthread_t t2, t3;
+	pthread_t t2, t3, t4, t5;
 	struct user_reg reg;
 	struct user_unreg unreg;
 	unsigned char vec;
@@ -368,6 +406,8 @@ int main(int argc, char **argv)
 			enable_proc(en);
 		pthread_create(&t2, NULL, status_thread, &st);
 		pthread_create(&t3, NULL, dyn_thread, &dy);
+		pthread_create(&t4, NULL, mem_reader_thread, NULL);
+		pthread_create(&t5, NULL, mapper_thread, NULL);
 	}
 
 	fd = open(MNT "/f", O_RDONLY);
@@ -382,6 +422,7 @@ int main(int argc, char **argv)
 	}
 	(void)p[0];
 	p[0] = 0;	/* copy on write: an anonymous page */
+	page = p;
 
 	memset(&reg, 0, sizeof(reg));
 	reg.size = sizeof(reg);
@@ -413,6 +454,13 @@ int main(int argc, char **argv)
 		return 0;
 	}
 
+	/* The read held with the mmap_lock, a writer queued behind it */
+	atomic_store(&mm_go, 1);
+	t0 = now();
+	while (!atomic_load(&sh->held_total) && now() - t0 < 5)
+		usleep(10000);
+	usleep(300000);
+
 	atomic_store(&go, 1);
 	usleep(500000);
 	atomic_store(&go, 2);
@@ -427,6 +475,8 @@ int main(int argc, char **argv)
 	waitpid(enabler, NULL, 0);
 	pthread_join(t2, NULL);
 	pthread_join(t3, NULL);
+	pthread_join(t4, NULL);
+	pthread_join(t5, NULL);
 	printf("after release:\n");
 	show(en, now());
 	show(&st, now());

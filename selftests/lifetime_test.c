@@ -38,7 +38,7 @@
 /* What children write into their copy of a word: bits 0, 1, 6, 7 clear */
 #define CHILD32		0x3c3c3c3cU
 
-#define WAIT_MS		1000
+#define WAIT_MS		UE_BOUND_MS(1000)
 #define MEM_PAGES	2
 
 #define EXEC_HELPER_ARG	"--ue-exec-helper"
@@ -51,14 +51,14 @@ extern char **environ;
  * Helpers
  */
 
-/* The word reads want within a second */
+/* The word reads want within a second (WAIT_MS) */
 #define ASSERT_WORD_SOON(addr, size, want) do {				\
 	uint64_t __want = (want);					\
 	if (ue_word_wait((addr), (size), __want, WAIT_MS) < 0)		\
-		TH_LOG("word %p: %#llx, expected %#llx within 1 s",	\
+		TH_LOG("word %p: %#llx, expected %#llx within %d ms",	\
 		       (void *)(addr),					\
 		       (unsigned long long)ue_word_read((addr), (size)),	\
-		       (unsigned long long)__want);			\
+		       (unsigned long long)__want, WAIT_MS);		\
 	ASSERT_EQ(__want, ue_word_read((addr), (size)));			\
 } while (0)
 
@@ -926,14 +926,90 @@ TEST_F(life, exit_deletes_event)
  * Fork storm
  */
 
+/* Shared by the fork storm's parent, its toggler and its children */
+struct storm {
+	int stop;		/* the toggler ends */
+	int pause;		/* the toggler stops toggling... */
+	int paused;		/* ...and says so */
+	int on1, on2;		/* the settled state of storm1 and storm2 */
+};
+
+static int storm_get(int *p)
+{
+	return __atomic_load_n(p, __ATOMIC_SEQ_CST);
+}
+
+static void storm_set(int *p, int v)
+{
+	__atomic_store_n(p, v, __ATOMIC_SEQ_CST);
+}
+
+/*
+ * A child of the storm (number k): its words once the parent has settled
+ * the events at sh->on1, sh->on2 and set each one off and on again (so
+ * that every enabler was written since). Its copies of the enablers must
+ * be there and live: w1 bit 0 follows storm1, w1 bit 1 storm2, w2 bit 63
+ * storm1; nothing else of the words changes. What it did before (k % 4):
+ * 1 unregistered w1 bit 0 (frozen then), 2 registered cw bit 5 for
+ * storm2, 3 wrote 0 to w1. Returns 0, or which check failed (its exit
+ * status).
+ */
+static int storm_child_check(struct storm *sh, int k, char *w1, char *w2,
+			     char *cw)
+{
+	__u64 want1, want2, wantc, mask1 = ~0ULL;
+	int on1 = storm_get(&sh->on1), on2 = storm_get(&sh->on2);
+
+	want1 = (k % 4 == 3 ? 0 : FILL32 & ~3U) | on1 | on2 << 1;
+	want2 = (FILL64 & ~(1ULL << 63)) | (__u64)on1 << 63;
+	wantc = k % 4 == 2 ? FILL32 | on2 << 5 : FILL32;
+	if (k % 4 == 1) {
+		/* Bit 0 kept what it had at the unregistration */
+		mask1 = ~1ULL;
+		want1 &= mask1;
+	}
+	if (ue_word_wait(w2, 8, want2, WAIT_MS) < 0) {
+		fprintf(stderr, "# storm child %d: w2 %#llx, expected %#llx\n", k,
+			(unsigned long long)ue_word_read(w2, 8),
+			(unsigned long long)want2);
+		return 11;
+	}
+	if (k % 4 == 1) {
+		int waited;
+
+		for (waited = 0; waited <= WAIT_MS; waited += 5) {
+			if ((ue_word_read(w1, 4) & mask1) == want1)
+				break;
+			ue_sleep_ms(5);
+		}
+	} else {
+		ue_word_wait(w1, 4, want1, WAIT_MS);
+	}
+	if ((ue_word_read(w1, 4) & mask1) != want1) {
+		fprintf(stderr, "# storm child %d: w1 %#llx, expected %#llx (mask %#llx)\n",
+			k, (unsigned long long)ue_word_read(w1, 4),
+			(unsigned long long)want1, (unsigned long long)mask1);
+		return 12;
+	}
+	if (ue_word_wait(cw, 4, wantc, WAIT_MS) < 0) {
+		fprintf(stderr, "# storm child %d: cw %#llx, expected %#llx\n", k,
+			(unsigned long long)ue_word_read(cw, 4),
+			(unsigned long long)wantc);
+		return 13;
+	}
+
+	return 0;
+}
+
 TEST_F_TIMEOUT(life, fork_storm, UE_TIMEOUT(240))
 {
 	const char *desc1 = PREFIX "storm1 u32 a", *name1 = PREFIX "storm1";
 	const char *desc2 = PREFIX "storm2 u64 b", *name2 = PREFIX "storm2";
 	char *w1 = self->mem, *w2 = self->mem + 8, *cw = self->mem + 64;
-	volatile int *stop;
+	struct storm *sh;
 	pid_t toggler, pids[20];
-	int i, j, status, forks = 0;
+	int i, j, status, forks = 0, go[2], ready[2];
+	char c;
 
 	ue_word_write(w1, 4, FILL32 & ~3U);
 	ue_word_write(w2, 8, FILL64 & ~(1ULL << 63));
@@ -941,19 +1017,26 @@ TEST_F_TIMEOUT(life, fork_storm, UE_TIMEOUT(240))
 	ASSERT_EQ(0, reg(self, desc2, w1, 4, 1));
 	ASSERT_EQ(0, reg(self, desc1, w2, 8, 63));
 
-	stop = mmap(NULL, sizeof(*stop), PROT_READ | PROT_WRITE,
-		    MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-	ASSERT_NE(MAP_FAILED, stop);
-	*stop = 0;
+	sh = mmap(NULL, sizeof(*sh), PROT_READ | PROT_WRITE,
+		  MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, sh);
+	memset(sh, 0, sizeof(*sh));
 
-	/* Toggle both events until told to stop */
+	/* Toggle both events until told to stop, pausing when told to */
 	toggler = fork();
 	ASSERT_LE(0, toggler);
 	if (toggler == 0) {
 		bool on = true;
 
 		prctl(PR_SET_PDEATHSIG, SIGKILL);
-		while (!*stop) {
+		while (!storm_get(&sh->stop)) {
+			if (storm_get(&sh->pause)) {
+				storm_set(&sh->paused, 1);
+				while (storm_get(&sh->pause) && !storm_get(&sh->stop))
+					usleep(1000);
+				storm_set(&sh->paused, 0);
+				continue;
+			}
 			if (ue_enable(name1, on) || ue_enable(name2, !on))
 				_exit(1);
 			on = !on;
@@ -961,43 +1044,86 @@ TEST_F_TIMEOUT(life, fork_storm, UE_TIMEOUT(240))
 		_exit(ue_enable(name1, false) || ue_enable(name2, false));
 	}
 
-	/* 200 children in batches of 20, doing different things */
+	/*
+	 * 200 children in batches of 20, forked while the events toggle,
+	 * doing different things; then the toggler pauses, the events are
+	 * settled (each state of the two in turn) and every child checks
+	 * its own words.
+	 */
 	for (i = 0; i < 10; i++) {
+		ASSERT_EQ(0, pipe(go));
+		ASSERT_EQ(0, pipe(ready));
 		for (j = 0; j < 20; j++) {
-			int k = i * 20 + j;
+			int k = i * 20 + j, ret = 0;
 
 			pids[j] = fork();
 			ASSERT_LE(0, pids[j]);
 			if (pids[j] == 0) {
+				close(go[1]);
+				close(ready[0]);
 				switch (k % 4) {
 				case 0:
 					break;
 				case 1:
-					ue_wunreg(self->fd, w1, 0);
+					ret = ue_wunreg(self->fd, w1, 0);
 					break;
 				case 2:
-					ue_wreg(self->fd, desc2, cw, 4, 5, 0, NULL);
+					ret = ue_wreg(self->fd, desc2, cw, 4, 5, 0, NULL);
 					break;
 				case 3:
 					ue_word_write(w1, 4, 0);
 					usleep(1000);
 					break;
 				}
-				_exit(0);
+				if (ret) {
+					fprintf(stderr, "# storm child %d: %s: %s\n", k,
+						k % 4 == 1 ? "unregister" : "register",
+						strerror(-ret));
+					_exit(10);
+				}
+				/* Done; then wait until the events are settled */
+				c = 'r';
+				if (!write_full(ready[1], &c, 1) ||
+				    read(go[0], &c, 1) != 0)
+					_exit(9);
+				_exit(storm_child_check(sh, k, w1, w2, cw));
 			}
 			forks++;
 		}
+		close(go[0]);
+		close(ready[1]);
+		for (j = 0; j < 20; j++)
+			ASSERT_TRUE(read_full(ready[0], &c, 1));
+		close(ready[0]);
+
+		storm_set(&sh->pause, 1);
+		while (!storm_get(&sh->paused))
+			usleep(1000);
+		storm_set(&sh->on1, i & 1);
+		storm_set(&sh->on2, (i >> 1) & 1);
+		/* Off and on again: every enabler is written after the forks */
+		ASSERT_EQ(0, ue_enable(name1, !(i & 1)));
+		ASSERT_EQ(0, ue_enable(name2, !((i >> 1) & 1)));
+		ASSERT_EQ(0, ue_enable(name1, i & 1));
+		ASSERT_EQ(0, ue_enable(name2, (i >> 1) & 1));
+		close(go[1]);
+
 		for (j = 0; j < 20; j++) {
 			ASSERT_EQ(pids[j], waitpid(pids[j], &status, 0));
-			ASSERT_EQ(0, status);
+			ASSERT_EQ(0, status) {
+				TH_LOG("storm child %d (batch %d, state %d %d): exit status %d",
+				       i * 20 + j, i, i & 1, (i >> 1) & 1,
+				       WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+			}
 		}
+		storm_set(&sh->pause, 0);
 	}
 	ASSERT_EQ(200, forks);
 
-	*stop = 1;
+	storm_set(&sh->stop, 1);
 	ASSERT_EQ(toggler, waitpid(toggler, &status, 0));
 	ASSERT_EQ(0, status);
-	munmap((void *)stop, sizeof(*stop));
+	munmap(sh, sizeof(*sh));
 
 	/* Whatever happened, the parent's words end in the right state */
 	ASSERT_EQ(0, ue_enable(name1, false));

@@ -113,25 +113,6 @@ static bool wait_gone(const char *name, int ms)
 	return false;
 }
 
-/* Count events/user_events_multi/@name.<hex id> */
-static int multi_count(const char *name)
-{
-	size_t len = strlen(name);
-	struct dirent *de;
-	DIR *d;
-	int n = 0;
-
-	d = opendir(UE_MULTI_DIR);
-	if (!d)
-		return 0;
-	while ((de = readdir(d)))
-		if (!strncmp(de->d_name, name, len) && de->d_name[len] == '.')
-			n++;
-	closedir(d);
-
-	return n;
-}
-
 /* ---------------------------------------------------------------------
  * Fixture: the module loaded with default parameters, no ue_rc_* events
  */
@@ -160,30 +141,16 @@ FIXTURE_TEARDOWN(races)
 		EXPECT_EQ(0, ue_delete_prefix(PREFIX));
 }
 
-/* Reload the module with @params (its events deleted first) */
-static int reload(const char *params)
-{
-	int ret;
-
-	if (ue_mod_loaded()) {
-		/* Every event pins the module: delete them all first */
-		ue_delete_prefix("");
-		ret = ue_mod_unload_retry();
-		if (ret)
-			return ret;
-	}
-
-	return ue_mod_insmod(params);
-}
-
 /* ---------------------------------------------------------------------
  * put_racing_delete
  *
  * Thread A: { open the data file, register with the 28-byte ABI,
  * DIAG_IOCSUNREG, close } in a loop; thread B: DIAG_IOCSDEL of the same
  * name in a loop. Register and unregister must succeed, DIAG_IOCSDEL gives
- * 0, EBUSY (A holds it) or ENOENT (not there). The first unexpected result
- * is kept in bad[].
+ * 0, EBUSY (A holds it) or ENOENT (not there), nothing else. The first
+ * unexpected result is kept in bad_op/bad_err. The deletes must have met
+ * the event (0 or EBUSY) at least once: deletes that only ever found
+ * nothing did not race A's last put at all.
  */
 
 struct put_del {
@@ -193,6 +160,7 @@ struct put_del {
 	int bad_op;		/* 0: none, 1 open, 2 reg, 3 unreg, 4 close, 5 del */
 	int bad_err;
 	long loops[2];
+	long del_res[3];	/* deletes that gave 0, EBUSY, ENOENT */
 };
 
 static void put_del_bad(struct put_del *pd, int op, int err)
@@ -241,7 +209,13 @@ static void *put_del_b(void *arg)
 	}
 	while (now_ms() < pd->end_ms && !pd->bad_op) {
 		ret = ue_del_fd(fd, pd->name);
-		if (ret && ret != -EBUSY && ret != -ENOENT)
+		if (!ret)
+			pd->del_res[0]++;
+		else if (ret == -EBUSY)
+			pd->del_res[1]++;
+		else if (ret == -ENOENT)
+			pd->del_res[2]++;
+		else
 			put_del_bad(pd, 5, ret);
 		pd->loops[1]++;
 	}
@@ -250,7 +224,10 @@ static void *put_del_b(void *arg)
 	return NULL;
 }
 
-/* Runs the race; returns 0, or op * 1000 + errno of the first bad result */
+/*
+ * Runs the race; returns 0, or op * 1000 + errno of the first bad result,
+ * 8000 for too few loops, 8001 when no delete met the event
+ */
 static int put_del_run(const char *name, const char *desc, int ms)
 {
 	struct put_del pd = { .desc = desc, .name = name };
@@ -266,24 +243,36 @@ static int put_del_run(const char *name, const char *desc, int ms)
 	}
 	pthread_join(a, NULL);
 	pthread_join(b, NULL);
-	printf("# %s: %ld register/unregister/close, %ld deletes\n", name,
+	printf("# %s: %ld register/unregister/close, %ld deletes: ", name,
 	       pd.loops[0], pd.loops[1]);
+	printf("%ld deleted, %ld EBUSY, %ld ENOENT\n", pd.del_res[0],
+	       pd.del_res[1], pd.del_res[2]);
+	if (pd.bad_op)
+		return pd.bad_op * 1000 + (pd.bad_err < 0 ? -pd.bad_err :
+					   pd.bad_err);
 	if (pd.loops[0] < 10 || pd.loops[1] < 10)
 		return 8000;
+	if (!pd.del_res[0] && !pd.del_res[1])
+		return 8001;
 
-	return pd.bad_op ? pd.bad_op * 1000 + (pd.bad_err < 0 ? -pd.bad_err :
-					       pd.bad_err) : 0;
+	return 0;
 }
 
 TEST_F_TIMEOUT(races, put_racing_delete, UE_TIMEOUT(60))
 {
-	ASSERT_EQ(0, put_del_run(PREFIX "racer_a", PREFIX "racer_a u32 a",
-				 RACE_MS));
+	int res = put_del_run(PREFIX "racer_a", PREFIX "racer_a u32 a",
+			      RACE_MS);
+
+	ASSERT_EQ(0, res) {
+		TH_LOG("op %d, errno %d (1 open, 2 reg, 3 unreg, 4 close, 5 del,",
+		       res / 1000, res % 1000);
+		TH_LOG("8000 too few loops, 8001 no delete met the event)");
+	}
 
 	/* Nothing holds it: it goes (deferred), or a last delete removes it */
-	if (!wait_gone(PREFIX "racer_a", 1000))
+	if (!wait_gone(PREFIX "racer_a", UE_BOUND_MS(1000)))
 		ASSERT_EQ(0, ue_del(PREFIX "racer_a"));
-	ASSERT_TRUE(wait_gone(PREFIX "racer_a", 1000));
+	ASSERT_TRUE(wait_gone(PREFIX "racer_a", UE_BOUND_MS(1000)));
 }
 
 /* The same as an unprivileged user the data file is granted to */
@@ -292,7 +281,7 @@ TEST_F_TIMEOUT(races, put_racing_delete_unprivileged, UE_TIMEOUT(90))
 	int status, pipefd[2], res = -1;
 	pid_t pid;
 
-	ASSERT_EQ(0, reload("data_gid=1000 data_mode=0660"));
+	ASSERT_EQ(0, ue_mod_reload("data_gid=1000 data_mode=0660"));
 	ASSERT_EQ(0, stat(UE_TRACEFS, &self->tracefs_st));
 	ASSERT_EQ(0, chmod(UE_TRACEFS, (self->tracefs_st.st_mode & 07777) | 0011));
 	self->chmodded = true;
@@ -325,15 +314,15 @@ TEST_F_TIMEOUT(races, put_racing_delete_unprivileged, UE_TIMEOUT(90))
 	ASSERT_EQ(0, res) {
 		TH_LOG("op %d, errno %d (1 open, 2 reg, 3 unreg, 4 close, 5 del,",
 		       res / 1000, res % 1000);
-		TH_LOG("6 access, 7 setuid, 8 too few loops)");
+		TH_LOG("6 access, 7 setuid, 8000 too few loops, 8001 no delete met the event)");
 	}
 
-	if (!wait_gone(PREFIX "racer_u", 1000))
+	if (!wait_gone(PREFIX "racer_u", UE_BOUND_MS(1000)))
 		ASSERT_EQ(0, ue_del(PREFIX "racer_u"));
-	ASSERT_TRUE(wait_gone(PREFIX "racer_u", 1000));
+	ASSERT_TRUE(wait_gone(PREFIX "racer_u", UE_BOUND_MS(1000)));
 
 	/* Back to the defaults */
-	ASSERT_EQ(0, reload(""));
+	ASSERT_EQ(0, ue_mod_reload(""));
 }
 
 /* ---------------------------------------------------------------------
@@ -575,20 +564,29 @@ static void *create_fn(void *arg)
  * while this thread retries rmmod and loads the module again whenever it
  * went. Once A's create succeeded, its event pins the module: the steps
  * that follow must succeed. A create fails cleanly while no module is
- * there.
+ * there. The module must have been unloaded at least once meanwhile
+ * (else nothing raced an unload).
  */
 TEST_F_TIMEOUT(races, create_racing_rmmod, UE_TIMEOUT(90))
 {
 	struct creator c = { 0 };
-	long tries = 0, unloads = 0;
+	long tries = 0, unloads = 0, hard_end;
 	int ret, bad = 0, i;
 	pthread_t th;
 
 	c.end_ms = now_ms() + 2 * RACE_MS;
+	/* No unload yet at the end: on, a second at a time, up to 10 s more */
+	hard_end = c.end_ms + 10000;
 	ASSERT_EQ(0, pthread_create(&th, NULL, create_fn, &c));
-	while (now_ms() < c.end_ms && !c.bad_step) {
+	while (!c.bad_step) {
 		long made = __atomic_load_n(&c.created, __ATOMIC_SEQ_CST);
-		long wait_end = now_ms() + 500;
+		long now = now_ms(), wait_end = now + 500;
+
+		if (now >= c.end_ms) {
+			if (unloads || now >= hard_end)
+				break;
+			__atomic_store_n(&c.end_ms, now + 1000, __ATOMIC_SEQ_CST);
+		}
 
 		/* Once A has made its event on this module, unload it */
 		while (__atomic_load_n(&c.created, __ATOMIC_SEQ_CST) == made &&
@@ -622,6 +620,10 @@ TEST_F_TIMEOUT(races, create_racing_rmmod, UE_TIMEOUT(90))
 		       c.bad_step, c.bad_err);
 	}
 	ASSERT_LT(0, c.created);
+	ASSERT_LT(0, unloads) {
+		TH_LOG("no rmmod succeeded in %ld tries while " PREFIX "y came and went",
+		       tries);
+	}
 	if (!ue_mod_loaded())
 		ASSERT_EQ(0, ue_mod_insmod(""));
 	ASSERT_FALSE(ue_event_exists(PREFIX "y"));
@@ -878,12 +880,12 @@ TEST_F(races, del_every_event_of_name)
 			  USER_EVENT_REG_PERSIST | USER_EVENT_REG_MULTI_FORMAT));
 	ASSERT_EQ(0, wreg(fd, PREFIX "mf u32 a", &word, 2,
 			  USER_EVENT_REG_PERSIST));
-	ASSERT_EQ(2, multi_count(PREFIX "mf"));
+	ASSERT_EQ(2, ue_multi_count(PREFIX "mf"));
 	ASSERT_TRUE(ue_event_exists(PREFIX "mf"));
 
 	/* In use (registered on fd): EBUSY, and the busy one stays */
 	ASSERT_EQ(-EBUSY, ue_del(PREFIX "mf"));
-	ASSERT_LT(0, multi_count(PREFIX "mf") + ue_event_exists(PREFIX "mf"));
+	ASSERT_LT(0, ue_multi_count(PREFIX "mf") + ue_event_exists(PREFIX "mf"));
 
 	/* Unused and persistent: one DIAG_IOCSDEL deletes all of them */
 	ASSERT_EQ(0, ue_wunreg(fd, &word, 0));
@@ -891,7 +893,7 @@ TEST_F(races, del_every_event_of_name)
 	ASSERT_EQ(0, ue_wunreg(fd, &word, 2));
 	close(fd);
 	ASSERT_EQ(0, ue_del(PREFIX "mf"));
-	ASSERT_EQ(0, multi_count(PREFIX "mf"));
+	ASSERT_EQ(0, ue_multi_count(PREFIX "mf"));
 	ASSERT_FALSE(ue_event_exists(PREFIX "mf"));
 	ASSERT_EQ(-ENOENT, ue_del(PREFIX "mf"));
 
@@ -905,9 +907,9 @@ TEST_F(races, del_every_event_of_name)
 	ASSERT_EQ(0, ue_wunreg(fd, &word, 0));
 	ASSERT_EQ(0, ue_wunreg(fd, &word, 1));
 	close(fd);
-	ASSERT_EQ(2, multi_count(PREFIX "mo"));
+	ASSERT_EQ(2, ue_multi_count(PREFIX "mo"));
 	ASSERT_EQ(0, ue_del(PREFIX "mo"));
-	ASSERT_EQ(0, multi_count(PREFIX "mo"));
+	ASSERT_EQ(0, ue_multi_count(PREFIX "mo"));
 	ASSERT_EQ(-ENOENT, ue_del(PREFIX "mo"));
 }
 

@@ -27,6 +27,7 @@
 #include <sys/syscall.h>
 #include <sys/types.h>
 #include <unistd.h>
+#include <linux/capability.h>
 #include <linux/perf_event.h>
 
 #include "ue_helpers.h"
@@ -54,6 +55,13 @@
 #define UE_TIMEOUT_FACTOR 1
 #endif
 #define UE_TIMEOUT(s)	((s) * UE_TIMEOUT_FACTOR)
+/*
+ * Latency bounds and waits for asynchronous work scale the same way: a
+ * call that must finish within 1 s on a plain kernel gets
+ * UE_BOUND_S(1.0) seconds, a wait of 1000 ms UE_BOUND_MS(1000).
+ */
+#define UE_BOUND_S(s)	((s) * UE_TIMEOUT_FACTOR)
+#define UE_BOUND_MS(ms)	((ms) * UE_TIMEOUT_FACTOR)
 #undef TEST_TIMEOUT_DEFAULT
 #define TEST_TIMEOUT_DEFAULT UE_TIMEOUT(30)
 
@@ -274,6 +282,24 @@ static inline int ue_mod_unload_retry(void)
 }
 
 /* Does events/user_events/NAME exist? */
+/* Drops CAP_SYS_ADMIN and CAP_PERFMON from the effective set; 0 or -errno */
+static inline int ue_drop_perfmon_caps(void)
+{
+	struct __user_cap_header_struct hdr = {
+		.version = _LINUX_CAPABILITY_VERSION_3,
+	};
+	struct __user_cap_data_struct data[_LINUX_CAPABILITY_U32S_3];
+
+	if (syscall(SYS_capget, &hdr, data))
+		return -errno;
+	data[CAP_TO_INDEX(CAP_SYS_ADMIN)].effective &= ~CAP_TO_MASK(CAP_SYS_ADMIN);
+	data[CAP_TO_INDEX(CAP_PERFMON)].effective &= ~CAP_TO_MASK(CAP_PERFMON);
+	if (syscall(SYS_capset, &hdr, data))
+		return -errno;
+
+	return 0;
+}
+
 static inline int ue_delete_prefix(const char *prefix);
 
 /* Reloads the module with @params, its events deleted first; 0 or -errno */
@@ -290,6 +316,25 @@ static inline int ue_mod_reload(const char *params)
 	}
 
 	return ue_mod_insmod(params);
+}
+
+/* How many events/user_events_multi/@name.<hex id> exist */
+static inline int ue_multi_count(const char *name)
+{
+	size_t len = strlen(name);
+	struct dirent *de;
+	DIR *d;
+	int n = 0;
+
+	d = opendir(UE_MULTI_DIR);
+	if (!d)
+		return 0;
+	while ((de = readdir(d)))
+		if (!strncmp(de->d_name, name, len) && de->d_name[len] == '.')
+			n++;
+	closedir(d);
+
+	return n;
 }
 
 static inline bool ue_event_exists(const char *name)
@@ -404,7 +449,7 @@ struct ue_status_ent {
 	int index;		/* -1 when the line has no "<index>:" */
 	char name[UE_NAME_MAX + 1];
 	char used[64];		/* what follows " # Used by", or "" */
-	long owner;		/* " # Owner: <uid>", 0 (root) when absent */
+	long owner;		/* " # Owner: <uid>"; -1 when absent (shared) */
 };
 
 #define UE_STATUS_BUF (1 << 20)
@@ -431,7 +476,7 @@ static inline int ue_status_list(struct ue_status_ent *ents, int max)
 	}
 
 	for (line = buf; *line && *line != '\n'; line = next) {
-		struct ue_status_ent ent = { .index = -1 };
+		struct ue_status_ent ent = { .index = -1, .owner = -1 };
 		char *p = line, *used, *owner;
 		size_t name_len;
 

@@ -445,7 +445,9 @@ TEST_F(unload, max_events_per_uid_param)
 		TH_LOG("rmmod: %s", self->out);
 	}
 	ASSERT_EQ(0, do_insmod_params(self->out, sizeof(self->out),
-				      "data_gid=4242 data_mode=0660 max_events_per_uid=3")) {
+				      /* users share events: upstream's rule */
+				      "data_gid=4242 data_mode=0660 max_events_per_uid=3"
+				      " isolation=shared")) {
 		TH_LOG("insmod: %s", self->out);
 	}
 
@@ -570,7 +572,9 @@ TEST_F(unload, max_enablers_per_uid_param)
 		TH_LOG("rmmod: %s", self->out);
 	}
 	ASSERT_EQ(0, do_insmod_params(self->out, sizeof(self->out),
-				      "data_gid=4242 data_mode=0660 max_enablers_per_uid=3")) {
+				      /* users share events: upstream's rule */
+				      "data_gid=4242 data_mode=0660 max_enablers_per_uid=3"
+				      " isolation=shared")) {
 		TH_LOG("insmod: %s", self->out);
 	}
 

@@ -21,7 +21,12 @@
  *
  * Every open must give a file descriptor or ENOENT (removed), or for the
  * unprivileged opener EACCES while a new file's group is being set; a
- * WARN or oops makes the guest runner fail.
+ * WARN or oops makes the guest runner fail. The window must have been
+ * reached: the BPF program itself counts the opens during which an
+ * unload began while they were held in try_module_get() (the unloader's
+ * generation counter, read from the opener's memory before and after the
+ * delay, moved past an unload's start). At least one such open, and some
+ * unloads.
  * Needs UE_MODULE, as the guest runner of `make check` sets it. Leaves the
  * module loaded with default parameters.
  */
@@ -48,21 +53,77 @@
 #define ADD64_IMM(d, i)		INSN(BPF_ALU64 | BPF_ADD | BPF_K, d, 0, 0, i)
 #define CALL(f)			INSN(BPF_JMP | BPF_CALL, 0, 0, 0, f)
 #define JNE_IMM(d, i, o)	INSN(BPF_JMP | BPF_JNE | BPF_K, d, 0, o, i)
+#define JEQ_IMM(d, i, o)	INSN(BPF_JMP | BPF_JEQ | BPF_K, d, 0, o, i)
+#define JLE_REG(d, s, o)	INSN(BPF_JMP | BPF_JLE | BPF_X, d, s, o, 0)
+#define RSH64_IMM(d, i)		INSN(BPF_ALU64 | BPF_RSH | BPF_K, d, 0, 0, i)
+#define LDX_DW(d, s, o)		INSN(BPF_LDX | BPF_MEM | BPF_DW, d, s, o, 0)
+#define ST_W_IMM(d, o, i)	INSN(BPF_ST | BPF_MEM | BPF_W, d, 0, o, i)
+/* lock *(u64 *)(d + o) += s (BPF_XADD before Linux 5.12) */
+#define ADD_ATOMIC_DW(d, s, o)	INSN(BPF_STX | BPF_ATOMIC | BPF_DW, d, s, o, BPF_ADD)
+/* d = 64-bit v (src 0), or the map of fd v (src 1): two instructions */
+#define LD_IMM64_LO(d, src, v)	INSN(BPF_LD | BPF_DW | BPF_IMM, d, src, 0, (__u32)(v))
+#define LD_IMM64_HI(v)		INSN(0, 0, 0, 0, (__u64)(v) >> 32)
 #define EXIT()			INSN(BPF_JMP | BPF_EXIT, 0, 0, 0, 0)
 
 static char verifier_log[1 << 16];
 
+/* A one-slot BPF array of a u64 (the count of held opens): fd or -errno */
+static int count_map_create(void)
+{
+	union bpf_attr attr;
+	int fd;
+
+	memset(&attr, 0, sizeof(attr));
+	attr.map_type = BPF_MAP_TYPE_ARRAY;
+	attr.key_size = sizeof(__u32);
+	attr.value_size = sizeof(__u64);
+	attr.max_entries = 1;
+	fd = syscall(__NR_bpf, BPF_MAP_CREATE, &attr, sizeof(attr));
+
+	return fd < 0 ? -errno : fd;
+}
+
+/* Its count, or -1 */
+static long long count_map_read(int map)
+{
+	union bpf_attr attr;
+	__u32 key = 0;
+	__u64 val = 0;
+
+	memset(&attr, 0, sizeof(attr));
+	attr.map_fd = map;
+	attr.key = (__u64)(uintptr_t)&key;
+	attr.value = (__u64)(uintptr_t)&val;
+	if (syscall(__NR_bpf, BPF_MAP_LOOKUP_ELEM, &attr, sizeof(attr)))
+		return -1;
+
+	return val;
+}
+
 /*
  * A kprobe program that walks the kernel stack DELAY_LOOPS times when the
- * thread @tid hits it, and does nothing for everyone else. fd or -errno.
+ * thread @tid hits it, and does nothing for everyone else. It reads the
+ * unloader's generation counter at @gen (the opener's own memory) before
+ * and after the delay, and counts in @map's slot the hits during which an
+ * unload began: (gen + 1) / 2 unloads had begun at generation gen (odd
+ * while one is under way). fd or -errno.
  */
-static int delay_prog_load(pid_t tid)
+static int delay_prog_load(pid_t tid, const long *gen, int map)
 {
 	const struct bpf_insn insns[] = {
 		MOV64_REG(7, 1),			/* ctx */
 		CALL(BPF_FUNC_get_current_pid_tgid),
 		MOV32_REG(0, 0),			/* the thread id */
-		JNE_IMM(0, tid, 9),
+		JNE_IMM(0, tid, 37),			/* to the end */
+		/* r8 = *gen */
+		MOV64_REG(1, 10),
+		ADD64_IMM(1, -8),
+		MOV64_IMM(2, 8),
+		LD_IMM64_LO(3, 0, (uintptr_t)gen),
+		LD_IMM64_HI((uintptr_t)gen),
+		CALL(BPF_FUNC_probe_read_user),
+		LDX_DW(8, 10, -8),
+		/* The delay */
 		MOV64_IMM(6, DELAY_LOOPS),
 		MOV64_REG(1, 7),
 		MOV64_REG(2, 10),
@@ -72,6 +133,29 @@ static int delay_prog_load(pid_t tid)
 		CALL(BPF_FUNC_get_stack),
 		ADD64_IMM(6, -1),
 		JNE_IMM(6, 0, -8),
+		/* r9 = *gen */
+		MOV64_REG(1, 10),
+		ADD64_IMM(1, -8),
+		MOV64_IMM(2, 8),
+		LD_IMM64_LO(3, 0, (uintptr_t)gen),
+		LD_IMM64_HI((uintptr_t)gen),
+		CALL(BPF_FUNC_probe_read_user),
+		LDX_DW(9, 10, -8),
+		/* An unload began meanwhile: count it */
+		ADD64_IMM(8, 1),
+		RSH64_IMM(8, 1),
+		ADD64_IMM(9, 1),
+		RSH64_IMM(9, 1),
+		JLE_REG(9, 8, 9),			/* to the end */
+		ST_W_IMM(10, -4, 0),
+		MOV64_REG(2, 10),
+		ADD64_IMM(2, -4),
+		LD_IMM64_LO(1, BPF_PSEUDO_MAP_FD, map),
+		LD_IMM64_HI(0),
+		CALL(BPF_FUNC_map_lookup_elem),
+		JEQ_IMM(0, 0, 2),			/* to the end */
+		MOV64_IMM(1, 1),
+		ADD_ATOMIC_DW(0, 1, 0),
 		MOV64_IMM(0, 0),
 		EXIT(),
 	};
@@ -139,24 +223,15 @@ static long now_ms(void)
 	return ts.tv_sec * 1000L + ts.tv_nsec / 1000000;
 }
 
-static int reload(const char *params)
-{
-	int ret;
-
-	if (ue_mod_loaded()) {
-		ue_delete_prefix("");
-		ret = ue_mod_unload_retry();
-		if (ret)
-			return ret;
-	}
-
-	return ue_mod_insmod(params);
-}
-
 struct opener {
 	pid_t tid;
 	uid_t uid;
 	int go;			/* 1: start, 2: stop */
+	/*
+	 * Odd while an unload is under way: incremented before
+	 * prepare_unload and once the module or its files are back
+	 */
+	long gen;
 	long opened, absent, slow;
 	int bad_err;
 };
@@ -212,10 +287,11 @@ static void open_in_window(struct __test_metadata *_metadata, uid_t uid,
 {
 	struct opener o = { .uid = uid };
 	long end, tries = 0, unloads = 0;
-	int prog, kp, ret, bad = 0;
+	int prog, kp, ret, bad = 0, map;
+	long long held;
 	pthread_t th;
 
-	ASSERT_EQ(0, reload(params));
+	ASSERT_EQ(0, ue_mod_reload(params));
 	if (uid)
 		ASSERT_EQ(0, chmod(UE_TRACEFS, 0755));
 
@@ -226,7 +302,9 @@ static void open_in_window(struct __test_metadata *_metadata, uid_t uid,
 		TH_LOG("setresuid: %s", strerror(o.bad_err));
 	}
 
-	prog = delay_prog_load(o.tid);
+	map = count_map_create();
+	ASSERT_LE(0, map);
+	prog = delay_prog_load(o.tid, &o.gen, map);
 	ASSERT_LE(0, prog);
 	kp = kprobe_attach("try_module_get", prog);
 	ASSERT_LE(0, kp) {
@@ -237,6 +315,7 @@ static void open_in_window(struct __test_metadata *_metadata, uid_t uid,
 	end = now_ms() + RACE_MS;
 	while ((now_ms() < end || tries < MIN_TRIES) && !bad) {
 		usleep(500);
+		__atomic_add_fetch(&o.gen, 1, __ATOMIC_SEQ_CST);
 		ret = ue_mod_prepare_unload(true);
 		if (ret) {
 			bad = ret;
@@ -251,21 +330,31 @@ static void open_in_window(struct __test_metadata *_metadata, uid_t uid,
 		} else {
 			bad = -errno;
 		}
+		__atomic_add_fetch(&o.gen, 1, __ATOMIC_SEQ_CST);
 	}
 	__atomic_store_n(&o.go, 2, __ATOMIC_SEQ_CST);
 	pthread_join(th, NULL);
 	close(kp);
 	close(prog);
+	held = count_map_read(map);
+	close(map);
 
 	printf("# %ld unload tries, %ld unloads; opens %ld, absent %ld, ",
 	       tries, unloads, o.opened, o.absent);
-	printf("held in try_module_get %ld\n", o.slow);
+	printf("held in try_module_get %ld, %lld of them while an unload began\n",
+	       o.slow, held);
 	ASSERT_EQ(0, bad);
 	ASSERT_EQ(0, o.bad_err) {
 		TH_LOG("open: %s", strerror(o.bad_err));
 	}
-	/* The window was reached: opens were held, and some unloads ran */
+	/*
+	 * The window was reached: opens were held, an unload began while
+	 * one was held in try_module_get(), and some unloads ran
+	 */
 	ASSERT_LT(0, o.slow);
+	ASSERT_LT(0, held) {
+		TH_LOG("no unload began while an open was held in try_module_get()");
+	}
 	ASSERT_LT(0, unloads);
 }
 
@@ -286,7 +375,7 @@ FIXTURE_SETUP(window)
 FIXTURE_TEARDOWN(window)
 {
 	chmod(UE_TRACEFS, self->tracefs_mode);
-	EXPECT_EQ(0, reload(""));
+	EXPECT_EQ(0, ue_mod_reload(""));
 }
 
 TEST_F_TIMEOUT(window, open_in_window_racing_unload, 120)

@@ -10,6 +10,14 @@
  * soft disable, pid filtering and a writer rewriting its buffer while it
  * is copied behave.
  *
+ * That these writes take the one-copy path is checked, not assumed
+ * (one_copy_path_taken, racing_rewrite_never_records_bad_loc), with a
+ * per-task kprobe counter on the module's user_event_deliver_staged(),
+ * which every write of the staged path calls once its copy is made, and
+ * the one-copy path never. (user_event_record_direct() is inlined, so it
+ * cannot be probed; and kprobe events refuse the tracing core's own
+ * functions, such as trace_event_buffer_reserve(), built without ftrace.)
+ *
  * Every event created here is named "ue_d_*" and is deleted again by
  * the fixture teardown.
  */
@@ -61,6 +69,36 @@ FIXTURE_TEARDOWN(direct)
 		      PREFIX "churn/enable", "0\n", false);
 	rmdir(UE_TRACEFS "/instances/ue_d_churn");
 	EXPECT_EQ(0, ue_delete_prefix(PREFIX));
+}
+
+#define STAGED_FN "user_event_deliver_staged"
+
+/* A counting kprobe on @func, for the calling thread only: fd, or -errno */
+static int kprobe_counter_open(const char *func)
+{
+	struct perf_event_attr attr;
+	char buf[32];
+	int fd;
+
+	if (ue_read_file("/sys/bus/event_source/devices/kprobe/type", buf,
+			 sizeof(buf)) < 0)
+		return -ENOENT;
+
+	memset(&attr, 0, sizeof(attr));
+	attr.size = sizeof(attr);
+	attr.type = strtoul(buf, NULL, 10);
+	attr.config1 = (__u64)(uintptr_t)func;
+	fd = syscall(SYS_perf_event_open, &attr, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
+
+	return fd < 0 ? -errno : fd;
+}
+
+/* Its count so far, or -1 */
+static long long kprobe_count(int fd)
+{
+	__u64 n;
+
+	return read(fd, &n, sizeof(n)) == sizeof(n) ? (long long)n : -1;
 }
 
 static int ev_write(const char *name, const char *file, const char *str)
@@ -178,6 +216,54 @@ TEST_F(direct, bad_loc_nothing_recorded)
 	ASSERT_EQ(len, write(self->fd, buf, len));
 	ASSERT_EQ(1, ue_trace_lines(name, self->lines, MAX_LINES));
 	ASSERT_STREQ("a=3 s=hello", self->lines[0]);
+}
+
+/*
+ * The one-copy path runs: with one ftrace event file as the only consumer,
+ * neither bad_writes()' five refused writes nor a good one go through the
+ * staged path, with and without a filter. The control: with a perf event
+ * on it too (two consumers), each of them does. A regression of the
+ * one-copy path to the staged path fails the first count.
+ */
+TEST_F(direct, one_copy_path_taken)
+{
+	const char *name = PREFIX "one";
+	unsigned char buf[64];
+	long long n0;
+	int w, len, cnt, perf, pass;
+
+	w = ue_reg_enabled(self->fd, PREFIX "one " LOC_DESC, name);
+	ASSERT_LE(0, w);
+	cnt = kprobe_counter_open(STAGED_FN);
+	ASSERT_LE(0, cnt) {
+		TH_LOG("kprobe on " STAGED_FN ": %s", strerror(-cnt));
+	}
+	len = loc_rec(buf, w, 1, good_loc(6), "hello", 6);
+
+	n0 = kprobe_count(cnt);
+	ASSERT_LE(0, n0);
+	for (pass = 0; pass < 2; pass++) {
+		if (pass)
+			ASSERT_EQ(0, ev_write(name, "filter", "a == 1\n"));
+		bad_writes(_metadata, self->fd, w);
+		ASSERT_EQ(len, write(self->fd, buf, len));
+		ASSERT_EQ(n0, kprobe_count(cnt)) {
+			TH_LOG("%lld of 6 writes staged (filter %s): not the one-copy path",
+			       kprobe_count(cnt) - n0, pass ? "a == 1" : "none");
+		}
+	}
+	ASSERT_EQ(0, ev_write(name, "filter", "0\n"));
+	ASSERT_EQ(2, ue_trace_lines(name, self->lines, MAX_LINES));
+
+	/* Control: a second consumer, the staged path; the probe counts */
+	perf = ue_perf_open(name);
+	ASSERT_LE(0, perf);
+	bad_writes(_metadata, self->fd, w);
+	ASSERT_EQ(len, write(self->fd, buf, len));
+	ASSERT_EQ(n0 + 6, kprobe_count(cnt));
+	ASSERT_EQ(3, ue_trace_lines(name, self->lines, MAX_LINES));
+	close(perf);
+	close(cnt);
 }
 
 /*
@@ -328,8 +414,14 @@ TEST_F(direct, pid_filter)
  * Another thread rewrites the location word and the string between a
  * valid and an invalid form while the payload is written: the checks run
  * on the copy in the record, so each write either fails with EFAULT or
- * records a valid one; no invalid location reaches the ring buffer.
+ * records a valid one; no invalid location reaches the ring buffer. The
+ * window must have been reached: some writes must have been refused (up
+ * to RACE_ROUNDS rounds of at most 3 s until one is), and none of them may
+ * have taken the staged path (which checks a copy of its own, not the
+ * record).
  */
+#define RACE_ROUNDS	5
+
 struct flipper {
 	unsigned char *buf;
 	__u32 good, bad;
@@ -369,44 +461,62 @@ TEST_F(direct, racing_rewrite_never_records_bad_loc)
 	static char lines[4096][UE_LINE_MAX];
 	unsigned char buf[64] __attribute__((aligned(8)));
 	struct flipper f = { .buf = buf };
-	long ok = 0, efault = 0, i;
+	long ok = 0, efault = 0, i, round;
+	long long n0, staged;
 	time_t end;
 	pthread_t t;
-	int w, len, n;
+	int w, len, n, cnt;
 
 	w = ue_reg_enabled(self->fd, PREFIX "race " LOC_DESC, name);
 	ASSERT_LE(0, w);
 	f.good = good_loc(6);
 	f.bad = DYN_LOC(ue_hdr_size() + 8, 4000);
 	len = loc_rec(buf, w, 9, f.good, "valid", 6);
+	cnt = kprobe_counter_open(STAGED_FN);
+	ASSERT_LE(0, cnt) {
+		TH_LOG("kprobe on " STAGED_FN ": %s", strerror(-cnt));
+	}
 
 	ASSERT_EQ(0, pthread_create(&t, NULL, flip, &f));
-	/*
-	 * Until both outcomes were seen (on one CPU, the threads take turns
-	 * by time slices) and 1000 records, at most 4000 records (the ring
-	 * buffer keeps them all) and at most 3 s.
-	 */
-	end = time(NULL) + 3;
-	for (i = 0; (ok < 1000 || !efault) && ok < 4000 && time(NULL) < end;
-	     i++) {
-		ssize_t n = write(self->fd, buf, len);
+	for (round = 0; round < RACE_ROUNDS && !efault; round++) {
+		ASSERT_EQ(0, ue_trace_clear());
+		ok = 0;
+		n0 = kprobe_count(cnt);
+		/*
+		 * Until both outcomes were seen (on one CPU, the threads take
+		 * turns by time slices) and 1000 records, at most 4000
+		 * records (the ring buffer keeps them all) and at most 3 s.
+		 */
+		end = time(NULL) + 3;
+		for (i = 0; (ok < 1000 || !efault) && ok < 4000 &&
+		     time(NULL) < end; i++) {
+			ssize_t n = write(self->fd, buf, len);
 
-		if (n == len) {
-			ok++;
-		} else {
-			ASSERT_EQ(-1, n);
-			ASSERT_EQ(EFAULT, errno);
-			efault++;
+			if (n == len) {
+				ok++;
+			} else {
+				ASSERT_EQ(-1, n);
+				ASSERT_EQ(EFAULT, errno);
+				efault++;
+			}
 		}
+		staged = kprobe_count(cnt) - n0;
+		TH_LOG("round %ld: %ld recorded, %ld refused, %lld staged",
+		       round + 1, ok, efault, staged);
+
+		n = ue_trace_lines(name, lines, 4096);
+		ASSERT_EQ(ok, n);
+		for (i = 0; i < n && i < 4096; i++)
+			ASSERT_STREQ("a=9 s=valid", lines[i]);
+		ASSERT_EQ(0, staged);
 	}
 	f.stop = 1;
 	pthread_join(t, NULL);
-	TH_LOG("%ld recorded, %ld refused", ok, efault);
-
-	n = ue_trace_lines(name, lines, 4096);
-	ASSERT_EQ(ok, n);
-	for (i = 0; i < n && i < 4096; i++)
-		ASSERT_STREQ("a=9 s=valid", lines[i]);
+	close(cnt);
+	ASSERT_LT(0, efault) {
+		TH_LOG("no write was refused in %d rounds: the rewrite never hit a copy",
+		       RACE_ROUNDS);
+	}
 }
 
 /*

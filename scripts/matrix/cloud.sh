@@ -21,10 +21,12 @@
 #
 # Left out, because they need programs too large for an initramfs (perf,
 # bpftrace, bpftool with LLVM): bpf_test and perf_test; they are listed as
-# not run. Counts: "ok" passes, "ok ... # SKIP" skips (listed), "not ok"
-# and a kernel problem on the console (oops, WARN, lockdep...) fail, except
-# an upstream test of selftests/upstream-known-differences failing at its
-# listed check (a known difference, as in make check).
+# not run. Counts, as in make check: "ok" passes; "ok ... # SKIP" is an
+# expected skip (listed) where selftests/expected-skips expects it on that
+# kernel, else a failure; "not ok" and a kernel problem on the console
+# (oops, WARN, lockdep...) fail, except an upstream test of
+# selftests/upstream-known-differences failing at its listed check (a
+# known difference).
 # The last line is "N passed, N failed". Needs root.
 set -euo pipefail
 
@@ -105,7 +107,7 @@ for ((i = 0; i < ${#targets[@]}; i += 2)); do
 		fail=$((fail + 1)) failed+=("$rel: module build printed warnings (W=1)")
 	elif ((bst != 0)) || [[ -z $ko ]]; then
 		fail=$((fail + 1)) failed+=("$rel: module build failed")
-		summary+=("$rel: $pass passed, $fail failed, $skip skipped")
+		summary+=("$rel: $pass passed, $fail failed, $skip expected skip(s)")
 		total_fail=$((total_fail + fail))
 		continue
 	fi
@@ -166,36 +168,29 @@ for ((i = 0; i < ${#targets[@]}; i += 2)); do
 	if ((${#klines[@]})); then
 		fail=$((fail + 1)) failed+=("$rel: kernel problem on the console: ${klines[0]}")
 	fi
+	# Counted as scripts/check.sh counts them (ue_count_tap): known
+	# differences of upstream's tests, and skips only where
+	# selftests/expected-skips expects them on this kernel
 	known=0
-	while IFS= read -r line; do
-		case $line in
-		'not ok'*)
-			# upstream's tests listed in upstream-known-differences that
-			# failed at the listed check (as scripts/check.sh counts them)
-			tn=$(sed -E 's/^not ok[ \t]*[0-9]*[ \t]*//; s/[ \t]+#.*//' <<<"$line")
-			at=$(awk -v p="$prog" -v t="$tn" '$1 == p && $2 == t { print $3; exit }' \
-				"$UE_REPO/selftests/upstream-known-differences")
-			if [[ -n $at ]] && sed -n "/^# ue-run: $prog\$/,/^# ue-run: /p" "$out/output.log" |
-				grep -qF -- "$at"; then
-				known=$((known + 1)) knowns+=("$rel: $prog: $tn (selftests/upstream-known-differences)")
-			else
-				fail=$((fail + 1)) failed+=("$rel: $prog: $line")
-			fi
-			;;
-		ok*'# SKIP'* | ok*'# skip'*) skip=$((skip + 1)) skipped+=("$rel: $prog: $line") ;;
-		ok*) pass=$((pass + 1)) ;;
-		'# ue-run: '*) prog=${line#'# ue-run: '} ;;
+	while read -r kind line; do
+		case $kind in
+		P) pass=$((pass + 1)) ;;
+		K) known=$((known + 1)) knowns+=("$rel: $line") ;;
+		S) skip=$((skip + 1)) skipped+=("$rel: $line") ;;
+		*) fail=$((fail + 1)) failed+=("$rel: $line") ;;
 		esac
-	done < <(grep -a -E '^(ok|not ok|# ue-run: )' "$out/output.log")
-	summary+=("$rel: $pass passed, $fail failed, $skip skipped, $known known difference(s) (guest ${secs}s; not run: ${not_run[*]})")
+	done < <(UE_KNOWN_LIST=$UE_REPO/selftests/upstream-known-differences \
+		UE_SKIPS_LIST=$UE_REPO/selftests/expected-skips ue_count_tap "$out/output.log" "$rel")
+	summary+=("$rel: $pass passed, $fail failed, $skip expected skip(s), $known known difference(s) (guest ${secs}s; not run: ${not_run[*]})")
 	total_pass=$((total_pass + pass)) total_fail=$((total_fail + fail)) total_skip=$((total_skip + skip))
 done
 
 printf '\n===== summary [%ds] =====\n' $((SECONDS - t0))
 printf '%s\n' "${summary[@]}"
 ((${#failed[@]} == 0)) || { echo "failed:"; printf '  %s\n' "${failed[@]}"; }
-((${#skipped[@]} == 0)) || { echo "skipped (not passed):"; printf '  %s\n' "${skipped[@]}"; }
+((${#skipped[@]} == 0)) || { echo "expected skips (selftests/expected-skips; not passed):"; printf '  %s\n' "${skipped[@]}"; }
 ((${#knowns[@]} == 0)) || { echo "known differences (neither passed nor failed):"; printf '  %s\n' "${knowns[@]}"; }
-((total_skip == 0)) || echo "$total_skip skipped, counted neither as passed nor as failed"
+((${#knowns[@]} == 0)) || echo "${#knowns[@]} known difference(s), counted neither as passed nor as failed"
+((total_skip == 0)) || echo "$total_skip expected skip(s), counted neither as passed nor as failed"
 echo "$total_pass passed, $total_fail failed"
 ((total_fail == 0))

@@ -78,7 +78,9 @@ one() { # one <rel> <ko>
 	local rel=$1 t log
 	((selftests_ok)) || ue_fail "$rel: selftests build failed"
 	ue_section "$rel: guest run"
-	ue_guest "$rel" check -t "${UE_GUEST_TIMEOUT:-900}" -- env "UE_TEST_TIMEOUT=${UE_TEST_TIMEOUT:-300}" \
+	# Allocator poisoning: a use after free that does not oops still shows
+	ue_guest "$rel" check -t "${UE_GUEST_TIMEOUT:-900}" \
+		--append "slub_debug=FZP init_on_free=1" -- env "UE_TEST_TIMEOUT=${UE_TEST_TIMEOUT:-300}" \
 		${UE_EXPECT_TRACEFS+"UE_EXPECT_TRACEFS=$UE_EXPECT_TRACEFS"} \
 		"$UE_REPO/scripts/guest/run-tests.sh" "$2" "$testout"
 	log=$UE_RES/output.log

@@ -72,6 +72,26 @@ int am_write_str(const char *path, const char *s)
 	return n < 0 ? -err : 0;
 }
 
+/*
+ * Enables or disables one event of @dir (the top level or an instance):
+ * through its NAME/enable file, or with -F through @dir/set_event, because
+ * an open() of NAME/enable racing the event's removal uses freed memory on
+ * kernels before 6.6 (race/run.sh, race/README).
+ */
+int am_event_enable(const struct am_opts *o, const char *dir, const char *sys,
+		    const char *name, bool on)
+{
+	char path[320], cmd[160];
+
+	if (o->no_event_files) {
+		snprintf(path, sizeof(path), "%s/set_event", dir);
+		snprintf(cmd, sizeof(cmd), "%s%s:%s\n", on ? "" : "!", sys, name);
+		return am_write_str(path, cmd);
+	}
+	snprintf(path, sizeof(path), "%s/events/%s/%s/enable", dir, sys, name);
+	return am_write_str(path, on ? "1" : "0");
+}
+
 /* The whole file as a string (truncated to @size - 1): length or -errno */
 int am_read_all(const char *path, char *buf, size_t size)
 {

@@ -34,6 +34,7 @@ struct am_opts {
 	int verbose;
 	const char *module_ko;	/* -m: unloads and loads it again */
 	const char *exclude;	/* -x: comma-separated parts to leave out */
+	bool no_event_files;	/* -F: per-event enables through set_event */
 };
 
 /* Entry points: exit status of ue_race */
@@ -55,6 +56,8 @@ unsigned long long am_rnd(unsigned long long *s);
 int am_rn(unsigned long long *s, int n);
 bool am_excluded(const struct am_opts *o, const char *part);
 int am_write_str(const char *path, const char *s);
+int am_event_enable(const struct am_opts *o, const char *inst, const char *sys,
+		    const char *name, bool on);
 int am_read_all(const char *path, char *buf, size_t size);
 int am_mod_unload(void);
 int am_mod_load(const char *ko);

@@ -7,6 +7,9 @@
 # 6.1.0-56 it crashed the kernel in 5 s (list corruption in tracing_log_err()
 # from event_hist_trigger_parse()): the 6.1 crashes ue_race finds in the same
 # files are of this kind. Run: scripts/guest/run.sh --smp 2 <rel> -- race/core_churn.sh 180
+# What it is (6.1's core frees an event's trace_event_file under a racing
+# open of its enable file or a write to its open trigger file), measured
+# with race/enable_churn_runs.sh and race/ghost_open.py: race/README.
 t=/sys/kernel/tracing
 end=$((SECONDS + ${1:-120}))
 loop_events() { while ((SECONDS < end)); do

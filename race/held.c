@@ -868,15 +868,17 @@ static void toggler_process(void)
 			continue;
 		}
 		atomic_store(&sh->toggler_paused, 0);
-		if (am_rn(&s, 5))
-			snprintf(path, sizeof(path), AM_TRACEFS "/events/"
-				 USER_EVENTS_SYSTEM "/" HF_PFX "%d/enable",
-				 am_rn(&s, HF_NAMES));
-		else
-			snprintf(path, sizeof(path), AM_TRACEFS "/events/"
-				 USER_EVENTS_SYSTEM "/enable");
 		on = am_rn(&s, 2);
-		ret = am_write_str(path, on ? "1" : "0");
+		if (am_rn(&s, 5)) {
+			snprintf(path, sizeof(path), HF_PFX "%d",
+				 am_rn(&s, HF_NAMES));
+			ret = am_event_enable(opt, AM_TRACEFS,
+					      USER_EVENTS_SYSTEM, path, on);
+		} else {
+			ret = am_write_str(AM_TRACEFS "/events/"
+					   USER_EVENTS_SYSTEM "/enable",
+					   on ? "1" : "0");
+		}
 		am_count(&sh->ops[on ? H_ENABLE : H_DISABLE], ret);
 		usleep(am_rn(&s, 5000));
 	}

@@ -144,6 +144,8 @@ struct rl_shared {
 	atomic_long samples, samples_ok, samples_bad, perf_events, perf_lost;
 	atomic_long perf_raced, samples_stale, reloads, reload_refused;
 	atomic_long opbad;
+	atomic_int nreload_log;
+	double reload_log[64][2];	/* unloaded, loaded again (boot s) */
 	atomic_ullong table[RL_TABLE];	/* seq << 8 | name << 4 | layout */
 };
 
@@ -180,6 +182,17 @@ static __printf(1, 2) void bad_op(const char *fmt, ...)
 	vbad(fmt, ap);
 	va_end(ap);
 }
+
+/* Seconds since boot: what the trace's timestamps count, near enough */
+static double boot_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_BOOTTIME, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static double read_opened;	/* when the current trace read began */
 
 static bool stopping(void)
 {
@@ -484,8 +497,8 @@ static bool check_line(const char *line, enum rl_src src)
 			atomic_fetch_add(&sh->badlines, 1);
 			if (strstr(line, "Unknown type"))
 				atomic_fetch_add(&sh->unknown, 1);
-			bad("%s: line of a freed or garbled event: %.200s",
-			    src_names[src], line);
+			bad("%s (opened %.3f, now %.3f): line of a freed or garbled event: %.160s",
+			    src_names[src], read_opened, boot_s(), line);
 			return false;
 		}
 		return true;
@@ -592,11 +605,12 @@ static int read_trace(const char *path, enum rl_src src, unsigned long long *s)
 {
 	static struct lines l;
 	char buf[8192];
-	/* Slow: small reads spread over up to a second (tracing is paused) */
+	/* Slow: small reads spread over up to a second (tracing goes on) */
 	long slow_end = am_rn(s, 4) ? 0 : am_now_ms() + am_rn(s, 1000);
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	ssize_t n;
 
+	read_opened = boot_s();
 	if (fd < 0)
 		return -errno;
 	l.len = 0;
@@ -885,11 +899,10 @@ static void admin_process(void)
 					   "1");
 			usleep(am_rn(&s, 3000));
 		} else if (r < 65) {
-			snprintf(path, sizeof(path), AM_TRACEFS "/events/"
-				 USER_EVENTS_SYSTEM "/" RL_PFX "%d/enable",
-				 am_rn(&s, RL_NAMES));
+			snprintf(path, sizeof(path), RL_PFX "%d", am_rn(&s, RL_NAMES));
 			am_count(&sh->ops[O_ENABLE],
-				 am_write_str(path, am_rn(&s, 2) ? "1" : "0"));
+				 am_event_enable(opt, AM_TRACEFS, USER_EVENTS_SYSTEM,
+						 path, am_rn(&s, 2)));
 		} else {
 			/* Disabled: unused events can go */
 			ret = am_write_str(AM_TRACEFS "/events/" USER_EVENTS_SYSTEM
@@ -1267,11 +1280,17 @@ static void reload(pid_t *writers, unsigned long long *s, int gen)
 	} while (am_now_ms() < deadline);
 	am_count(&sh->ops[O_RELOAD], ret);
 	if (!ret) {
+		int k = atomic_fetch_add(&sh->nreload_log, 1);
+
+		if (k < 64)
+			sh->reload_log[k][0] = boot_s();
 		atomic_fetch_add(&sh->reloads, 1);
 		usleep(am_rn(s, 300000));
 		ret = am_mod_load(opt->module_ko);
 		if (ret && ret != -EEXIST)
 			bad_op("insmod: %s", strerror(-ret));
+		if (k < 64)
+			sh->reload_log[k][1] = boot_s();
 	} else {
 		atomic_fetch_add(&sh->reload_refused, 1);
 	}
@@ -1378,6 +1397,10 @@ int am_relayout(const struct am_opts *o)
 	       atomic_load(&sh->reloads), atomic_load(&sh->reload_refused));
 	for (i = 0; i < atomic_load(&sh->nbad) && i < RL_MSGS; i++)
 		printf("#   %s\n", sh->bad[i]);
+	if (atomic_load(&sh->badlines))
+		for (i = 0; i < atomic_load(&sh->nreload_log) && i < 64; i++)
+			printf("#   unloaded at %.3f, loaded at %.3f\n",
+			       sh->reload_log[i][0], sh->reload_log[i][1]);
 
 	am_tap(!atomic_load(&sh->badlines),
 	       "relayout: every trace line of the fuzzer's events is its writer's record or a deleted event's (%ld bad)",

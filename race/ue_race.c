@@ -12,7 +12,7 @@
  * events on user events, and (with -m KO) rmmod/insmod in a loop.
  *
  *   ue_race [-s SEED] [-t SECONDS] [-p PROCS] [-T THREADS] [-n NAMES]
- *           [-m MODULE.ko [-R]] [-M relayout|held [-x PART,...]] [-v]
+ *           [-m MODULE.ko [-R]] [-F] [-M relayout|held [-x PART,...]] [-v]
  *
  * -m runs an rmmod/insmod loop beside the workers and checks at the end
  * that the module unloads and loads again; -R keeps only that final check.
@@ -21,6 +21,19 @@
  * deleted and created again with other layouts while readers decode
  * their records, or faults held for ever by processes that are then
  * killed; -x leaves parts of the mode out. See race/README.
+ *
+ * -F opens no file of one event's tracefs directory while events and
+ * instances come and go: enables go through set_event (top level and
+ * instances) instead of events/user_events/NAME/enable, and there are no
+ * hist triggers (NAME/trigger). race/run.sh sets it on 6.1, whose tracing
+ * core (no eventfs) frees an event's trace_event_file when the directory
+ * is removed while an open() of one of its files is between its lookup
+ * and tracing_open_file_tr() (enable), or while a trigger file is open:
+ * the open or write then uses freed memory, whichever event (kprobe,
+ * synthetic, user event) and whichever removal (event deletion, instance
+ * rmdir). That is the core's bug, not the module's (race/README,
+ * Documentation/security.rst); everything else, instance churn included,
+ * still runs.
  *
  * Each thread draws its operations from its own generator seeded from
  * SEED, process and thread number: a seed replays the same operation
@@ -96,7 +109,7 @@ static const char *const op_names[NR_OPS] = {
 };
 
 /* Relative weights of the worker operations (rmmod/insmod: -m only) */
-static const int op_weight[NR_OPS] = {
+static int op_weight[NR_OPS] = {
 	[OP_OPEN] = 8, [OP_REG_WRITE] = 14, [OP_REG_STATUS] = 6,
 	[OP_UNREG] = 10, [OP_DEL] = 10, [OP_CLOSE] = 6, [OP_DUP] = 2,
 	[OP_FORK] = 2, [OP_EXEC] = 1, [OP_MUNMAP] = 2, [OP_MPROTECT] = 2,
@@ -125,6 +138,7 @@ static unsigned long long seed;
 static int secs = 10, nprocs = 2, nthreads = 2, nnames = 3, verbose;
 static const char *module_ko;
 static bool no_modder;		/* -R: no rmmod/insmod loop (final check only) */
+static bool no_event_files;	/* -F: no per-event tracefs file (6.1) */
 static long end_ms;
 
 /* Per process: fds, perf fds, the enable word page */
@@ -392,19 +406,39 @@ static int do_write(unsigned long long *s, bool vec)
 
 static int do_enable(unsigned long long *s, bool inst)
 {
-	char path[256], name[32];
+	char path[256], name[32], line[64];
+	int in = 0;
+	bool all = false, on;
 
+	/* The generator is drawn in the same order with and without -F */
 	name_of(name, sizeof(name), pick_name(s, MOSTLY_COLD));
+	if (inst)
+		in = rn(s, NINST);
+	else
+		all = !rn(s, 4);
+	on = rn(s, 2);
+	if (all)	/* the system's enable file: safe on every kernel */
+		return write_str(TRACEFS "/events/user_events/enable",
+				 on ? "1\n" : "0\n", 0);
+	if (no_event_files) {
+		/* By name under event_mutex, never through a dentry (-F) */
+		if (inst)
+			snprintf(path, sizeof(path),
+				 TRACEFS "/instances/ue_race%d/set_event", in);
+		else
+			snprintf(path, sizeof(path), TRACEFS "/set_event");
+		snprintf(line, sizeof(line), "%suser_events:%s\n",
+			 on ? "" : "!", name);
+		return write_str(path, line, O_APPEND);
+	}
 	if (inst)
 		snprintf(path, sizeof(path),
 			 TRACEFS "/instances/ue_race%d/events/user_events/%s/enable",
-			 rn(s, NINST), name);
-	else if (rn(s, 4))
+			 in, name);
+	else
 		snprintf(path, sizeof(path), TRACEFS "/events/user_events/%s/enable",
 			 name);
-	else
-		snprintf(path, sizeof(path), TRACEFS "/events/user_events/enable");
-	return write_str(path, rn(s, 2) ? "1\n" : "0\n", 0);
+	return write_str(path, on ? "1\n" : "0\n", 0);
 }
 
 static int do_inst(unsigned long long *s, bool mk)
@@ -994,7 +1028,7 @@ static void print_counts(int op, long n)
 static void print_usage(void)
 {
 	fprintf(stderr,
-		"ue_race [-s SEED] [-t SECONDS] [-p PROCS] [-T THREADS] [-n NAMES (1-4)] [-m MODULE.ko [-R]] [-M relayout|held [-x PART,...]] [-v]\n");
+		"ue_race [-s SEED] [-t SECONDS] [-p PROCS] [-T THREADS] [-n NAMES (1-4)] [-m MODULE.ko [-R]] [-F] [-M relayout|held [-x PART,...]] [-v]\n");
 	exit(2);
 }
 
@@ -1034,14 +1068,14 @@ static int clear_all(void)
 		snprintf(line, sizeof(line), "-:ue_race_ep%d\n", i);
 		write_str(DYN_FILE, line, O_APPEND);
 	}
-	for (i = 0; i < nnames; i++) {
+	for (i = 0; !no_event_files && i < nnames; i++) {
 		name_of(name, sizeof(name), i);
 		snprintf(path, sizeof(path),
 			 TRACEFS "/events/user_events/%s/trigger", name);
 		write_str(path, "!hist:keys=common_pid:onmatch(user_events." NAME_PFX
 			  "0).trace(ue_race_syn,$va)\n", O_APPEND);
 	}
-	for (i = 0; i < nnames; i++) {
+	for (i = 0; !no_event_files && i < nnames; i++) {
 		name_of(name, sizeof(name), i);
 		snprintf(path, sizeof(path),
 			 TRACEFS "/events/user_events/%s/trigger", name);
@@ -1101,7 +1135,7 @@ int main(int argc, char **argv)
 	const char *env = getenv("RACE_SEED"), *mode = NULL, *exclude = NULL;
 
 	seed = env ? strtoull(env, NULL, 0) : 0;
-	while ((c = getopt(argc, argv, "s:t:p:T:n:m:RM:x:v")) != -1) {
+	while ((c = getopt(argc, argv, "s:t:p:T:n:m:RFM:x:v")) != -1) {
 		switch (c) {
 		case 's':
 			seed = strtoull(optarg, NULL, 0);
@@ -1130,6 +1164,10 @@ int main(int argc, char **argv)
 		case 'x':
 			exclude = optarg;
 			break;
+		case 'F':
+			no_event_files = true;
+			op_weight[OP_HIST] = op_weight[OP_HIST_DEL] = 0;
+			break;
 		case 'v':
 			verbose++;
 			break;
@@ -1150,12 +1188,14 @@ int main(int argc, char **argv)
 			.seed = seed, .secs = secs, .nprocs = nprocs,
 			.nthreads = nthreads, .verbose = verbose,
 			.module_ko = module_ko, .exclude = exclude,
+			.no_event_files = no_event_files,
 		};
 
 		printf("# ue_race: seed %llu (replay: RACE_SEED=%llu), %ds, ",
 		       seed, seed, secs);
-		printf("mode %s%s%s, %d procs x %d threads\n", mode,
-		       exclude ? " without " : "", exclude ?: "", nprocs, nthreads);
+		printf("mode %s%s%s, %d procs x %d threads%s\n", mode,
+		       exclude ? " without " : "", exclude ?: "", nprocs, nthreads,
+		       no_event_files ? ", no per-event tracefs files (-F)" : "");
 		if (!strcmp(mode, "relayout"))
 			return am_relayout(&o);
 		if (!strcmp(mode, "held"))
@@ -1164,8 +1204,9 @@ int main(int argc, char **argv)
 	}
 	printf("# ue_race: seed %llu (replay: RACE_SEED=%llu), %ds, ",
 	       seed, seed, secs);
-	printf("%d procs x %d threads, %d names%s\n", nprocs, nthreads, nnames,
-	       module_ko && !no_modder ? ", rmmod/insmod loop" : "");
+	printf("%d procs x %d threads, %d names%s%s\n", nprocs, nthreads, nnames,
+	       module_ko && !no_modder ? ", rmmod/insmod loop" : "",
+	       no_event_files ? ", no per-event tracefs files (-F)" : "");
 
 	sh = mmap(NULL, sizeof(*sh), PROT_READ | PROT_WRITE,
 		  MAP_SHARED | MAP_ANONYMOUS, -1, 0);

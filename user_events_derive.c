@@ -55,47 +55,9 @@ const char * const ue_derived_names[UE_DV_COUNT] = {
 	[UE_DV_DYN_EVENT_LIST] = "dyn_event_list",
 };
 
-/* Bounds of the analysis: the functions it reads are a few dozen insns */
-#define UE_FN_MAX_SIZE 4096
-#define UE_FN_MAX_TARGETS 128
-#define UE_FN_MAX_CALLS 32
-#define UE_FN_MAX_ADDRS 64
-#define UE_FN_MAX_PASSES 32
 /* Longest rings walked: the operations, the dynamic events */
 #define UE_OPS_MAX 64
 #define UE_DYN_EVENTS_MAX 1048576
-
-struct ue_regs {
-	u32 known;
-	unsigned long val[UE_NR_REGS];
-};
-
-struct ue_slot {
-	unsigned long pc;
-	bool visited;
-	struct ue_regs regs;
-};
-
-struct ue_call {
-	unsigned long callee;
-	u8 known;			/* bit n: argument n known */
-	unsigned long arg[3];
-};
-
-struct ue_fn {
-	const char *name;
-	unsigned long start;
-	unsigned long size;
-	const char *error;		/* why the analysis failed */
-	unsigned int nr_calls;
-	struct ue_call calls[UE_FN_MAX_CALLS];
-	unsigned int nr_addrs;
-	unsigned long addrs[UE_FN_MAX_ADDRS];
-	/* working state */
-	unsigned int nr_slots;
-	struct ue_slot slots[UE_FN_MAX_TARGETS];
-	unsigned long boundary[BITS_TO_LONGS(UE_FN_MAX_SIZE)];
-};
 
 /* The kernel functions the derivation reads or calls */
 static struct {
@@ -117,6 +79,23 @@ static bool fn_bounds(unsigned long addr, unsigned long *size,
 				0, 0) != 0;
 }
 
+/* Reads the kernel's memory without faulting */
+static bool read_kernel(void *dst, unsigned long src, size_t size)
+{
+	return src && !copy_from_kernel_nofault(dst, (const void *)src, size);
+}
+
+static unsigned long env_lookup(const char *name)
+{
+	return k.lookup(name);
+}
+
+static struct ue_code_env env = {
+	.lookup = env_lookup,
+	.bounds = fn_bounds,
+	.read = read_kernel,
+};
+
 /* @addr is the first instruction of a function of the kernel or a module */
 static bool is_function_entry(unsigned long addr)
 {
@@ -127,321 +106,7 @@ static bool is_function_entry(unsigned long addr)
 	return fn_bounds(addr, &size, &offset) && offset == 0;
 }
 
-/* Data flow analysis */
-
-static void regs_meet(struct ue_regs *into, const struct ue_regs *from)
-{
-	unsigned int r;
-
-	for (r = 0; r < UE_NR_REGS; r++)
-		if ((into->known & BIT(r)) &&
-		    (!(from->known & BIT(r)) || into->val[r] != from->val[r]))
-			into->known &= ~BIT(r);
-}
-
-static bool regs_equal(const struct ue_regs *a, const struct ue_regs *b)
-{
-	unsigned int r;
-
-	if (a->known != b->known)
-		return false;
-	for (r = 0; r < UE_NR_REGS; r++)
-		if ((a->known & BIT(r)) && a->val[r] != b->val[r])
-			return false;
-	return true;
-}
-
-static struct ue_slot *fn_slot(struct ue_fn *fn, unsigned long pc)
-{
-	unsigned int i;
-
-	for (i = 0; i < fn->nr_slots; i++)
-		if (fn->slots[i].pc == pc)
-			return &fn->slots[i];
-	return NULL;
-}
-
-static bool in_fn(struct ue_fn *fn, unsigned long pc)
-{
-	return pc >= fn->start && pc < fn->start + fn->size;
-}
-
-static void fn_add_addr(struct ue_fn *fn, unsigned long addr)
-{
-	unsigned int i;
-
-	for (i = 0; i < fn->nr_addrs; i++)
-		if (fn->addrs[i] == addr)
-			return;
-	if (fn->nr_addrs < UE_FN_MAX_ADDRS)
-		fn->addrs[fn->nr_addrs++] = addr;
-}
-
-static void fn_add_call(struct ue_fn *fn, unsigned long callee,
-			const struct ue_regs *regs)
-{
-	struct ue_call *c;
-	unsigned int a;
-
-	if (fn->nr_calls == UE_FN_MAX_CALLS) {
-		fn->error = "too many calls";
-		return;
-	}
-	c = &fn->calls[fn->nr_calls++];
-	c->callee = callee;
-	c->known = 0;
-	for (a = 0; a < 3; a++) {
-		if (regs->known & BIT(ue_arch_arg_regs[a])) {
-			c->known |= BIT(a);
-			c->arg[a] = regs->val[ue_arch_arg_regs[a]];
-		}
-	}
-}
-
-static void apply_ops(const struct ue_insn *insn, struct ue_regs *regs,
-		      struct ue_fn *fn)
-{
-	unsigned int n;
-
-	for (n = 0; n < insn->nr_ops; n++) {
-		unsigned int d = insn->ops[n].dst, s = insn->ops[n].src;
-
-		switch (insn->ops[n].op) {
-		case UE_REG_SET:
-			regs->val[d] = insn->ops[n].imm;
-			regs->known |= BIT(d);
-			break;
-		case UE_REG_COPY:
-		case UE_REG_ADD:
-			if (!(regs->known & BIT(s))) {
-				regs->known &= ~BIT(d);
-				break;
-			}
-			regs->val[d] = regs->val[s] +
-				(insn->ops[n].op == UE_REG_ADD ? insn->ops[n].imm : 0);
-			regs->known |= BIT(d);
-			break;
-		case UE_REG_CLOBBER:
-			regs->known &= ~BIT(d);
-			break;
-		case UE_REG_CLOBBER_ALL:
-			regs->known = 0;
-			break;
-		}
-		if (fn && (insn->ops[n].op == UE_REG_SET ||
-			   insn->ops[n].op == UE_REG_ADD) &&
-		    (regs->known & BIT(d)))
-			fn_add_addr(fn, regs->val[d]);
-	}
-}
-
-/*
- * First pass: every instruction decodes, every branch inside the function
- * lands on an instruction boundary, and every branch out of it is a tail
- * call of a function's entry.
- */
-static int fn_scan(struct ue_fn *fn)
-{
-	unsigned long pc, size, offset;
-	struct ue_insn insn;
-	unsigned int i;
-
-	memset(fn->boundary, 0, sizeof(fn->boundary));
-	fn->nr_slots = 0;
-	for (pc = fn->start; pc < fn->start + fn->size; pc += insn.len) {
-		if (ue_arch_decode(pc, &insn) || !insn.len) {
-			fn->error = "undecodable instruction";
-			return -EINVAL;
-		}
-		__set_bit(pc - fn->start, fn->boundary);
-		if (insn.kind == UE_INSN_UNKNOWN) {
-			fn->error = "indirect jump";
-			return -EINVAL;
-		}
-		if (insn.kind != UE_INSN_BRANCH && insn.kind != UE_INSN_JUMP)
-			continue;
-		if (!in_fn(fn, insn.target)) {
-			if (insn.kind == UE_INSN_BRANCH ||
-			    !fn_bounds(insn.target, &size, &offset) || offset) {
-				fn->error = "branch out of the function";
-				return -EINVAL;
-			}
-			continue;	/* a tail call */
-		}
-		if (fn_slot(fn, insn.target))
-			continue;
-		if (fn->nr_slots == UE_FN_MAX_TARGETS) {
-			fn->error = "too many branches";
-			return -EINVAL;
-		}
-		fn->slots[fn->nr_slots].pc = insn.target;
-		fn->slots[fn->nr_slots].visited = false;
-		fn->nr_slots++;
-	}
-	for (i = 0; i < fn->nr_slots; i++) {
-		if (!test_bit(fn->slots[i].pc - fn->start, fn->boundary)) {
-			fn->error = "branch into an instruction";
-			return -EINVAL;
-		}
-	}
-	return 0;
-}
-
-/* One pass over the function; true if a join point's state changed */
-static bool fn_pass(struct ue_fn *fn)
-{
-	struct ue_regs cur = { 0 }, old;
-	bool reachable = true, changed = false;
-	struct ue_insn insn;
-	struct ue_slot *s;
-	unsigned long pc;
-
-	fn->nr_calls = 0;
-	fn->nr_addrs = 0;
-	for (pc = fn->start; pc < fn->start + fn->size; pc += insn.len) {
-		s = fn_slot(fn, pc);
-		if (s && s->visited) {
-			if (reachable)
-				regs_meet(&cur, &s->regs);
-			else
-				cur = s->regs;
-			reachable = true;
-		}
-		if (ue_arch_decode(pc, &insn))
-			return false;	/* fn_scan() decoded it before */
-		if (!reachable)
-			continue;
-
-		if (insn.has_mem) {
-			if (insn.mem_abs)
-				fn_add_addr(fn, insn.mem_disp);
-			else if (cur.known & BIT(insn.mem_base))
-				fn_add_addr(fn, cur.val[insn.mem_base] +
-					    insn.mem_disp);
-		}
-		if (insn.has_imm_addr)
-			fn_add_addr(fn, insn.imm_addr);
-		if (insn.kind == UE_INSN_CALL ||
-		    (insn.kind == UE_INSN_JUMP && !in_fn(fn, insn.target)))
-			fn_add_call(fn, insn.target, &cur);
-
-		apply_ops(&insn, &cur, fn);
-		if (insn.kind == UE_INSN_CALL || insn.kind == UE_INSN_ICALL)
-			cur.known &= ~ue_arch_call_clobbers;
-
-		if ((insn.kind == UE_INSN_BRANCH || insn.kind == UE_INSN_JUMP) &&
-		    in_fn(fn, insn.target)) {
-			s = fn_slot(fn, insn.target);
-			old = s->regs;
-			if (s->visited) {
-				regs_meet(&s->regs, &cur);
-			} else {
-				s->regs = cur;
-				s->visited = true;
-				changed = true;
-			}
-			if (!regs_equal(&old, &s->regs))
-				changed = true;
-		}
-		if (insn.kind == UE_INSN_JUMP || insn.kind == UE_INSN_RETURN ||
-		    insn.kind == UE_INSN_STOP)
-			reachable = false;
-	}
-	return changed;
-}
-
-/* Analyses the function @name; fn->error says why it could not */
-static int fn_analyse(struct ue_fn *fn, const char *name)
-{
-	unsigned long offset;
-	unsigned int pass;
-
-	memset(fn, 0, offsetof(struct ue_fn, nr_slots));
-	fn->name = name;
-	fn->start = k.lookup(name);
-	if (!fn->start) {
-		fn->error = "not in kallsyms";
-		return -ENOENT;
-	}
-	if (!fn_bounds(fn->start, &fn->size, &offset) || offset ||
-	    !fn->size || fn->size > UE_FN_MAX_SIZE) {
-		fn->error = "no bounds";
-		return -EINVAL;
-	}
-	if (fn_scan(fn))
-		return -EINVAL;
-	for (pass = 0; pass < UE_FN_MAX_PASSES; pass++)
-		if (!fn_pass(fn))
-			break;
-	if (pass == UE_FN_MAX_PASSES) {
-		fn->error = "no fixed point";
-		return -EINVAL;
-	}
-	return fn->error ? -EINVAL : 0;
-}
-
-/*
- * The address passed as argument @arg to every call of @callee (and of
- * @callee2, if not 0) in @fn: 0 if there is no such call, or if one of them
- * passes something else or a value the code does not determine.
- */
-static bool callee_is(unsigned long target, unsigned long callee)
-{
-	if (target == callee)
-		return true;
-	/* With CONFIG_DEBUG_LOCK_ALLOC, mutex_lock() is mutex_lock_nested() */
-	return callee == k.mutex_lock && k.mutex_lock_nested &&
-	       target == k.mutex_lock_nested;
-}
-
-static unsigned long fn_call_arg(const struct ue_fn *fn, unsigned long callee,
-				 unsigned long callee2, unsigned int arg,
-				 const char **why)
-{
-	unsigned long val = 0;
-	unsigned int i;
-
-	if (fn->error) {
-		*why = fn->error;
-		return 0;
-	}
-	for (i = 0; i < fn->nr_calls; i++) {
-		const struct ue_call *c = &fn->calls[i];
-
-		if (!callee_is(c->callee, callee) &&
-		    (!callee2 || !callee_is(c->callee, callee2)))
-			continue;
-		if (!(c->known & BIT(arg))) {
-			*why = "argument not determined by the code";
-			return 0;
-		}
-		if (val && c->arg[arg] != val) {
-			*why = "calls disagree";
-			return 0;
-		}
-		val = c->arg[arg];
-	}
-	if (!val)
-		*why = "no such call";
-	return val;
-}
-
-static bool fn_uses_addr(const struct ue_fn *fn, unsigned long addr)
-{
-	unsigned int i;
-
-	for (i = 0; i < fn->nr_addrs; i++)
-		if (fn->addrs[i] == addr)
-			return true;
-	return false;
-}
-
 /* Structural checks, reading through copy_from_kernel_nofault() */
-
-static bool read_kernel(void *dst, unsigned long src, size_t size)
-{
-	return src && !copy_from_kernel_nofault(dst, (const void *)src, size);
-}
 
 /* A list ring from @head: each node's prev points back */
 static const char *walk_ring(unsigned long head, unsigned long *nodes,
@@ -566,8 +231,8 @@ static void from_code(unsigned int v, const char *name, unsigned long callee,
 	if (dv->failed[v][0])
 		return;
 	snprintf(check, sizeof(check), "code of %s", name);
-	fn_analyse(fnbuf, name);
-	val = fn_call_arg(fnbuf, callee, callee2, arg, &why);
+	ue_fn_analyse(fnbuf, &env, name);
+	val = ue_fn_call_arg(fnbuf, callee, callee2, arg, &why);
 	if (!val) {
 		fail(v, check, why);
 		return;
@@ -741,14 +406,14 @@ static void derive_ops_list(void)
 	passed(ol, "dyn_event_register() of a probe");
 
 	/* The code of both functions that use it must compute it */
-	fn_analyse(fnbuf, "dyn_event_register");
-	if (!fn_uses_addr(fnbuf, head)) {
+	ue_fn_analyse(fnbuf, &env, "dyn_event_register");
+	if (!ue_fn_uses_addr(fnbuf, head)) {
 		fail(ol, "code of dyn_event_register", fnbuf->error ?: "address not used");
 		return;
 	}
 	passed(ol, "dyn_event_register");
-	fn_analyse(fnbuf, "create_dyn_event");
-	if (!fn_uses_addr(fnbuf, head)) {
+	ue_fn_analyse(fnbuf, &env, "create_dyn_event");
+	if (!ue_fn_uses_addr(fnbuf, head)) {
 		fail(ol, "code of create_dyn_event", fnbuf->error ?: "address not used");
 		return;
 	}
@@ -856,6 +521,8 @@ void ue_derive(unsigned long (*lookup)(const char *name), const char *fail_sym,
 	k.mutex_unlock = lookup("mutex_unlock");
 	k.seq_list_start = lookup("seq_list_start");
 	k.seq_list_next = lookup("seq_list_next");
+	env.mutex_lock = k.mutex_lock;
+	env.mutex_lock_nested = k.mutex_lock_nested;
 
 	for (v = 0; v < UE_DV_COUNT; v++)
 		if (fail_sym && !strcmp(fail_sym, ue_derived_names[v]))

@@ -14,6 +14,7 @@
 #ifndef _USER_EVENTS_DERIVE_H
 #define _USER_EVENTS_DERIVE_H
 
+#include <linux/bitops.h>
 #include <linux/types.h>
 
 /* What an instruction does to the flow of control */
@@ -61,6 +62,77 @@ struct ue_insn {
 	unsigned long imm_addr;
 };
 
+/* Bounds of the analysis: the functions it reads are a few dozen insns */
+#define UE_FN_MAX_SIZE 4096
+#define UE_FN_MAX_TARGETS 128
+#define UE_FN_MAX_CALLS 32
+#define UE_FN_MAX_ADDRS 64
+#define UE_FN_MAX_PASSES 32
+/* The longest instruction of any architecture decoded (x86: 15 bytes) */
+#define UE_INSN_MAX_LEN 16
+
+/* What the analysis of a function needs from the kernel */
+struct ue_code_env {
+	/* a function's address (kallsyms_lookup_name) */
+	unsigned long (*lookup)(const char *name);
+	/* the size of the symbol at @addr and the offset into it */
+	bool (*bounds)(unsigned long addr, unsigned long *size,
+		       unsigned long *offset);
+	/* copies @size bytes of the kernel's text at @src, or fails */
+	bool (*read)(void *dst, unsigned long src, size_t size);
+	/* mutex_lock() and what it is with lockdep, mutex_lock_nested() */
+	unsigned long mutex_lock;
+	unsigned long mutex_lock_nested;
+};
+
+struct ue_regs {
+	u32 known;
+	unsigned long val[UE_NR_REGS];
+};
+
+struct ue_slot {
+	unsigned long pc;
+	bool visited;
+	struct ue_regs regs;
+};
+
+struct ue_call {
+	unsigned long callee;
+	u8 known;			/* bit n: argument n known */
+	unsigned long arg[3];
+};
+
+/* One function's code, analysed by ue_fn_analyse() */
+struct ue_fn {
+	const struct ue_code_env *env;
+	const char *name;
+	unsigned long start;
+	unsigned long size;
+	const char *error;		/* why the analysis failed */
+	unsigned int nr_calls;
+	struct ue_call calls[UE_FN_MAX_CALLS];
+	unsigned int nr_addrs;
+	unsigned long addrs[UE_FN_MAX_ADDRS];
+	/* working state */
+	unsigned int nr_slots;
+	struct ue_slot slots[UE_FN_MAX_TARGETS];
+	unsigned long boundary[BITS_TO_LONGS(UE_FN_MAX_SIZE)];
+};
+
+/*
+ * Analyses the function @name (user_events_derive_code.c); on failure
+ * fn->error says why. Then: the address passed as argument @arg to every
+ * call of @callee and @callee2 (0 if there is none, or one of them passes
+ * another value or one the code does not determine: *why says which), and
+ * whether the function computes the address @addr anywhere.
+ */
+int ue_fn_analyse(struct ue_fn *fn, const struct ue_code_env *env,
+		  const char *name);
+unsigned long ue_fn_call_arg(const struct ue_fn *fn, unsigned long callee,
+			     unsigned long callee2, unsigned int arg,
+			     const char **why);
+bool ue_fn_uses_addr(const struct ue_fn *fn, unsigned long addr);
+
 /* The variables derived, in the order they are derived */
 enum {
 	UE_DV_EVENT_MUTEX,
@@ -90,6 +162,11 @@ void ue_derive(unsigned long (*lookup)(const char *name), const char *fail_sym,
 extern const u8 ue_arch_arg_regs[3];	/* first three argument registers */
 extern const u32 ue_arch_call_clobbers;	/* registers a call may change */
 int ue_arch_decoder_init(unsigned long (*lookup)(const char *name));
-int ue_arch_decode(unsigned long pc, struct ue_insn *insn);
+/*
+ * Decodes the instruction at @pc, whose bytes are @code[0..@avail): fails
+ * if they are not a whole instruction.
+ */
+int ue_arch_decode(const u8 *code, unsigned int avail, unsigned long pc,
+		   struct ue_insn *insn);
 
 #endif /* _USER_EVENTS_DERIVE_H */

@@ -18,7 +18,7 @@
 #include <linux/bits.h>
 #include <linux/bitops.h>
 #include <linux/errno.h>
-#include <linux/uaccess.h>
+#include <linux/string.h>
 
 #include "user_events_derive.h"
 
@@ -128,7 +128,8 @@ static void decode_ldst(u32 i, unsigned long pc, struct ue_insn *insn)
 	op(insn, UE_REG_CLOBBER, (i >> 16) & 31, 0, 0);
 }
 
-int ue_arch_decode(unsigned long pc, struct ue_insn *insn)
+int ue_arch_decode(const u8 *code, unsigned int avail, unsigned long pc,
+		   struct ue_insn *insn)
 {
 	unsigned int rd, rn;
 	u32 i;
@@ -136,8 +137,10 @@ int ue_arch_decode(unsigned long pc, struct ue_insn *insn)
 	memset(insn, 0, sizeof(*insn));
 	insn->len = 4;
 	insn->kind = UE_INSN_NEXT;
-	if (copy_from_kernel_nofault(&i, (void *)pc, sizeof(i)))
-		return -EFAULT;
+	if (avail < 4)
+		return -EINVAL;
+	/* A64 instructions are little-endian whatever the data's order */
+	i = code[0] | code[1] << 8 | code[2] << 16 | (u32)code[3] << 24;
 	rd = i & 31;
 	rn = (i >> 5) & 31;
 

@@ -17,7 +17,6 @@
 #include <linux/bits.h>
 #include <linux/errno.h>
 #include <linux/string.h>
-#include <linux/uaccess.h>
 #include <asm/insn.h>
 
 #include "user_events_derive.h"
@@ -105,7 +104,8 @@ static void mem_operand(const struct insn *insn, unsigned long next,
 	u->mem_disp = disp;
 }
 
-int ue_arch_decode(unsigned long pc, struct ue_insn *u)
+int ue_arch_decode(const u8 *code, unsigned int avail, unsigned long pc,
+		   struct ue_insn *u)
 {
 	u8 buf[MAX_INSN_SIZE], op0, op1, modrm = 0, mod = 3, rex = 0;
 	unsigned int reg = 0, rm = 0;
@@ -116,13 +116,14 @@ int ue_arch_decode(unsigned long pc, struct ue_insn *u)
 
 	memset(u, 0, sizeof(*u));
 	u->kind = UE_INSN_NEXT;
-	if (copy_from_kernel_nofault(buf, (void *)pc, sizeof(buf)))
-		return -EFAULT;
+	if (avail > sizeof(buf))
+		avail = sizeof(buf);
+	memcpy(buf, code, avail);
 	memset(&insn, 0, sizeof(insn));
 	user_events_call(insn_init_fn, (unsigned long)&insn,
-			 (unsigned long)buf, sizeof(buf), 1, 0);
+			 (unsigned long)buf, avail, 1, 0);
 	user_events_call(insn_get_length_fn, (unsigned long)&insn, 0, 0, 0, 0);
-	if (!insn.length || insn.length > MAX_INSN_SIZE || !insn.immediate.got)
+	if (!insn.length || insn.length > avail || !insn.immediate.got)
 		return -EINVAL;
 	u->len = insn.length;
 	next = pc + insn.length;

@@ -351,7 +351,9 @@ static const char *check_ops_ring(void)
 	unsigned long fns[5];
 
 	for (i = 0; i < nr_ops_nodes; i++) {
-		if (!read_kernel(&ops, ops_nodes[i], sizeof(ops)))
+		if (!read_kernel(&ops, ops_nodes[i] -
+				 offsetof(struct dyn_event_operations, list),
+				 sizeof(ops)))
 			return "operations not readable";
 		fns[0] = (unsigned long)ops.create;
 		fns[1] = (unsigned long)ops.show;
@@ -447,10 +449,11 @@ static const char *check_dyn_events(unsigned long head)
 			return NULL;
 		if (++count > UE_DYN_EVENTS_MAX)
 			return "list too long";
-		if (!read_kernel(&ev, next, sizeof(ev)))
+		if (!read_kernel(&ev, next - offsetof(struct dyn_event, list),
+				 sizeof(ev)))
 			return "entry not readable";
 		for (i = 0; i < nr_ops_nodes; i++)
-			if ((unsigned long)ev.ops == ops_nodes[i])
+			if ((unsigned long)&ev.ops->list == ops_nodes[i])
 				break;
 		if (i == nr_ops_nodes)
 			return "an entry's operations are not on dyn_event_ops_list";

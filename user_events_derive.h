@@ -68,9 +68,6 @@ struct ue_insn {
 #define UE_FN_MAX_CALLS 32
 #define UE_FN_MAX_ADDRS 64
 #define UE_FN_MAX_PASSES 32
-/* The longest instruction of any architecture decoded (x86: 15 bytes) */
-#define UE_INSN_MAX_LEN 16
-
 /* What the analysis of a function needs from the kernel */
 struct ue_code_env {
 	/* a function's address (kallsyms_lookup_name) */
@@ -117,6 +114,12 @@ struct ue_fn {
 	unsigned int nr_slots;
 	struct ue_slot slots[UE_FN_MAX_TARGETS];
 	unsigned long boundary[BITS_TO_LONGS(UE_FN_MAX_SIZE)];
+	/*
+	 * The function's bytes, read once: every pass decodes the same code
+	 * even if the kernel patches it meanwhile (static keys, kprobes), and
+	 * nothing past its end is read
+	 */
+	u8 code[UE_FN_MAX_SIZE];
 };
 
 /*

@@ -6,13 +6,16 @@
  *
  * Understood exactly: ADRP and ADR, ADD/SUB (immediate) on 64-bit
  * registers, MOV (register), B, BL, B.cond, CBZ/CBNZ, TBZ/TBNZ, RET and
- * its authenticated forms, BLR/BR and their authenticated forms, BRK, UDF,
- * the hint space (NOP, PACIASP, AUTIASP, BTI), and the loads and stores
- * with an immediate offset (single registers and pairs, with their
- * pre- and post-index write-back) and PC-relative literal loads. Any other
- * instruction makes the registers it may write unknown: the destination
- * field (bits 0-4), and for the other loads, stores and atomics also
- * bits 5-9, 10-14 and 16-20. Register 31 (SP or XZR) is never tracked.
+ * its authenticated forms, BLR and its authenticated forms, BRK, UDF, the
+ * loads and stores with an immediate offset (single registers and pairs,
+ * with their pre- and post-index write-back), with a register offset, and
+ * PC-relative literal loads. Any other branch through a register (BR,
+ * ERET...) ends the analysis. The hint space (NOP, BTI, PACIASP...) makes
+ * x17 and x30 unknown, the system instructions Xt and Xt+1, other data
+ * processing instructions their destination (bits 0-4); the other loads,
+ * stores and atomics, SVC/HVC/SMC and the reserved and unallocated
+ * encodings make every register unknown. Register 31 (SP or XZR) is never
+ * tracked. The decoder reads only the bytes it is given.
  */
 
 #include <linux/bits.h>
@@ -121,11 +124,12 @@ static void decode_ldst(u32 i, unsigned long pc, struct ue_insn *insn)
 			op(insn, UE_REG_CLOBBER, rt, 0, 0);
 		return;
 	}
-	/* Exclusives, atomics, structures: whatever they may write */
-	op(insn, UE_REG_CLOBBER, rt, 0, 0);
-	op(insn, UE_REG_CLOBBER, rn, 0, 0);
-	op(insn, UE_REG_CLOBBER, rt2, 0, 0);
-	op(insn, UE_REG_CLOBBER, (i >> 16) & 31, 0, 0);
+	/*
+	 * Exclusives, atomics, structures, pointer-authenticated loads: some
+	 * write registers no field names (CASP: Xs+1 and Xt+1; LD64B: eight),
+	 * so all are unknown after them
+	 */
+	op(insn, UE_REG_CLOBBER_ALL, 0, 0, 0);
 }
 
 int ue_arch_decode(const u8 *code, unsigned int avail, unsigned long pc,
@@ -137,7 +141,7 @@ int ue_arch_decode(const u8 *code, unsigned int avail, unsigned long pc,
 	memset(insn, 0, sizeof(*insn));
 	insn->len = 4;
 	insn->kind = UE_INSN_NEXT;
-	if (avail < 4)
+	if (avail < 4 || (pc & 3))
 		return -EINVAL;
 	/* A64 instructions are little-endian whatever the data's order */
 	i = code[0] | code[1] << 8 | code[2] << 16 | (u32)code[3] << 24;
@@ -178,17 +182,35 @@ int ue_arch_decode(const u8 *code, unsigned int avail, unsigned long pc,
 	} else if ((i & 0xfffffc1f) == 0xd63f0000 ||	/* BLR */
 		   (i & 0xfefff800) == 0xd63f0800) {	/* BLRAA... */
 		insn->kind = UE_INSN_ICALL;
-	} else if ((i & 0xfffffc1f) == 0xd61f0000 ||	/* BR */
-		   (i & 0xfefff800) == 0xd61f0800) {	/* BRAA... */
+	} else if ((i & 0xfe000000) == 0xd6000000) {
+		/* BR, BRAA..., ERET, DRPS: control goes elsewhere */
 		insn->kind = UE_INSN_UNKNOWN;
 	} else if ((i & 0xffe0001f) == 0xd4200000 ||	/* BRK */
 		   (i & 0xffff0000) == 0) {		/* UDF */
 		insn->kind = UE_INSN_STOP;
-	} else if ((i & 0xfffff01f) == 0xd503201f) {	/* hints */
-		/* NOP, PACIASP, AUTIASP, BTI...: no register */
+	} else if ((i & 0xff000000) == 0xd4000000) {
+		/* SVC, HVC, SMC...: the other side may set x0-x17 */
+		op(insn, UE_REG_CLOBBER_ALL, 0, 0, 0);
+	} else if ((i & 0xfffff01f) == 0xd503201f) {
+		/*
+		 * Hints: NOP, BTI and the pointer authentication of x30
+		 * (PACIASP, AUTIASP, XPACLRI) and x17 (PACIA1716...)
+		 */
+		op(insn, UE_REG_CLOBBER, 17, 0, 0);
+		op(insn, UE_REG_CLOBBER, 30, 0, 0);
+	} else if ((i & 0xff000000) == 0xd5000000) {
+		/* System: MRS, SYSL write Xt; MRRS Xt and Xt+1 */
+		op(insn, UE_REG_CLOBBER, rd, 0, 0);
+		if (rd < 30)
+			op(insn, UE_REG_CLOBBER, rd + 1, 0, 0);
 	} else if ((i & 0x0a000000) == 0x08000000) {
 		decode_ldst(i, pc, insn);
+	} else if ((i & 0x1c000000) == 0x00000000 ||
+		   (i & 0x1e000000) == 0x06000000) {
+		/* Reserved, SME and unallocated encodings */
+		op(insn, UE_REG_CLOBBER_ALL, 0, 0, 0);
 	} else {
+		/* Data processing (and SVE): at most Xd */
 		op(insn, UE_REG_CLOBBER, rd, 0, 0);
 	}
 

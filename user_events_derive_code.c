@@ -19,17 +19,6 @@
 
 #include "user_events_derive.h"
 
-/* Reads and decodes the instruction at @pc */
-static int fn_decode(struct ue_fn *fn, unsigned long pc, struct ue_insn *insn)
-{
-	u8 buf[UE_INSN_MAX_LEN];
-
-	memset(insn, 0, sizeof(*insn));
-	if (!fn->env->read(buf, pc, sizeof(buf)))
-		return -EFAULT;
-	return ue_arch_decode(buf, sizeof(buf), pc, insn);
-}
-
 static void regs_meet(struct ue_regs *into, const struct ue_regs *from)
 {
 	unsigned int r;
@@ -62,9 +51,19 @@ static struct ue_slot *fn_slot(struct ue_fn *fn, unsigned long pc)
 	return NULL;
 }
 
-static bool in_fn(struct ue_fn *fn, unsigned long pc)
+static bool in_fn(const struct ue_fn *fn, unsigned long pc)
 {
 	return pc >= fn->start && pc < fn->start + fn->size;
+}
+
+/* Decodes the instruction at @pc, from the copy of the function's code */
+static int fn_decode(struct ue_fn *fn, unsigned long pc, struct ue_insn *insn)
+{
+	memset(insn, 0, sizeof(*insn));
+	if (!in_fn(fn, pc))
+		return -EINVAL;
+	return ue_arch_decode(fn->code + (pc - fn->start),
+			      fn->start + fn->size - pc, pc, insn);
 }
 
 static void fn_add_addr(struct ue_fn *fn, unsigned long addr)
@@ -150,7 +149,8 @@ static int fn_scan(struct ue_fn *fn)
 	memset(fn->boundary, 0, sizeof(fn->boundary));
 	fn->nr_slots = 0;
 	for (pc = fn->start; pc < fn->start + fn->size; pc += insn.len) {
-		if (fn_decode(fn, pc, &insn) || !insn.len) {
+		if (fn_decode(fn, pc, &insn) || !insn.len ||
+		    insn.len > fn->start + fn->size - pc) {
 			fn->error = "undecodable instruction";
 			return -EINVAL;
 		}
@@ -208,8 +208,11 @@ static bool fn_pass(struct ue_fn *fn)
 				cur = s->regs;
 			reachable = true;
 		}
-		if (fn_decode(fn, pc, &insn))
-			return false;	/* fn_scan() decoded it before */
+		if (fn_decode(fn, pc, &insn)) {
+			/* fn_scan() decoded the same bytes before */
+			fn->error = "undecodable instruction";
+			return false;
+		}
 		if (!reachable)
 			continue;
 
@@ -233,6 +236,10 @@ static bool fn_pass(struct ue_fn *fn)
 		if ((insn.kind == UE_INSN_BRANCH || insn.kind == UE_INSN_JUMP) &&
 		    in_fn(fn, insn.target)) {
 			s = fn_slot(fn, insn.target);
+			if (!s) {	/* fn_scan() found every target */
+				fn->error = "branch target not scanned";
+				return false;
+			}
 			old = s->regs;
 			if (s->visited) {
 				regs_meet(&s->regs, &cur);
@@ -270,6 +277,10 @@ int ue_fn_analyse(struct ue_fn *fn, const struct ue_code_env *env,
 		fn->error = "no bounds";
 		return -EINVAL;
 	}
+	if (!env->read(fn->code, fn->start, fn->size)) {
+		fn->error = "code not readable";
+		return -EFAULT;
+	}
 	if (fn_scan(fn))
 		return -EINVAL;
 	for (pass = 0; pass < UE_FN_MAX_PASSES; pass++)
@@ -302,6 +313,7 @@ unsigned long ue_fn_call_arg(const struct ue_fn *fn, unsigned long callee,
 			     const char **why)
 {
 	unsigned long val = 0;
+	bool found = false;
 	unsigned int i;
 
 	if (fn->error) {
@@ -318,14 +330,17 @@ unsigned long ue_fn_call_arg(const struct ue_fn *fn, unsigned long callee,
 			*why = "argument not determined by the code";
 			return 0;
 		}
-		if (val && c->arg[arg] != val) {
+		if (found && c->arg[arg] != val) {
 			*why = "calls disagree";
 			return 0;
 		}
 		val = c->arg[arg];
+		found = true;
 	}
-	if (!val)
+	if (!found)
 		*why = "no such call";
+	else if (!val)
+		*why = "the argument is 0";
 	return val;
 }
 

@@ -9,7 +9,7 @@
  * Understood exactly: MOV between registers, MOV of a sign-extended
  * immediate or of a 64-bit immediate to a register, LEA, PUSH and POP,
  * CALL and JMP (direct; indirect calls; an indirect JMP ends the analysis),
- * Jcc, RET, INT3, UD2, the NOPs and ENDBR64, and the instructions that
+ * Jcc, LOOP, RET, INT3, UD2, the NOPs and ENDBR64, and the instructions that
  * write no register (TEST, CMP, stores). Other instructions make the
  * registers they write unknown, or all registers when not listed.
  */
@@ -72,7 +72,9 @@ static void mem_operand(const struct insn *insn, unsigned long next,
 	u8 modrm = insn->modrm.bytes[0], mod = modrm >> 6, rm = modrm & 7;
 	long disp = (s32)insn->displacement.value;
 
-	if (has_prefix(insn, 0x64) || has_prefix(insn, 0x65))
+	/* Segment overrides; 32-bit addresses (truncated) */
+	if (has_prefix(insn, 0x64) || has_prefix(insn, 0x65) ||
+	    has_prefix(insn, 0x67))
 		return;
 	if (mod == 0 && rm == 5) {
 		u->has_mem = true;
@@ -187,6 +189,8 @@ int ue_arch_decode(const u8 *code, unsigned int avail, unsigned long pc,
 	case 0x70 ... 0x7f: case 0xe0 ... 0xe3:			/* Jcc, LOOP */
 		u->kind = UE_INSN_BRANCH;
 		u->target = next + imm;
+		if (op0 >= 0xe0 && op0 <= 0xe2)		/* RCX-- */
+			op(u, UE_REG_CLOBBER, RCX, 0, 0);
 		break;
 	case 0x80 ... 0x83: case 0xc0: case 0xc1: case 0xd0 ... 0xd3:
 		/* group 1 (CMP is /7), shifts */

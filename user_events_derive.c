@@ -116,11 +116,13 @@ static const char *walk_ring(unsigned long head, unsigned long *nodes,
 	unsigned long at = head, next;
 	unsigned int count = 0;
 
-	if (!read_kernel(&cur, head, sizeof(cur)))
+	if (!IS_ALIGNED(head, sizeof(long)) ||
+	    !read_kernel(&cur, head, sizeof(cur)))
 		return "list head not readable";
 	for (;;) {
 		next = (unsigned long)cur.next;
-		if (!read_kernel(&n, next, sizeof(n)))
+		if (!IS_ALIGNED(next, sizeof(long)) ||
+		    !read_kernel(&n, next, sizeof(n)))
 			return "list entry not readable";
 		if ((unsigned long)n.prev != at)
 			return "list entry does not point back";
@@ -161,6 +163,8 @@ static const char *check_mutex(unsigned long addr, const char *name)
 #endif
 	int tries;
 
+	if (!IS_ALIGNED(addr, sizeof(long)))
+		return "mutex: not aligned";
 	for (tries = 0; tries < 10; tries++) {
 		if (!read_kernel(&m, addr, sizeof(m)))
 			return "mutex: not readable";
@@ -437,11 +441,13 @@ static const char *check_dyn_events(unsigned long head)
 	unsigned long at = head, next;
 	unsigned int count = 0, i;
 
-	if (!read_kernel(&cur, head, sizeof(cur)))
+	if (!IS_ALIGNED(head, sizeof(long)) ||
+	    !read_kernel(&cur, head, sizeof(cur)))
 		return "list head not readable";
 	for (;;) {
 		next = (unsigned long)cur.next;
-		if (!read_kernel(&n, next, sizeof(n)))
+		if (!IS_ALIGNED(next, sizeof(long)) ||
+		    !read_kernel(&n, next, sizeof(n)))
 			return "list entry not readable";
 		if ((unsigned long)n.prev != at)
 			return "list entry does not point back";

@@ -205,6 +205,11 @@ int ue_arch_decode(const u8 *code, unsigned int avail, unsigned long pc,
 			op(u, UE_REG_CLOBBER, rm, 0, 0);
 		break;
 	case 0x88: case 0x89: case 0xc6: case 0xc7:		/* MOV to r/m */
+		if (op0 == 0xc7 && ((modrm >> 3) & 7) == 7) {
+			/* XBEGIN: an abort resumes at its target */
+			u->kind = UE_INSN_UNKNOWN;
+			break;
+		}
 		if (mod != 3)
 			break;				/* a store */
 		if (op0 == 0x89 && w)

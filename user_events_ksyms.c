@@ -34,7 +34,7 @@ MODULE_PARM_DESC(one_copy,
 static char *ksyms_test;
 module_param(ksyms_test, charp, 0);
 MODULE_PARM_DESC(ksyms_test,
-		 "For tests only: 'derived' uses the derived addresses of the tracing core's variables even where kallsyms lists them (as without CONFIG_KALLSYMS_ALL); 'fail:<variable>' makes that variable's derivation fail");
+		 "For tests only: 'derived' uses the derived addresses of the tracing core's variables even where kallsyms lists them (as without CONFIG_KALLSYMS_ALL); 'fail:<variable>' makes that variable's derivation fail; 'derived,fail:<variable>' both (the load is then refused on every kernel)");
 
 /* What symbols shows: how each variable was found */
 static char symbols_report[1536];
@@ -185,8 +185,8 @@ static int resolve_derived(bool use_kallsyms)
 	d = kzalloc(sizeof(*d), GFP_KERNEL);
 	if (!d)
 		return -ENOMEM;
-	if (ksyms_test && !strncmp(ksyms_test, "fail:", 5))
-		fail_sym = ksyms_test + 5;
+	if (ksyms_test && strstr(ksyms_test, "fail:"))
+		fail_sym = strstr(ksyms_test, "fail:") + 5;
 	ue_derive(lookup_fn, fail_sym, d);
 
 	for (v = 0; v < UE_DV_COUNT; v++) {
@@ -255,7 +255,7 @@ static void resolve_staging_record(bool use_kallsyms)
 
 int user_events_ksyms_init(void)
 {
-	bool use_kallsyms = !(ksyms_test && !strcmp(ksyms_test, "derived"));
+	bool use_kallsyms = !(ksyms_test && str_has_prefix(ksyms_test, "derived"));
 	unsigned long addr;
 	int i, ret = 0;
 

@@ -14,7 +14,9 @@
  * not only on the kernels that need it. The module is then loaded with
  * ksyms_test=derived, which uses the derived addresses even where kallsyms
  * has them, and with one of them forced to fail (ksyms_test=fail:...),
- * which a kernel without the variables in kallsyms must refuse. The
+ * which a kernel without the variables in kallsyms must refuse, and which
+ * every kernel must refuse on derived addresses
+ * (ksyms_test=derived,fail:...), leaving nothing behind. The
  * one-copy write path is on exactly where trace_buffered_event is in
  * kallsyms (one_copy).
  *
@@ -173,6 +175,43 @@ TEST(forced_failure)
 		ASSERT_EQ(0, ue_mod_unload_retry());
 	}
 	ASSERT_EQ(0, ue_mod_insmod(""));
+}
+
+/*
+ * On derived addresses (as without CONFIG_KALLSYMS_ALL) a failed check
+ * refuses the load on every kernel, after the derivation ran the kernel's
+ * functions (its probe on dyn_event_ops_list, event_mutex taken and
+ * released): nothing may be left behind. A probe left on the list would be
+ * called by the next write to dynamic_events, from a module no longer
+ * loaded.
+ */
+TEST(forced_failure_on_derived_refuses_cleanly)
+{
+	static const char * const fails[] = {
+		"dyn_event_list", "dyn_event_ops_list", "event_mutex",
+		"dyn_event_ops_mutex",
+	};
+	char params[128];
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(fails); i++) {
+		ue_delete_prefix("");
+		ASSERT_EQ(0, ue_mod_unload_retry());
+		snprintf(params, sizeof(params), "ksyms_test=derived,fail:%s",
+			 fails[i]);
+		EXPECT_EQ(-EOPNOTSUPP, ue_mod_insmod(params)) TH_LOG("%s", params);
+		EXPECT_FALSE(ue_mod_loaded());
+		EXPECT_NE(0, access(UE_TRACEFS "/user_events_data", F_OK));
+		/* The kernel's dynamic events still work without the module */
+		EXPECT_NE(0, ue_write_file(UE_TRACEFS "/dynamic_events",
+					   "u:ue_ksyms_gone u32 a", false));
+		ASSERT_EQ(0, ue_mod_insmod(""));
+		EXPECT_EQ(0, ue_write_file(UE_TRACEFS "/dynamic_events",
+					   "u:ue_ksyms_back u32 a", false));
+		EXPECT_TRUE(ue_event_exists("ue_ksyms_back"));
+		EXPECT_EQ(0, ue_write_file(UE_TRACEFS "/dynamic_events",
+					   "!u:ue_ksyms_back", false));
+	}
 }
 
 TEST_HARNESS_MAIN

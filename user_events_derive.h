@@ -15,6 +15,7 @@
 #define _USER_EVENTS_DERIVE_H
 
 #include <linux/bitops.h>
+#include <linux/kernel.h>	/* DIV_ROUND_UP() of BITS_TO_LONGS() on 5.10 */
 #include <linux/types.h>
 
 /* What an instruction does to the flow of control */

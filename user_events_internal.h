@@ -1,12 +1,14 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * Interface between the event core (trace_events_user.c) and the remote
+ * Interface between the event core (trace_events_user.c), the remote
  * write enablers that live in the registering processes' address spaces
- * (user_events_mm.c).
+ * (user_events_mm.c), the per-user bounds (user_events_quota.c) and the
+ * module's load, unload and files (user_events_main.c).
  */
 #ifndef _USER_EVENTS_INTERNAL_H
 #define _USER_EVENTS_INTERNAL_H
 
+#include <linux/fs.h>
 #include <linux/types.h>
 #include <linux/uidgid.h>
 
@@ -21,11 +23,19 @@ enum user_event_quota_kind {
 	UE_QUOTA_KINDS,
 };
 
-/* Provided by trace_events_user.c */
+/* Provided by user_events_quota.c */
 int user_event_charge(kuid_t uid, enum user_event_quota_kind kind,
 		      unsigned int n, bool force);
 void user_event_uncharge(kuid_t uid, enum user_event_quota_kind kind,
 			 unsigned int n);
+
+/* Provided by trace_events_user.c */
+extern const struct file_operations user_data_fops;
+extern const struct file_operations user_status_fops;
+int user_events_core_init(void);
+void user_events_core_start(void);
+void user_events_core_stop(void);
+void user_events_core_exit(void);
 u8 user_event_status(struct user_event *user);
 void user_event_get(struct user_event *user);
 void user_event_put(struct user_event *user);

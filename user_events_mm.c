@@ -219,6 +219,16 @@ static void user_event_twork_end(void)
 
 static void user_event_mm_scan_work(struct work_struct *work);
 static DECLARE_WORK(user_event_mm_scan, user_event_mm_scan_work);
+static void user_event_twork_kick(struct user_event_mm *uemm);
+
+/* Work for a task of the address space: a resync, or bits to fault in */
+static bool user_event_mm_has_work(struct user_event_mm *uemm)
+{
+	if (test_bit(UEMM_TWORK_RESYNC, &uemm->twork_flags))
+		return true;
+	/* A hint read without the lock: whoever adds a fault kicks again */
+	return data_race(!list_empty(&uemm->faults));
+}
 
 /* Looks for address spaces that went away, soon; any context */
 static void user_event_mm_kick_scan(void)
@@ -227,10 +237,15 @@ static void user_event_mm_kick_scan(void)
 		queue_work(user_event_mm_wq, &user_event_mm_scan);
 }
 
-/* mmput() of an mm a record follows, noticing if it was the last user */
+/*
+ * mmput() of an mm a record follows, noticing if it was the last user.
+ * The last put's teardown (__mmput()) runs from a work item, not here:
+ * callers hold event_mutex, and exit_aio() there waits for the address
+ * space's aio in flight, which a FUSE server can hold for ever.
+ */
 static void user_event_mm_mmput(struct mm_struct *mm)
 {
-	mmput(mm);
+	mmput_async(mm);
 	/* The record's mmgrab() keeps the struct readable */
 	if (!atomic_read(&mm->mm_users))
 		user_event_mm_kick_scan();
@@ -278,7 +293,11 @@ static void user_event_mm_kill(struct user_event_mm *uemm)
 		user_event_mm_put(uemm);
 }
 
-/* Kills the records of address spaces whose last user is gone */
+/*
+ * Kills the records of address spaces whose last user is gone, and hands
+ * the work a task left behind (it exited or exec'd with a resync or
+ * faults still due) to a task that still uses the address space.
+ */
 static void user_event_mm_scan_work(struct work_struct *work)
 {
 	struct user_event_mm *uemm;
@@ -291,6 +310,9 @@ static void user_event_mm_scan_work(struct work_struct *work)
 			continue;
 		if (!atomic_read(&uemm->mm->mm_users))
 			user_event_mm_kill(uemm);
+		else if (user_event_mm_has_work(uemm))
+			/* A task of it may have left with the work queued */
+			user_event_twork_kick(uemm);
 		user_event_mm_put(uemm);
 	}
 	rcu_read_unlock();
@@ -611,9 +633,12 @@ static int user_event_fault_in(struct mm_struct *mm, unsigned long uaddr)
  * Has a task of the address space do its work (faults, a resync): the
  * caller, when it is one, else the mm's owner, interrupted like a signal
  * would. Nothing happens if no task can take it now (none found, or it
- * is exiting): the work stays marked, for the next state change,
- * registration or fork to hand over again. Any context but NMI; no lock
- * needed.
+ * is exiting): the work stays marked, and is done or handed over again
+ * by the next update that gets the locks (it does a due resync itself),
+ * the next registration or unregistration (they do it themselves), or the
+ * next exit or exec of a task of the address space
+ * (user_event_mm_scan_work()). Any context but NMI; no
+ * lock needed.
  */
 static void user_event_twork_kick(struct user_event_mm *uemm)
 {
@@ -684,24 +709,16 @@ static void user_event_mm_fault_done(struct user_event_mm *uemm,
 }
 
 /*
- * Task work of a task of the address space (see user_event_twork_kick()):
- * faults in the pages of its enablers that could not be written, one
- * page at a time, with no lock of ours held, and writes their bits after
- * each. No kernel thread ever waits for such a fault: a file system or a
- * userfaultfd that holds it holds the address space's own task, the one
- * that would wait on touching the word itself, and nobody else. A task
- * that is being killed, exiting (its task work runs after exit_mm()) or
- * has another address space (exec) lets the faults go.
+ * The work of a task of the address space (see user_event_mm_fault_twork()):
+ * a due resync, then the faults. current must be in @uemm's mm or it does
+ * nothing; no lock held.
  */
-static void user_event_mm_fault_twork(struct callback_head *twork)
+static void user_event_mm_do_work(struct user_event_mm *uemm)
 {
-	struct user_event_mm *uemm = container_of(twork, struct user_event_mm,
-						  fault_twork);
 	struct user_event_enabler *enabler;
 	unsigned long addr;
 	bool ok;
 
-	clear_bit(UEMM_TWORK_QUEUED, &uemm->twork_flags);
 	if (current->mm == uemm->mm && !READ_ONCE(uemm->dead) &&
 	    !fatal_signal_pending(current) &&
 	    test_and_clear_bit(UEMM_TWORK_RESYNC, &uemm->twork_flags)) {
@@ -727,6 +744,35 @@ static void user_event_mm_fault_twork(struct callback_head *twork)
 		mutex_unlock(&uemm->lock);
 		cond_resched();
 	}
+}
+
+/*
+ * Task work of a task of the address space (see user_event_twork_kick()):
+ * faults in the pages of its enablers that could not be written, one
+ * page at a time, with no lock of ours held, and writes their bits after
+ * each. No kernel thread ever waits for such a fault: a file system or a
+ * userfaultfd that holds it holds the address space's own task, the one
+ * that would wait on touching the word itself, and nobody else. A task
+ * that is being killed, exiting (its task work runs after exit_mm()) or
+ * has another address space (exec) lets the faults go.
+ */
+static void user_event_mm_fault_twork(struct callback_head *twork)
+{
+	struct user_event_mm *uemm = container_of(twork, struct user_event_mm,
+						  fault_twork);
+
+	clear_bit(UEMM_TWORK_QUEUED, &uemm->twork_flags);
+	user_event_mm_do_work(uemm);
+
+	/*
+	 * A task that left the address space (exit, exec) hands what is
+	 * left to the mm's owner, if another task still uses it. One that
+	 * still uses it but is dying must not queue itself again (its task
+	 * work would run for ever): its exit hands over instead, through
+	 * user_event_mm_scan_work().
+	 */
+	if (current->mm != uemm->mm && user_event_mm_has_work(uemm))
+		user_event_twork_kick(uemm);
 
 	user_event_mm_put(uemm);
 	user_event_twork_end();
@@ -746,6 +792,7 @@ static void user_event_mm_update(struct user_event_mm *uemm,
 				 struct user_event *user, bool enabled)
 {
 	struct user_event_enabler *enabler;
+	bool resync;
 
 	ue_lockdep_assert_event_mutex();
 
@@ -755,10 +802,16 @@ static void user_event_mm_update(struct user_event_mm *uemm,
 		mutex_unlock(&uemm->lock);
 		goto defer;
 	}
-	list_for_each_entry(enabler, &uemm->enablers, link)
-		if (enabler->event == user && !enabler->del_seq &&
-		    user_event_enabler_write(uemm->mm, enabler, enabled))
+	/* A resync that an earlier update deferred is done here if still due */
+	resync = test_and_clear_bit(UEMM_TWORK_RESYNC, &uemm->twork_flags);
+	list_for_each_entry(enabler, &uemm->enablers, link) {
+		if (enabler->del_seq || (!resync && enabler->event != user))
+			continue;
+		if (user_event_enabler_write(uemm->mm, enabler,
+					     enabler->event == user ? enabled :
+					     user_event_status(enabler->event)))
 			user_event_fault_add(uemm, enabler);
+	}
 	mmap_read_unlock(uemm->mm);
 	mutex_unlock(&uemm->lock);
 	return;
@@ -909,6 +962,12 @@ int user_event_enabler_create(struct user_event *user,
 		kfree(enabler);
 	}
 
+	/*
+	 * A resync or fault left due is done here, by a task of the address
+	 * space, even when the work is queued on another (a stopped owner)
+	 */
+	if (user_event_mm_has_work(uemm))
+		user_event_mm_do_work(uemm);
 	user_event_mm_put(uemm);
 	return ret;
 }
@@ -983,6 +1042,8 @@ int user_event_enabler_remove(const struct user_write_unreg *unreg)
 
 	if (!keep)
 		user_event_enabler_free(enabler);
+	if (user_event_mm_has_work(uemm))
+		user_event_mm_do_work(uemm);
 	user_event_mm_put(uemm);
 	return ret;
 }

@@ -136,6 +136,8 @@ struct rl_shared {
 	atomic_ulong seq;
 	atomic_int stop;
 	atomic_int drain;	/* writers and perf let go: an unload is next */
+	atomic_int unloading;	/* an unload runs: trace readers close */
+	atomic_int trace_open;	/* the trace reader has a trace file open */
 	atomic_int nbad;
 	char bad[RL_MSGS][320];
 	struct am_counter ops[O_NR];
@@ -143,6 +145,7 @@ struct rl_shared {
 	atomic_long exact, exact_fields, deleted, stale, badlines, unknown;
 	atomic_long samples, samples_ok, samples_bad, perf_events, perf_lost;
 	atomic_long perf_raced, samples_stale, reloads, reload_refused;
+	atomic_long reads_cut;	/* trace reads closed early for an unload */
 	atomic_long opbad;
 	atomic_int nreload_log;
 	double reload_log[64][2];	/* unloaded, loaded again (boot s) */
@@ -622,9 +625,69 @@ static int read_trace(const char *path, enum rl_src src, unsigned long long *s)
 			slow_end = 0;
 		if (stopping() && src != S_FINAL)
 			break;
+		if (src != S_FINAL && atomic_load(&sh->unloading)) {
+			atomic_fetch_add(&sh->reads_cut, 1);
+			break;
+		}
 	}
 	close(fd);
 	return n < 0 ? -errno : 0;
+}
+
+/*
+ * The one window the trace, instance and snapshot readers stay out of: an
+ * open trace file across an unload of the module. A trace file's iterator
+ * keeps the record it will print next (a copy, in the ring buffer
+ * iterator) from one read() to the next; the unload resets the buffers
+ * its deleted events wrote to and then frees their type ids, and the reset
+ * does not reach that copy. After the reload, the next read prints it
+ * through whatever event took its id: another event's fields on 6.12
+ * (lowest free id), "Unknown type N" on 6.1. The core does the same with
+ * its own dynamic events: a kprobe event deleted under an open trace or
+ * snapshot reader, its id taken by a new kprobe or synthetic event, and
+ * the reader prints the deleted event's record as the new one's
+ * (race/stale_reader.py, race/README: measured on 6.12.117 and 6.1.0-56).
+ * trace_pipe keeps only text it formatted before (measured the same way:
+ * nothing printed after the deletion), and perf lets go before unloads
+ * (drain), so they stay as they are. Deletions without an unload need
+ * nothing: the module keeps deleted events' ids until the unload, and
+ * their records print as "(deleted event)", which the check accepts.
+ *
+ * So the coordinator raises "unloading" and waits for the reader to close
+ * its file (it looks between read() calls) before prepare_unload and
+ * rmmod, and the reader opens no trace file until the unload returned
+ * (loaded again or not: a file opened after the reset holds nothing of
+ * the freed ids). Both flags are sequentially consistent: either the
+ * reader sees "unloading" after raising "trace_open", or the coordinator
+ * sees "trace_open".
+ */
+static bool trace_open_begin(void)
+{
+	atomic_store(&sh->trace_open, 1);
+	if (!atomic_load(&sh->unloading))
+		return true;
+	atomic_store(&sh->trace_open, 0);
+	return false;
+}
+
+static void trace_open_end(void)
+{
+	atomic_store(&sh->trace_open, 0);
+}
+
+static int unload_readers_closed(void)
+{
+	long deadline = am_now_ms() + 10000;
+	int ret;
+
+	atomic_store(&sh->unloading, 1);
+	while (atomic_load(&sh->trace_open) && am_now_ms() < deadline)
+		usleep(1000);
+	if (atomic_load(&sh->trace_open))
+		bad_op("the trace reader kept its file open 10 s into an unload");
+	ret = am_mod_unload();
+	atomic_store(&sh->unloading, 0);
+	return ret;
 }
 
 /* Writer threads */
@@ -982,6 +1045,10 @@ static void trace_reader_process(void)
 
 	s |= 1;
 	while (!stopping()) {
+		if (!trace_open_begin()) {	/* an unload: see there */
+			usleep(5000);
+			continue;
+		}
 		r = am_rn(&s, 10);
 		if (r < 3)
 			am_count(&sh->ops[O_READ_TRACE],
@@ -992,6 +1059,7 @@ static void trace_reader_process(void)
 		else if (snap)
 			am_count(&sh->ops[O_READ_SNAP],
 				 read_trace(AM_TRACEFS "/snapshot", S_SNAP, &s));
+		trace_open_end();
 		usleep(20000 + am_rn(&s, 200000));
 	}
 	_exit(0);
@@ -1273,7 +1341,7 @@ static void reload(pid_t *writers, unsigned long long *s, int gen)
 		disable_all();
 		left = am_delete_names(RL_PFX, RL_NAMES);
 		if (!left)
-			ret = am_mod_unload();
+			ret = unload_readers_closed();
 		if (!left && !ret)
 			break;
 		usleep(50000);
@@ -1393,8 +1461,9 @@ int am_relayout(const struct am_opts *o)
 	       atomic_load(&sh->samples_ok),
 	       atomic_load(&sh->samples_stale), atomic_load(&sh->samples_bad),
 	       atomic_load(&sh->perf_lost));
-	printf("# relayout: %ld unloads and loads between phases (%ld refused)\n",
-	       atomic_load(&sh->reloads), atomic_load(&sh->reload_refused));
+	printf("# relayout: %ld unloads and loads between phases (%ld refused), %ld trace reads closed for an unload\n",
+	       atomic_load(&sh->reloads), atomic_load(&sh->reload_refused),
+	       atomic_load(&sh->reads_cut));
 	for (i = 0; i < atomic_load(&sh->nbad) && i < RL_MSGS; i++)
 		printf("#   %s\n", sh->bad[i]);
 	if (atomic_load(&sh->badlines))

@@ -19,7 +19,10 @@
 #   refs      README.md exists and its code fences are closed; in README.md,
 #             Documentation/*.rst, debian/README.Debian and bench/README.md
 #             every `make <target>` names a target of the Makefile and every
-#             repository path in backquotes (or markdown link) exists.
+#             repository path in backquotes (or markdown link) exists;
+#   kbuild    Kbuild's UE_HAVE_* header probes give, on every kernel headers
+#             tree of the targets on this host, the features their versions
+#             have (scripts/check-kbuild-probes.sh).
 #
 #   scripts/check-host.sh [user_events.ko ...]
 #   scripts/check-host.sh --packages     print the packages it installs
@@ -160,6 +163,35 @@ done
 if [[ -n $targets ]] && ((${#existing[@]})); then
 	ue_relay "" env UE_TARGETS="$targets" /usr/bin/python3 "$UE_REPO/scripts/check-refs.py" \
 		"$UE_REPO" "${existing[@]}"
+fi
+
+# Every module parameter is in README.md's table and user_events.rst
+params=$(sed -n 's/.*module_param[a-z_]*(\([a-z_0-9]*\),.*/\1/p' "$UE_REPO"/*.c | sort -u)
+undoc=()
+for p in $params; do
+	grep -q "^| \`$p\` |" "$UE_REPO/README.md" &&
+		grep -q "^\`\`$p\`\` (" "$UE_REPO/Documentation/user_events.rst" ||
+		undoc+=("$p")
+done
+if ((${#undoc[@]})); then
+	ue_notok "refs: module parameters missing from README.md's table or Documentation/user_events.rst: ${undoc[*]}"
+else
+	ue_ok "refs: the $(wc -w <<<"$params") module parameters are documented in README.md and Documentation/user_events.rst"
+fi
+
+# Kbuild's feature probes agree with the versions the features came in
+ue_relay "" "$UE_REPO/scripts/check-kbuild-probes.sh"
+
+# make help lists every target of the Makefile and mk/*.mk, and only those
+if [[ -n $targets ]]; then
+	helped=$(make -s -C "$UE_REPO" help | sed -n 's/^  make \([a-z][a-z0-9-]*\).*/\1/p' | sort -u)
+	ours=$(sed -n 's/^\([a-z][a-z0-9-]*\):.*/\1/p' "$UE_REPO"/Makefile "$UE_REPO"/mk/*.mk |
+		grep -vx 'all\|modules\|help' | sort -u)
+	if [[ $helped == "$ours" ]]; then
+		ue_ok "refs: make help lists the $(wc -l <<<"$ours") targets"
+	else
+		ue_notok "refs: make help and the targets differ: $(diff <(echo "$helped") <(echo "$ours") | grep '^[<>]' | tr '\n' ' ')"
+	fi
 fi
 
 echo "# host: $UE_PASS passed, $UE_FAIL failed"

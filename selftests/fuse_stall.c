@@ -16,12 +16,17 @@
  * after it came, and the main thread then reads its bit, which must be set.
  * Run as root (./fuse_stall), or with -u to set up the FUSE mount in a new
  * user namespace as an unprivileged user (the tracefs writes are then done
- * by a root helper: see fuse_stall.sh).
+ * by a root helper: see fuse_stall.sh). With -k it checks instead that a
+ * resync the update had to defer survives the death of the task it was
+ * handed to (owner_dies()).
  */
 #define _GNU_SOURCE
 #define USER_EVENTS_REMOTE_WRITE_ABI
+#include <dirent.h>
 #include <errno.h>
+#include <signal.h>
 #include <fcntl.h>
+#include <linux/aio_abi.h>
 #include <linux/fuse.h>
 #include <pthread.h>
 #include <sched.h>
@@ -34,6 +39,7 @@
 #include <sys/mman.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -60,6 +66,13 @@ struct shared {
 	atomic_int release;
 	atomic_int nstalled;
 	uint64_t stalled_unique[64];
+	/* -k: the sibling process that shares the registrant's mm */
+	atomic_int sib_queued, released, sib_done, sib_bit;
+	/* -a: reads are held until released, however long */
+	atomic_int no_auto_release, aio_ready;
+	/* -s: the mapper process is queued; the late registration's result */
+	atomic_int s2_queued, late_done, late_ret, late_bit;
+	pid_t s_pid, s2_pid;
 };
 static struct shared *sh;
 static char rbuf[1 << 20];
@@ -133,7 +146,8 @@ static void *daemon_thread(void *arg __attribute__((unused)))
 			io.minor = ii->minor < FUSE_KERNEL_MINOR_VERSION ?
 				   ii->minor : FUSE_KERNEL_MINOR_VERSION;
 			io.max_readahead = ii->max_readahead;
-			io.flags = 0;	/* no FUSE_ASYNC_READ */
+			/* No FUSE_ASYNC_READ; aio on O_DIRECT files (-a) */
+			io.flags = ii->flags & FUSE_ASYNC_DIO;
 			io.max_background = 16;
 			io.congestion_threshold = 12;
 			io.max_write = 4096;
@@ -165,9 +179,12 @@ static void *daemon_thread(void *arg __attribute__((unused)))
 			break;
 		}
 		case FUSE_OPEN: {
+			struct fuse_open_in *oi = in;
 			struct fuse_open_out oo;
 
 			memset(&oo, 0, sizeof(oo));
+			if (oi->flags & O_DIRECT)
+				oo.open_flags = FOPEN_DIRECT_IO;
 			reply(ih->unique, 0, &oo, sizeof(oo));
 			break;
 		}
@@ -209,6 +226,7 @@ static void *releaser_thread(void *arg __attribute__((unused)))
 	for (;;) {
 		while (!atomic_load(&sh->release) &&
 		       !(atomic_load(&nstalled) &&
+			 !atomic_load(&sh->no_auto_release) &&
 			 now() - sh->first_held >= HOLD_S))
 			usleep(10000);
 		atomic_store(&stall, 0);
@@ -337,6 +355,455 @@ static void show(struct timed *t, double deadline)
 		       t->end - t->start, t->ret);
 }
 
+/*
+ * -k: the task that was to do a deferred resync dies before doing it.
+ * The registrant M shares its address space with a sibling process S
+ * (clone(CLONE_VM) without CLONE_THREAD); M's main thread, the mm's owner,
+ * holds the mmap_lock in a /proc/self/mem read of its FUSE page, and S
+ * queues behind it in mmap(). Root enables the event: the update cannot
+ * take the mmap_lock, so it marks the resync and hands it to M, which is
+ * then killed before it can do it. S must still see its bit set once the
+ * read is answered: M's exit hands the work to S.
+ */
+static volatile uint32_t *kpage;
+
+static int sibling_fn(void *arg __attribute__((unused)))
+{
+	struct timespec ms = { 0, 1000000 };
+	void *m;
+	int i;
+
+	while (!atomic_load(&sh->held_total))
+		nanosleep(&ms, NULL);
+	atomic_store(&sh->sib_queued, 1);
+	m = mmap(NULL, 4096, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (m != MAP_FAILED)
+		munmap(m, 4096);
+	while (!atomic_load(&sh->released))
+		nanosleep(&ms, NULL);
+	/* Up to 5 s for the bit, reading it like a client would */
+	for (i = 0; i < 5000 && !(kpage[0] & 1); i++)
+		nanosleep(&ms, NULL);
+	atomic_store(&sh->sib_bit, kpage[0] & 1);
+	atomic_store(&sh->sib_done, 1);
+	return 0;
+}
+
+static void owner_dies_registrant(void)
+{
+	static char stack[64 * 1024] __attribute__((aligned(16)));
+	struct user_reg reg;
+	int dfd, fd, mem;
+	uint32_t v;
+
+	dfd = open(TR "/user_events_data", O_RDWR);
+	fd = open(MNT "/f", O_RDONLY);
+	kpage = mmap(NULL, FSIZE, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
+	if (dfd < 0 || fd < 0 || kpage == MAP_FAILED) {
+		perror("registrant setup");
+		_exit(1);
+	}
+	(void)kpage[0];
+	kpage[0] = 0;	/* copy on write: an anonymous page */
+	memset(&reg, 0, sizeof(reg));
+	reg.size = sizeof(reg);
+	reg.enable_size = 4;
+	reg.enable_addr = (uintptr_t)kpage;
+	reg.name_args = (uintptr_t)"redfusek u32 a";
+	if (ioctl(dfd, DIAG_IOCSREG, &reg)) {
+		perror("DIAG_IOCSREG");
+		_exit(1);
+	}
+	madvise((void *)kpage, FSIZE, MADV_DONTNEED);
+	posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
+	if (clone(sibling_fn, stack + sizeof(stack), CLONE_VM | SIGCHLD,
+		  NULL) < 0) {
+		perror("clone");
+		_exit(1);
+	}
+	atomic_store(&stall, 1);
+	mem = open("/proc/self/mem", O_RDONLY);
+	if (mem < 0 || pread(mem, &v, sizeof(v), (off_t)(uintptr_t)kpage) < 0)
+		perror("pread /proc/self/mem");
+	pause();	/* killed */
+	_exit(0);
+}
+
+static int owner_dies(void)
+{
+	double t0, t;
+	pid_t m;
+	int ret;
+
+	m = fork();
+	if (!m)
+		owner_dies_registrant();
+	t0 = now();
+	while (!(atomic_load(&sh->held_total) && atomic_load(&sh->sib_queued)) &&
+	       now() - t0 < 5)
+		usleep(10000);
+	usleep(300000);
+	printf("held reads: %d\n", atomic_load(&sh->held_total));
+	t = now();
+	ret = write_file(TR "/events/user_events/redfusek/enable", "1");
+	printf("enable took %.3f s (ret %d)\n", now() - t, ret);
+	usleep(300000);
+	kill(m, SIGKILL);
+	usleep(200000);
+	release_reads();
+	atomic_store(&sh->released, 1);
+	waitpid(m, NULL, 0);
+	t0 = now();
+	while (!atomic_load(&sh->sib_done) && now() - t0 < 10)
+		usleep(10000);
+	if (atomic_load(&sh->sib_done))
+		printf("sibling bit=%d\n", atomic_load(&sh->sib_bit));
+	else
+		printf("sibling: no report\n");
+	write_file(TR "/events/user_events/redfusek/enable", "0");
+	umount2(MNT, MNT_DETACH);
+	return atomic_load(&sh->sib_bit) == 1 ? 0 : 2;
+}
+
+/*
+ * -s: the task a deferred resync is queued on is stopped. The registrant
+ * M, the mm's owner, registers a bit in its FUSE page and stops itself;
+ * S (clone(CLONE_VM)) holds the mmap_lock in a /proc/self/mem read of
+ * that page and S2 (also sharing the mm) queues behind it in mmap(). Root
+ * enables the event: the update defers and queues the resync on M, which
+ * cannot run it while stopped. Once the read is answered, S registers a
+ * bit of its own: that registration must bring M's bit up to date too
+ * (before the fix it only queued the work again, on M: nothing happened
+ * until M was continued).
+ */
+static uint32_t s_word;
+
+static int s2_fn(void *arg __attribute__((unused)))
+{
+	struct timespec ms = { 0, 1000000 };
+	void *m;
+
+	while (!atomic_load(&sh->held_total))
+		nanosleep(&ms, NULL);
+	atomic_store(&sh->s2_queued, 1);
+	m = mmap(NULL, 4096, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (m != MAP_FAILED)
+		munmap(m, 4096);
+	return 0;
+}
+
+static int s_fn(void *arg)
+{
+	struct timespec ms = { 0, 1000000 };
+	int dfd = *(int *)arg, mem, i;
+	struct user_reg reg;
+	uint32_t v;
+
+	while (!atomic_load(&stall))
+		nanosleep(&ms, NULL);
+	mem = open("/proc/self/mem", O_RDONLY);
+	if (mem < 0 || pread(mem, &v, sizeof(v), (off_t)(uintptr_t)kpage) < 0)
+		return 1;
+	/* The read was answered: register a bit of our own */
+	memset(&reg, 0, sizeof(reg));
+	reg.size = sizeof(reg);
+	reg.enable_size = 4;
+	reg.enable_addr = (uintptr_t)&s_word;
+	reg.name_args = (uintptr_t)"redfuses u32 a";
+	atomic_store(&sh->late_ret, ioctl(dfd, DIAG_IOCSREG, &reg) ? errno : 0);
+	for (i = 0; i < 2000 && !(kpage[0] & 1); i++)
+		nanosleep(&ms, NULL);
+	atomic_store(&sh->late_bit, kpage[0] & 1);
+	atomic_store(&sh->late_done, 1);
+	for (;;)
+		pause();
+}
+
+static void stopped_owner_registrant(void)
+{
+	static char stack[2][64 * 1024] __attribute__((aligned(16)));
+	struct user_reg reg;
+	int dfd, fd;
+
+	dfd = open(TR "/user_events_data", O_RDWR);
+	fd = open(MNT "/f", O_RDONLY);
+	kpage = mmap(NULL, FSIZE, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
+	if (dfd < 0 || fd < 0 || kpage == MAP_FAILED)
+		_exit(1);
+	(void)kpage[0];
+	kpage[0] = 0;	/* copy on write: an anonymous page */
+	memset(&reg, 0, sizeof(reg));
+	reg.size = sizeof(reg);
+	reg.enable_size = 4;
+	reg.enable_addr = (uintptr_t)kpage;
+	reg.name_args = (uintptr_t)"redfuses u32 a";
+	if (ioctl(dfd, DIAG_IOCSREG, &reg))
+		_exit(1);
+	madvise((void *)kpage, FSIZE, MADV_DONTNEED);
+	posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
+	sh->s_pid = clone(s_fn, stack[0] + sizeof(stack[0]),
+			  CLONE_VM | SIGCHLD, &dfd);
+	sh->s2_pid = clone(s2_fn, stack[1] + sizeof(stack[1]),
+			   CLONE_VM | SIGCHLD, NULL);
+	if (sh->s_pid < 0 || sh->s2_pid < 0)
+		_exit(1);
+	atomic_store(&stall, 1);
+	raise(SIGSTOP);
+	for (;;)
+		pause();
+}
+
+/* The state letter of /proc/PID/stat */
+static char proc_state(pid_t pid)
+{
+	char path[64], buf[512], *p;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	f = fopen(path, "r");
+	if (!f || !fgets(buf, sizeof(buf), f)) {
+		if (f)
+			fclose(f);
+		return '?';
+	}
+	fclose(f);
+	p = strrchr(buf, ')');
+	return p && p[1] ? p[2] : '?';
+}
+
+static int stopped_owner(void)
+{
+	double t0, t;
+	pid_t m;
+	int ret;
+
+	m = fork();
+	if (!m)
+		stopped_owner_registrant();
+	t0 = now();
+	while (!(atomic_load(&sh->held_total) && atomic_load(&sh->s2_queued) &&
+		 proc_state(m) == 'T') && now() - t0 < 10)
+		usleep(10000);
+	usleep(300000);
+	printf("held reads: %d, owner state %c\n", atomic_load(&sh->held_total),
+	       proc_state(m));
+	t = now();
+	ret = write_file(TR "/events/user_events/redfuses/enable", "1");
+	printf("enable took %.3f s (ret %d)\n", now() - t, ret);
+	usleep(300000);
+	release_reads();
+	t0 = now();
+	while (!atomic_load(&sh->late_done) && now() - t0 < 10)
+		usleep(10000);
+	printf("owner state %c while the other registered (ret %d): bit=%d\n",
+	       proc_state(m), atomic_load(&sh->late_ret),
+	       atomic_load(&sh->late_bit));
+	/* Every task of the address space goes */
+	if (sh->s_pid > 0)
+		kill(sh->s_pid, SIGKILL);
+	if (sh->s2_pid > 0)
+		kill(sh->s2_pid, SIGKILL);
+	kill(m, SIGKILL);
+	waitpid(m, NULL, 0);
+	usleep(200000);
+	write_file(TR "/events/user_events/redfuses/enable", "0");
+	umount2(MNT, MNT_DETACH);
+	return atomic_load(&sh->late_done) && atomic_load(&sh->late_bit) == 1 &&
+	       !atomic_load(&sh->late_ret) ? 0 : 2;
+}
+
+/*
+ * -a: the last put of an address space must not happen under event_mutex.
+ * The registrant has AIO_BITS enable bits of one event, so that an
+ * update takes a while over them, and an aio read of its FUSE file in
+ * flight, held by the server. It is killed while root's enable updates
+ * its bits: if the update then drops the last mm_users, the address
+ * space's teardown waits in exit_aio() for the held read. Before the fix
+ * that wait was in the enable, under event_mutex; now it is in a work
+ * item. The task found in exit_aio() tells which put was the last (the
+ * registrant's own, or ours), so the test knows it reached its window.
+ * Bound: the update's own time plus 3 s (times UE_TIMEOUT_FACTOR); before
+ * the fix the enable waited until the watchdog released the read (10 s).
+ */
+#define AIO_BITS 60000
+
+static void aio_registrant(void)
+{
+	static uint32_t words[AIO_BITS / 32 + 1];
+	struct user_reg reg;
+	aio_context_t ctx = 0;
+	struct iocb cb, *cbs[1] = { &cb };
+	static char buf[FSIZE] __attribute__((aligned(4096)));
+	int dfd, fd, i;
+
+	dfd = open(TR "/user_events_data", O_RDWR);
+	fd = open(MNT "/f", O_RDONLY | O_DIRECT);
+	if (dfd < 0 || fd < 0) {
+		perror("aio registrant: open");
+		_exit(1);
+	}
+	for (i = 0; i < AIO_BITS; i++) {
+		memset(&reg, 0, sizeof(reg));
+		reg.size = sizeof(reg);
+		reg.enable_size = 4;
+		reg.enable_bit = i % 32;
+		reg.enable_addr = (uintptr_t)&words[i / 32];
+		reg.name_args = (uintptr_t)"redfusea u32 a";
+		if (ioctl(dfd, DIAG_IOCSREG, &reg)) {
+			perror("DIAG_IOCSREG");
+			_exit(1);
+		}
+	}
+	atomic_store(&stall, 1);
+	memset(&cb, 0, sizeof(cb));
+	cb.aio_fildes = fd;
+	cb.aio_lio_opcode = IOCB_CMD_PREAD;
+	cb.aio_buf = (uintptr_t)buf;
+	cb.aio_nbytes = FSIZE;
+	if (syscall(SYS_io_setup, 8, &ctx) ||
+	    syscall(SYS_io_submit, ctx, 1, cbs) != 1) {
+		perror("aio");
+		_exit(1);
+	}
+	atomic_store(&sh->aio_ready, 1);
+	for (;;)
+		pause();
+}
+
+/* The pid of a task whose kernel stack shows exit_aio(), or 0 */
+static pid_t in_exit_aio(char *comm, size_t size)
+{
+	char path[300], line[256];
+	struct dirent *d;
+	pid_t pid = 0;
+	DIR *dir = opendir("/proc");
+	FILE *f;
+
+	while (dir && !pid && (d = readdir(dir))) {
+		if (d->d_name[0] < '1' || d->d_name[0] > '9')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%s/stack", d->d_name);
+		f = fopen(path, "r");
+		while (f && fgets(line, sizeof(line), f))
+			if (strstr(line, "exit_aio"))
+				pid = atoi(d->d_name);
+		if (f)
+			fclose(f);
+	}
+	if (dir)
+		closedir(dir);
+	if (pid) {
+		snprintf(path, sizeof(path), "/proc/%d/comm", pid);
+		f = fopen(path, "r");
+		if (!f || !fgets(comm, size, f))
+			snprintf(comm, size, "?");
+		if (f)
+			fclose(f);
+		comm[strcspn(comm, "\n")] = 0;
+	}
+	return pid;
+}
+
+struct killer {
+	pid_t victim;
+	double delay;
+};
+
+static void *killer_thread(void *arg)
+{
+	struct killer *k = arg;
+
+	usleep(k->delay * 1e6);
+	kill(k->victim, SIGKILL);
+	return NULL;
+}
+
+static atomic_int enable_done;
+
+/* Before the fix the enable waited for the held read: end that wait */
+static void *watchdog_thread(void *arg __attribute__((unused)))
+{
+	double t0 = now();
+
+	while (!atomic_load(&enable_done) && now() - t0 < 10)
+		usleep(10000);
+	if (!atomic_load(&enable_done))
+		release_reads();
+	return NULL;
+}
+
+static int last_put_async(void)
+{
+	const char *en = TR "/events/user_events/redfusea/enable";
+	const char *factor = getenv("UE_TIMEOUT_FACTOR");
+	double slack = 3 * (factor ? atof(factor) : 1);
+	int attempt, ret = 2;
+
+	atomic_store(&sh->no_auto_release, 1);
+	for (attempt = 0; attempt < 3; attempt++) {
+		struct killer k;
+		pthread_t kt, wt;
+		char comm[64];
+		double t0, t;
+		pid_t who;
+
+		atomic_store(&sh->aio_ready, 0);
+		k.victim = fork();
+		if (!k.victim)
+			aio_registrant();
+		t0 = now();
+		while (!(atomic_load(&sh->aio_ready) &&
+			 atomic_load(&sh->held_total) > attempt) &&
+		       now() - t0 < 60)
+			usleep(10000);
+		if (!atomic_load(&sh->aio_ready)) {
+			printf("attempt %d: the registrant did not get ready\n",
+			       attempt);
+			break;
+		}
+		/* How long an update over its bits takes, here and now */
+		t = now();
+		write_file(en, "1");
+		write_file(en, "0");
+		t = (now() - t) / 2;
+		k.delay = t * (attempt + 1) / 4;
+		atomic_store(&enable_done, 0);
+		pthread_create(&kt, NULL, killer_thread, &k);
+		pthread_create(&wt, NULL, watchdog_thread, NULL);
+		t0 = now();
+		ret = write_file(en, "1");
+		t0 = now() - t0;
+		atomic_store(&enable_done, 1);
+		pthread_join(kt, NULL);
+		pthread_join(wt, NULL);
+		usleep(200000);
+		who = in_exit_aio(comm, sizeof(comm));
+		printf("attempt %d: update %.3f s, kill after %.3f s, enable took %.3f s (ret %d), in exit_aio: %s (%d)\n",
+		       attempt, t, k.delay, t0, ret, who ? comm : "nobody", who);
+		write_file(en, "0");
+		release_reads();
+		waitpid(k.victim, NULL, 0);
+		if (who && who != k.victim) {
+			printf("window reached: enable took %.3f s, bound %.3f s\n",
+			       t0, t + slack);
+			ret = t0 < t + slack ? 0 : 2;
+			break;
+		}
+		if (who == k.victim)
+			continue;	/* its own put was the last: again */
+		/* Nobody waits any more: the enable waited in our place */
+		printf("window reached: enable took %.3f s, bound %.3f s\n",
+		       t0, t + slack);
+		ret = 2;
+		break;
+	}
+	/* Let the last registrant's address space go before we unmount */
+	usleep(500000);
+	write_file(TR "/dynamic_events", "!u:redfusea\n");
+	umount2(MNT, MNT_DETACH);
+	return ret;
+}
+
 int main(int argc, char **argv)
 {
 	struct timed st = { .what = "status read" }, dy = { .what = "u: command" };
@@ -399,6 +866,12 @@ int main(int argc, char **argv)
 		daemon_thread(NULL);
 		_exit(0);
 	}
+	if (argc > 1 && !strcmp(argv[1], "-k"))
+		return owner_dies();
+	if (argc > 1 && !strcmp(argv[1], "-a"))
+		return last_put_async();
+	if (argc > 1 && !strcmp(argv[1], "-s"))
+		return stopped_owner();
 	if (!userns) {
 		/* Every thread and process before the page is held */
 		enabler = fork();

@@ -23,10 +23,12 @@
 #   RACE_ACCEL=tcg      QEMU accelerator for the guest (default: the guest
 #                       runner's, single-threaded TCG). Multi-threaded TCG
 #                       ("tcg") runs the two vCPUs truly in parallel, which
-#                       hits short race windows far more often. On 6.12 it
-#                       can end in a false "Oops: int3" in __schedule (QEMU
-#                       7.2 runs stale code after static key patching; see
-#                       scripts/guest/run.sh): not the module's.
+#                       hits short race windows far more often. The guest
+#                       runner then takes bookworm-backports' QEMU 10.0:
+#                       under Debian 12's 7.2 a vCPU runs stale code after
+#                       static key patching (6.12: false "Oops: int3" in
+#                       __schedule; 6.1: hangs; race/README,
+#                       "Multi-threaded TCG").
 #   RACE_EVENT_FILES=1  on kernels before 6.6 (6.1), do not add ue_race -F
 #                       (see below): the core's own use-after-free of
 #                       event files then comes back (a 300 s run of seed

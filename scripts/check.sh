@@ -17,6 +17,8 @@
 #   UE_SELFTESTS_SRC     selftests source dir (default: selftests/)
 #   UE_BUILD_DIR         where builds and results go (default: build/)
 #   UE_CHECK_PACKAGE=0   leave out the Debian package test (needs root)
+#   UE_CHECK_MTTCG=0     leave out races_test with the vCPUs in parallel
+#                        (scripts/matrix.sh sets it unless told otherwise)
 #   UE_HOST_CHECKS=0     leave out lint, host checks and the package test
 #   UE_MATRIX_TARGETS    a file of "<release> <suite> <vmlinuz> <modules dir>"
 #                        lines (written by scripts/matrix.sh): test exactly
@@ -27,6 +29,13 @@
 #                        cross-built module and selftests, guests under
 #                        qemu-system-aarch64 (run.sh --arch arm64); the host
 #                        checks and the package test are the amd64 run's
+#
+# After each kernel's guest run, races_test runs again in a guest of its own
+# with the two vCPUs in parallel (multi-threaded TCG, under the QEMU that
+# scripts/guest/qemu-mttcg.sh provides: Debian 12's runs stale code there)
+# and UE_RACE_PARALLEL=1: put_racing_delete's threads must then also have
+# run at the same time, not in turns (race/README, "Multi-threaded TCG");
+# its results count as races_test_mttcg. x86_64 only.
 #
 # Counting: an "ok" line is a pass unless it carries "# SKIP"; a skip is a
 # failure unless selftests/expected-skips expects that test to skip on that
@@ -73,6 +82,15 @@ mk=(make -C "$testsrc" "HARNESS_DIR=$harness" "UPSTREAM_DIR=$upstream" "OUT=$tes
 "${mk[@]}" || selftests_ok=0
 mapfile -t progs < <(find "$testout" -maxdepth 1 -type f -perm -u+x -printf '%f\n' | LC_ALL=C sort)
 echo "test programs: ${progs[*]}"
+# races_test alone, for the guest whose vCPUs run in parallel
+mttcg=0
+if [[ $arch == x86_64 && ${UE_CHECK_MTTCG:-1} != 0 ]]; then
+	mttcg=1
+	mkdir -p "$testout/mttcg"
+	printf '#!/bin/sh\nexec env UE_RACE_PARALLEL=1 %q\n' "$testout/races_test" \
+		>"$testout/mttcg/races_test_mttcg"
+	chmod +x "$testout/mttcg/races_test_mttcg"
+fi
 
 one() { # one <rel> <ko>
 	local rel=$1 t log
@@ -101,6 +119,16 @@ one() { # one <rel> <ko>
 	UE_SUMMARY+=("$rel: upstream's selftests: $(awk '$2 ~ /^upstream_/ { n[$1]++; t++ }
 		END { printf "%d passed, %d failed, %d known difference(s), of %d", n["P"], n["F"], n["K"], t }' \
 		"$UE_RES/counted" 2>/dev/null)")
+	((mttcg)) || return 0
+	ue_section "$rel: races_test, vCPUs in parallel (multi-threaded TCG)"
+	ue_guest "$rel" check-mttcg -t "${UE_GUEST_TIMEOUT:-900}" --smp 2 --accel tcg \
+		${poison:+--append "$poison"} -- env "UE_TEST_TIMEOUT=${UE_TEST_TIMEOUT:-300}" \
+		"$UE_REPO/scripts/guest/run-tests.sh" "$2" "$testout/mttcg"
+	if [[ -f $UE_RES/output.log ]] && ((UE_GSTATUS != 2)); then
+		grep -qxF "# ue-run: races_test_mttcg" "$UE_RES/output.log" ||
+			ue_fail "$rel: races_test_mttcg: did not run"
+		ue_expect '^# ue-run: end' "$rel: guest runner did not finish (races_test_mttcg)"
+	fi
 }
 ue_each_kernel one
 

@@ -15,6 +15,12 @@
 #                                   include/uapi/linux/user_events.h) from that
 #                                   tarball, keeping their paths, and print the
 #                                   directory holding tools/ and include/
+#   scripts/setup.sh --mttcg-qemu   the same, then unpack bookworm-backports'
+#                                   QEMU into the cache (the guests whose vCPUs
+#                                   run in parallel need it; scripts/guest/run.sh
+#                                   fetches it on first use anyway) and print
+#                                   its qemu-system-x86_64: see
+#                                   scripts/guest/qemu-mttcg.sh
 #   scripts/setup.sh --packages     print the package list
 set -euo pipefail
 
@@ -85,6 +91,7 @@ ue_install_packages --all "${PACKAGES[@]}" || ue_die "cannot install the package
 case ${1:-} in
 --harness-dir) harness_dir ;;
 --upstream-dir) harness_dir >/dev/null && upstream_dir ;;
+--mttcg-qemu) harness_dir >/dev/null && "$UE_REPO/scripts/guest/qemu-mttcg.sh" ;;
 '') harness_dir >/dev/null ;;
-*) ue_die "usage: $0 [--harness-dir|--upstream-dir|--packages]" ;;
+*) ue_die "usage: $0 [--harness-dir|--upstream-dir|--mttcg-qemu|--packages]" ;;
 esac

@@ -35,11 +35,18 @@
 #                 shift=0,sleep=off -smp 1 (for benchmarks)
 #   --append STR  extra kernel command line
 #   --accel STR   QEMU accelerator (default tcg,thread=single, or $UE_ACCEL).
-#                 Multi-threaded TCG (plain "tcg") is faster with idle host
-#                 cores but QEMU 7.2 then lets a vCPU run stale code after the
-#                 kernel patches its text (static keys): Debian's 6.12 oopses
-#                 with "Oops: int3" in __schedule within a minute of toggling
-#                 sched_switch on and off, with no module loaded.
+#                 Multi-threaded TCG (plain "tcg") runs the vCPUs in
+#                 parallel, but Debian 12's QEMU 7.2 then lets a vCPU run
+#                 stale code after the kernel patches its text (static
+#                 keys): 6.12 oopses with "Oops: int3" in __schedule within
+#                 seconds of toggling sched_switch on and off, with no module
+#                 loaded, and 6.1 hangs (race/README, "Multi-threaded TCG").
+#                 So with multi-threaded TCG and more than one vCPU the
+#                 guest runs under bookworm-backports' QEMU 10.0, unpacked
+#                 into the cache by scripts/guest/qemu-mttcg.sh (the
+#                 system's QEMU is left alone), unless UE_QEMU names a
+#                 qemu-system-x86_64 to use anyway (UE_QEMU=qemu-system-x86_64:
+#                 the system's, to show the artefact)
 #   --share DIR   also share DIR read-only at the same path (repeatable);
 #                 the repository and the build dir (UE_BUILD_DIR) are shared
 #                 this way when they live under /tmp, /root, /run... which
@@ -129,8 +136,13 @@ fi
 # sees (the host's, or arm64's own), its initramfs.
 case $arch in
 x86_64)
-	# shellcheck disable=SC2100 # a command name
-	qemu_bin=qemu-system-x86_64
+	qemu_bin=${UE_QEMU:-qemu-system-x86_64}
+	# Multi-threaded TCG: a QEMU that does not run stale code (see --accel)
+	if [[ -z ${UE_QEMU:-} && $accel == tcg* && $accel != *thread=single* ]] &&
+		((!icount && smp > 1)); then
+		qemu_bin=$("$UE_REPO/scripts/guest/qemu-mttcg.sh") ||
+			ue_die "no QEMU safe with multi-threaded TCG (scripts/guest/qemu-mttcg.sh)"
+	fi
 	qemu_machine=(-cpu max)
 	console=ttyS0,115200
 	hostroot=/

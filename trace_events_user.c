@@ -663,8 +663,8 @@ static void user_event_update_status(struct user_event *user, bool perf)
 		status |= EVENT_STATUS_PERF;
 
 	WRITE_ONCE(user->direct_file,
-		   status == EVENT_STATUS_FTRACE && probes->nr_files == 1 ?
-		   probes->files[0] : NULL);
+		   status == EVENT_STATUS_FTRACE && probes->nr_files == 1 &&
+		   ue_have_trace_event_discard() ? probes->files[0] : NULL);
 
 	if (status == user->status)
 		return;

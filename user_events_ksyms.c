@@ -16,11 +16,46 @@
 
 #include <linux/kernel.h>
 #include <linux/kprobes.h>
+#include <linux/moduleparam.h>
+#include <linux/slab.h>
 #include <linux/string.h>
+#include <linux/sysfs.h>
 
+#include "user_events_derive.h"
 #include "user_events_ksyms.h"
 
 struct user_events_ksyms ue_ksyms;
+
+static bool one_copy = true;
+module_param(one_copy, bool, 0444);
+MODULE_PARM_DESC(one_copy,
+		 "Copy a write straight into the ring buffer when one ftrace instance is the event's only consumer (default Y). Reads N where the tracing core's staging record (trace_buffered_event) cannot be located: kernels whose kallsyms lists no variables (CONFIG_KALLSYMS_ALL unset: Debian's arm64 6.1 and 5.10). Writes then take the staged path, one copy more; everything else is the same");
+
+static char *ksyms_test;
+module_param(ksyms_test, charp, 0);
+MODULE_PARM_DESC(ksyms_test,
+		 "For tests only: 'derived' uses the derived addresses of the tracing core's variables even where kallsyms lists them (as without CONFIG_KALLSYMS_ALL); 'fail:<variable>' makes that variable's derivation fail; 'derived,fail:<variable>' both (the load is then refused on every kernel)");
+
+/* What symbols shows: how each variable was found */
+static char symbols_report[1536];
+
+static int symbols_get(char *buf, const struct kernel_param *kp)
+{
+	return sysfs_emit(buf, "%s\n", symbols_report);
+}
+
+static int symbols_set(const char *val, const struct kernel_param *kp)
+{
+	return -EPERM;
+}
+
+static const struct kernel_param_ops symbols_ops = {
+	.get = symbols_get,
+	.set = symbols_set,
+};
+module_param_cb(symbols, &symbols_ops, NULL, 0444);
+MODULE_PARM_DESC(symbols,
+		 "Read-only: where each tracing core variable's address comes from (kallsyms, or derived from the kernel's code and data: Documentation/compat.rst), and whether the derivation agrees with kallsyms");
 
 /* Symbols whose presence means the kernel has its own user_events */
 static const char * const builtin_user_events_syms[] = {
@@ -72,44 +107,164 @@ static unsigned long lookup(unsigned long kallsyms_lookup_name,
 				(unsigned long)name, 0, 0, 0, 0);
 }
 
-#define KSYM(field, data) \
-	{ #field, offsetof(struct user_events_ksyms, field), data }
+static unsigned long kln_addr;
 
+static unsigned long lookup_fn(const char *name)
+{
+	return lookup(kln_addr, name);
+}
+
+#define KSYM(field) \
+	{ #field, offsetof(struct user_events_ksyms, field) }
+
+/* Functions: kallsyms lists them on every kernel */
 static const struct {
 	const char *name;
 	size_t offset;
-	bool data;	/* a variable: in kallsyms only with KALLSYMS_ALL */
 } required_syms[] = {
-	KSYM(tracefs_create_file, false),
-	KSYM(tracefs_remove, false),
-	KSYM(tracing_reset_all_online_cpus, false),
-	KSYM(event_mutex, true),
-	KSYM(dyn_event_ops_mutex, true),
-	KSYM(dyn_event_ops_list, true),
-	KSYM(dyn_event_list, true),
-	KSYM(trace_buffered_event, true),
-	KSYM(trace_buffered_event_cnt, true),
+	KSYM(tracefs_create_file),
+	KSYM(tracefs_remove),
+	KSYM(tracing_reset_all_online_cpus),
 #ifndef UE_HAVE_EXPORTED_ADD_EVENT_CALL
-	KSYM(trace_add_event_call, false),
-	KSYM(trace_remove_event_call, false),
+	KSYM(trace_add_event_call),
+	KSYM(trace_remove_event_call),
 #endif
 #ifndef UE_HAVE_FOLL_NOFAULT
-	KSYM(follow_page, false),
+	KSYM(follow_page),
 #endif
 };
 
+/*
+ * Variables: kallsyms lists them only with CONFIG_KALLSYMS_ALL. These four
+ * are derived on every kernel (user_events_derive.c), in the order of
+ * enum ue_derived; where kallsyms has them, kallsyms' address is used and
+ * the derivation must agree with it.
+ */
+static const size_t derived_offsets[UE_DV_COUNT] = {
+	[UE_DV_EVENT_MUTEX] = offsetof(struct user_events_ksyms, event_mutex),
+	[UE_DV_DYN_EVENT_OPS_MUTEX] =
+		offsetof(struct user_events_ksyms, dyn_event_ops_mutex),
+	[UE_DV_DYN_EVENT_OPS_LIST] =
+		offsetof(struct user_events_ksyms, dyn_event_ops_list),
+	[UE_DV_DYN_EVENT_LIST] = offsetof(struct user_events_ksyms, dyn_event_list),
+};
+
+static void set_field(size_t offset, unsigned long addr)
+{
+	memcpy((char *)&ue_ksyms + offset, &addr, sizeof(addr));
+}
+
+static __printf(1, 2) void report(const char *fmt, ...)
+{
+	size_t len = strlen(symbols_report);
+	va_list args;
+
+	if (len && len < sizeof(symbols_report) - 1)
+		symbols_report[len++] = '\n';
+	va_start(args, fmt);
+	vsnprintf(symbols_report + len, sizeof(symbols_report) - len, fmt, args);
+	va_end(args);
+}
+
+/*
+ * The four variables of enum ue_derived. Where kallsyms lists them (unless
+ * ksyms_test=derived), its addresses are used and the derivation is
+ * checked against them: a difference is reported (symbols, the kernel log)
+ * and fails selftests/ksyms_test.c, but the module loads. Elsewhere the
+ * derived addresses are used, and a variable that could not be derived
+ * makes the load fail.
+ */
+static int resolve_derived(bool use_kallsyms)
+{
+	struct ue_derived *d;
+	const char *fail_sym = NULL;
+	unsigned long ks;
+	unsigned int v;
+	int ret = 0;
+
+	d = kzalloc(sizeof(*d), GFP_KERNEL);
+	if (!d)
+		return -ENOMEM;
+	if (ksyms_test && strstr(ksyms_test, "fail:"))
+		fail_sym = strstr(ksyms_test, "fail:") + 5;
+	ue_derive(lookup_fn, fail_sym, d);
+
+	for (v = 0; v < UE_DV_COUNT; v++) {
+		const char *name = ue_derived_names[v];
+
+		ks = use_kallsyms ? lookup(kln_addr, name) : 0;
+		if (ks) {
+			set_field(derived_offsets[v], ks);
+			if (d->addr[v] == ks) {
+				report("%s: kallsyms, derivation agrees (%s)",
+				       name, d->how[v]);
+				continue;
+			}
+			if (d->addr[v]) {
+				pr_warn("%s: the derivation found another address than kallsyms (%s); using kallsyms'\n",
+					name, d->how[v]);
+				report("%s: kallsyms, derivation DISAGREES (%s)",
+				       name, d->how[v]);
+			} else {
+				pr_warn("%s: derivation failed (%s); using kallsyms' address\n",
+					name, d->failed[v]);
+				report("%s: kallsyms, derivation FAILED (%s)",
+				       name, d->failed[v]);
+			}
+			continue;
+		}
+		if (d->addr[v]) {
+			set_field(derived_offsets[v], d->addr[v]);
+			report("%s: derived (%s)", name, d->how[v]);
+			continue;
+		}
+		pr_err("cannot locate %s: failed check: %s\n", name, d->failed[v]);
+		report("%s: not found (%s)", name, d->failed[v]);
+		ret = -EOPNOTSUPP;
+	}
+	kfree(d);
+	return ret;
+}
+
+/*
+ * The tracing core's per-CPU staging record, which only the one-copy write
+ * path's discard needs (ue_trace_event_discard()). Without it, writes take
+ * the staged path: one_copy reads N.
+ */
+static void resolve_staging_record(bool use_kallsyms)
+{
+	unsigned long ev = 0, cnt = 0;
+
+	if (use_kallsyms && one_copy) {
+		ev = lookup(kln_addr, "trace_buffered_event");
+		cnt = lookup(kln_addr, "trace_buffered_event_cnt");
+	}
+	if (!ev || !cnt) {
+		if (one_copy)
+			pr_info("trace_buffered_event not in kallsyms: writes take the staged path (one_copy=N)\n");
+		one_copy = false;
+		ev = 0;
+		cnt = 0;
+	}
+	ue_ksyms.trace_buffered_event = (struct ring_buffer_event * __percpu *)ev;
+	ue_ksyms.trace_buffered_event_cnt = (int __percpu *)cnt;
+	report("trace_buffered_event, trace_buffered_event_cnt: %s",
+	       ev ? "kallsyms, one-copy write path on" :
+	       "not used, one-copy write path off (one_copy=N)");
+}
+
 int user_events_ksyms_init(void)
 {
-	unsigned long kln, addr;
-	bool missing_data = false;
+	bool use_kallsyms = !(ksyms_test && str_has_prefix(ksyms_test, "derived"));
+	unsigned long addr;
 	int i, ret = 0;
 
-	kln = find_kallsyms_lookup_name();
-	if (!kln)
+	kln_addr = find_kallsyms_lookup_name();
+	if (!kln_addr)
 		return -ENOENT;
 
 	for (i = 0; i < ARRAY_SIZE(builtin_user_events_syms); i++) {
-		if (lookup(kln, builtin_user_events_syms[i])) {
+		if (lookup(kln_addr, builtin_user_events_syms[i])) {
 			pr_err("this kernel already provides user_events (CONFIG_USER_EVENTS); not loading\n");
 			return -EEXIST;
 		}
@@ -117,29 +272,21 @@ int user_events_ksyms_init(void)
 
 	/* Report every missing symbol, not just the first one */
 	for (i = 0; i < ARRAY_SIZE(required_syms); i++) {
-		addr = lookup(kln, required_syms[i].name);
+		addr = lookup(kln_addr, required_syms[i].name);
 		if (!addr) {
 			pr_err("required kernel symbol %s not found\n",
 			       required_syms[i].name);
 			ret = -ENOENT;
-			if (required_syms[i].data)
-				missing_data = true;
 			continue;
 		}
-		memcpy((char *)&ue_ksyms + required_syms[i].offset, &addr,
-		       sizeof(addr));
+		set_field(required_syms[i].offset, addr);
 	}
 
-	/*
-	 * Without CONFIG_KALLSYMS_ALL, kallsyms holds functions only: the
-	 * tracing core's variables cannot be found (Debian's arm64 6.1 kernels
-	 * are built so). Say so, and refuse with an errno that insmod prints
-	 * as "Operation not supported" rather than "No such file".
-	 */
-	if (missing_data && !IS_ENABLED(CONFIG_KALLSYMS_ALL)) {
-		pr_err("this kernel is built without CONFIG_KALLSYMS_ALL: the tracing core's variables above cannot be located; not supported\n");
-		ret = -EOPNOTSUPP;
-	}
+	symbols_report[0] = '\0';
+	if (!ret)
+		ret = resolve_derived(use_kallsyms);
+	if (!ret)
+		resolve_staging_record(use_kallsyms);
 
 	if (ret)
 		memset(&ue_ksyms, 0, sizeof(ue_ksyms));

@@ -82,6 +82,18 @@ static inline void ue_tracefs_remove(struct dentry *dentry)
 }
 
 /*
+ * Whether ue_trace_event_discard() can be used, and so the one-copy write
+ * path: it needs the tracing core's per-CPU staging record, which is not
+ * located on kernels whose kallsyms lists no variables (the one_copy
+ * parameter then reads N). Where it is false, every write takes the staged
+ * path.
+ */
+static inline bool ue_have_trace_event_discard(void)
+{
+	return ue_ksyms.trace_buffered_event;
+}
+
+/*
  * Drops a record reserved with trace_event_buffer_reserve() instead of
  * committing it, the way the tracing core discards one: the record is
  * either this CPU's staging record (trace_event_buffer_lock_reserve() gave

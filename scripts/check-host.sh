@@ -14,6 +14,8 @@
 #             tests on BUILD_EXCLUSIVE_KERNEL and BUILD_EXCLUSIVE_ARCH;
 #   docs      every Documentation/*.rst builds with docutils without a
 #             warning (scripts/build-docs.sh, HTML in build/docs/);
+#   derive    selftests/host/derive_test.c: the code analysis of
+#             user_events_derive_code.c with the arm64 decoder, on the host;
 #   refs      README.md exists and its code fences are closed; in README.md,
 #             Documentation/*.rst, debian/README.Debian and bench/README.md
 #             every `make <target>` names a target of the Makefile and every
@@ -76,8 +78,9 @@ fi
 # DKMS 2.8.4 (Debian 11) sets build_exclude when the release does not match
 # BUILD_EXCLUSIVE_KERNEL or the architecture BUILD_EXCLUSIVE_ARCH, both with
 # bash's =~, and knows no BUILD_EXCLUSIVE_CONFIG. So it builds for Debian 11's
-# arm64 5.10 kernels, which lack CONFIG_KALLSYMS_ALL: the module refuses to
-# load there (scripts/arm64/refusal-test.sh 5.10, in make check-arm64).
+# arm64 5.10 kernels, which lack CONFIG_KALLSYMS_ALL: the module derives the
+# tracing core's variables there (scripts/arm64/refusal-test.sh 5.10, in
+# make check-arm64).
 # Each line: <release> <uname -m> <build|skip>.
 dkms28_cases='
 5.10.0-32-amd64 x86_64 build
@@ -113,6 +116,15 @@ if [[ -z $dkms28 ]]; then
 	ue_ok "dkms: DKMS 2.8 builds for 5.10 and later on x86_64 and aarch64 (Debian 11 arm64 included), skips the rest ($(grep -c . <<<"$dkms28_cases") releases)"
 else
 	ue_notok "dkms: DKMS 2.8's decisions differ: ${dkms28//$'\n'/; }"
+fi
+
+# -- the code analysis of the derivation, on the host ------------------------------
+# selftests/host/derive_test.c: hand-assembled A64 functions the analysis
+# must read right, most of them by refusing (Documentation/compat.rst)
+if out=$(make -s -C "$UE_REPO/selftests/host" OUT="$UE_BUILD/host" run 2>&1); then
+	ue_ok "derive: the code analysis on the host ($(tail -n 1 <<<"$out" | sed 's/^# //'))"
+else
+	ue_notok "derive: the code analysis on the host: $(grep -E '^not ok|error|ERROR' <<<"$out" | head -n 5 | tr '\n' ' ')"
 fi
 
 # -- docs ----------------------------------------------------------------------

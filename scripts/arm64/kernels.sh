@@ -3,8 +3,11 @@
 #
 # Print the arm64 kernel releases `make check-arm64` builds and tests for,
 # one per line. Default: the newest 6.12 release of Debian 12
-# (bookworm-security) and of Debian 13 in Debian's archive, generic flavour
-# (found through scripts/arm64/apt.sh; nothing is installed on the host).
+# (bookworm-security) and of Debian 13 in Debian's archive, then the newest
+# served Debian 12 6.1 and Debian 11 5.10 (kernels without
+# CONFIG_KALLSYMS_ALL, where the module derives the tracing core's
+# variables), generic flavour (found through scripts/arm64/apt.sh; nothing
+# is installed on the host).
 # With KVERS_ARM64="rel1 rel2 ..." set, exactly those.
 #
 # scripts/arm64/kernels.sh --series <6.1 | 5.10>
@@ -53,3 +56,5 @@ for deb in deb12 deb13; do
 	[[ -n $newest ]] || ue_die "no 6.12 $deb arm64 kernel in Debian's archive"
 	printf '%s\n' "$newest"
 done
+"$0" --series 6.1
+"$0" --series 5.10

@@ -3,18 +3,27 @@
 #
 # scripts/arm64/refusal-test.sh [arm64 release | 6.1 | 5.10]
 #
-# The module must refuse to load, saying what is missing, on a kernel whose
-# kallsyms lists no variables (CONFIG_KALLSYMS_ALL unset), such as Debian's
-# arm64 6.1 kernels (Debian 12) and 5.10 kernels (Debian 11). Given a series
-# (6.1, the default, or 5.10), the test takes that series' newest generic
-# arm64 release whose image the archive actually serves
-# (scripts/arm64/kernels.sh --series). Debian 11's DKMS 2.8.4
-# ignores BUILD_EXCLUSIVE_CONFIG and builds the module for its 5.10 arm64
-# kernels: this refusal is what a user of them meets (dkms.conf).
+# On a kernel whose kallsyms lists no variables (CONFIG_KALLSYMS_ALL unset),
+# such as Debian's arm64 6.1 kernels (Debian 12) and 5.10 kernels (Debian
+# 11), the module derives the tracing core's variables from the kernel's
+# code and data (user_events_derive.c, Documentation/compat.rst). This test
+# checks both outcomes there: it loads, on derived addresses, and it
+# refuses cleanly when a check fails. Given a series (6.1, the default, or
+# 5.10), it takes that series' newest generic arm64 release whose image the
+# archive actually serves (scripts/arm64/kernels.sh --series). Debian 11's
+# DKMS 2.8.4 builds the module for its 5.10 arm64 kernels (it ignores
+# BUILD_EXCLUSIVE_CONFIG, which no longer excludes them anyway).
 # Builds the module for it, boots it (run.sh --arch arm64) and checks, as
-# TAP: insmod fails with EOPNOTSUPP ("Operation not supported"), the log
-# names each missing variable and CONFIG_KALLSYMS_ALL, no tracefs file was
-# created, and the module is not left loaded. Exit status 0 iff all passed.
+# TAP:
+#  - insmod with ksyms_test=fail:dyn_event_ops_mutex (the derivation of
+#    dyn_event_ops_mutex made to fail) fails with EOPNOTSUPP ("Operation not
+#    supported"), the log names that variable and the failed check, and the
+#    two that depend on it; no tracefs file was created, and the module is
+#    not left loaded;
+#  - a plain insmod then succeeds, the symbols parameter says all four
+#    variables were derived and one_copy is N, an event made through
+#    dynamic_events appears, and rmmod succeeds.
+# Exit status 0 iff all passed.
 set -euo pipefail
 
 # shellcheck source=scripts/lib.sh
@@ -42,11 +51,21 @@ mkdir -p "$out"
 gstatus=0
 # shellcheck disable=SC2016 # expanded in the guest
 "$UE_REPO/scripts/guest/run.sh" --arch arm64 -q -o "$out" -t 300 "$rel" -- sh -c '
-	insmod "$1" 2>&1
+	insmod "$1" ksyms_test=fail:dyn_event_ops_mutex 2>&1
 	echo "insmod-status=$?"
 	dmesg | grep "user_events: " | sed "s/^\[[ 0-9.]*\] //"
 	ls /sys/kernel/tracing/user_events_data /sys/kernel/tracing/user_events_status 2>&1
-	grep -c "^user_events " /proc/modules
+	echo "loaded=$(grep -c "^user_events " /proc/modules)"
+	insmod "$1" 2>&1
+	echo "insmod2-status=$?"
+	sed "s/^/symbols: /" /sys/module/user_events/parameters/symbols
+	echo "one_copy=$(cat /sys/module/user_events/parameters/one_copy)"
+	echo "u:ue_refusal_probe u32 a" >>/sys/kernel/tracing/dynamic_events
+	ls -d /sys/kernel/tracing/events/user_events/ue_refusal_probe 2>&1
+	echo "!u:ue_refusal_probe" >>/sys/kernel/tracing/dynamic_events
+	echo 1 >/sys/module/user_events/parameters/prepare_unload
+	rmmod user_events
+	echo "rmmod-status=$?"
 	true' sh "$ko" || gstatus=$?
 log=$out/output.log
 fail=0
@@ -56,12 +75,21 @@ t() { # t <description> <command...>
 	if "$@"; then echo "ok - $rel: $what"; else echo "not ok - $rel: $what"; fail=1; fi
 }
 t "guest ran cleanly" test "$gstatus" = 0
-t "insmod fails with EOPNOTSUPP" grep -q 'could not insert module.*Operation not supported' "$log"
-t "insmod exit status non-zero" grep -qx 'insmod-status=[1-9][0-9]*' "$log"
-for s in event_mutex dyn_event_ops_mutex dyn_event_ops_list dyn_event_list; do
-	t "log names $s" grep -qx "user_events: required kernel symbol $s not found" "$log"
+t "forced failure: insmod fails with EOPNOTSUPP" grep -q 'could not insert module.*Operation not supported' "$log"
+t "forced failure: insmod exit status non-zero" grep -qx 'insmod-status=[1-9][0-9]*' "$log"
+t "forced failure: log names dyn_event_ops_mutex and the check" \
+	grep -qx 'user_events: cannot locate dyn_event_ops_mutex: failed check: forced to fail (ksyms_test)' "$log"
+for s in dyn_event_ops_list dyn_event_list; do
+	t "forced failure: log names $s, which depends on it" \
+		grep -qx "user_events: cannot locate $s: failed check: needs dyn_event_ops.*" "$log"
 done
-t "log names CONFIG_KALLSYMS_ALL" grep -q '^user_events: this kernel is built without CONFIG_KALLSYMS_ALL' "$log"
-t "no tracefs files" grep -q "cannot access '/sys/kernel/tracing/user_events_data'" "$log"
-t "module not loaded" grep -qx 0 "$log"
+t "forced failure: no tracefs files" grep -q "cannot access '/sys/kernel/tracing/user_events_data'" "$log"
+t "forced failure: module not loaded" grep -qx 'loaded=0' "$log"
+t "loads on derived addresses" grep -qx 'insmod2-status=0' "$log"
+for s in event_mutex dyn_event_ops_mutex dyn_event_ops_list dyn_event_list; do
+	t "symbols: $s derived" grep -q "^symbols: $s: derived (" "$log"
+done
+t "one_copy=N (staged path)" grep -qx 'one_copy=N' "$log"
+t "an event made through dynamic_events" grep -qx '/sys/kernel/tracing/events/user_events/ue_refusal_probe' "$log"
+t "rmmod succeeds" grep -qx 'rmmod-status=0' "$log"
 exit "$fail"

@@ -30,7 +30,15 @@ console=ttyAMA0
 # TCG than the architected QARMA one.
 # shellcheck disable=SC2054 # commas belong to the option value
 qemu_sys=(qemu-system-aarch64 -M virt -accel "$accel" -cpu max,pauth-impdef=on)
-for d in "$UE_REPO" "$UE_BUILD"; do
+# The kernel's own modules (fuse, for the FUSE selftest), shared and
+# mounted at /lib/modules/<release> in the guest (uemodules, run.sh),
+# unless the root has them (the package test's, with the kernel installed)
+ue_arm64_mods=
+if [[ ! -d $hostroot/lib/modules/$rel ]]; then
+	ue_arm64_mods=$(cd "$ue_arm64_kdir/lib/modules/$rel" && pwd -P)
+	mkdir -p "$hostroot/lib/modules"
+fi
+for d in "$UE_REPO" "$UE_BUILD" ${ue_arm64_mods:+"$ue_arm64_mods"}; do
 	[[ $d == "$UE_REPO"/* ]] && continue
 	[[ " ${shares[*]} " == *" $d "* ]] || shares+=("$d")
 done

@@ -216,6 +216,8 @@ if [[ -n $modroot && $arch == x86_64 && -d $modroot/lib/modules/$rel ]]; then
 	uemodules=$(cd "$modroot/lib/modules/$rel" && pwd -P)
 	hidden "$uemodules" || cmdline+=("uemodules=$uemodules")
 fi
+# An arm64 kernel's modules, from its extracted package (scripts/guest/arm64.sh)
+[[ $arch != arm64 || -z $ue_arm64_mods ]] || cmdline+=("uemodules=$ue_arm64_mods")
 if [[ -n $append ]]; then
 	read -r -a extra <<<"$append"
 	cmdline+=("${extra[@]}")

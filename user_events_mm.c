@@ -318,6 +318,26 @@ static void user_event_mm_scan_work(struct work_struct *work)
 	rcu_read_unlock();
 }
 
+/*
+ * Called by an exiting task when it releases a user_events_data file (its
+ * task work, before its parent can learn of the exit; no lock held): the
+ * records of address spaces already gone, its own included, are torn down
+ * now, so that events they alone kept are deleted before the parent sees
+ * the exit, not in a worker some time after. An open of such an event's
+ * file racing that deletion would meet 5.10's and 6.1's use-after-free of
+ * the event's trace_event_file (Documentation/security.rst, open issue 1).
+ */
+void user_events_mm_reap_dead(void)
+{
+	might_sleep();
+
+	if (!atomic_read(&user_event_nr_mms))
+		return;
+	user_event_mm_scan_work(NULL);
+	/* The teardowns just queued, which drop the enablers' events */
+	flush_workqueue(user_event_mm_wq);
+}
+
 /* Frees an enabler that is on no list; no lock may be held */
 static void user_event_enabler_free(struct user_event_enabler *enabler)
 {

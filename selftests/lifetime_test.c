@@ -1314,6 +1314,43 @@ TEST_F(life, readonly_then_enable)
 	ASSERT_TRUE(close_and_gone(self, name));
 }
 
+/*
+ * An event that only an exiting process kept (its file and its enable
+ * bit) is gone by the time its parent's wait() returns: the exit tears
+ * its address space's records down itself, before the parent learns of
+ * it, not a worker some time after. An administrator's open of the
+ * event's files right after would otherwise race its deletion, which on
+ * 5.10 and 6.1 reads freed memory (upstream_abi_test user.clones met it
+ * with allocator poisoning: a GPF in tracing_open_file_tr()).
+ */
+TEST_F(life, exit_deletes_before_wait_returns)
+{
+	int i, status, left = 0;
+
+	for (i = 0; i < 40; i++) {
+		pid_t pid = fork();
+
+		ASSERT_LE(0, pid);
+		if (!pid) {
+			static uint32_t word;
+			int fd = ue_open_data();
+
+			_exit(fd < 0 || ue_wreg(fd, PREFIX "exitdel u32 a", &word,
+						4, 0, 0, NULL) ? 1 : 0);
+		}
+		ASSERT_EQ(pid, waitpid(pid, &status, 0));
+		ASSERT_EQ(0, status);
+		if (ue_event_exists(PREFIX "exitdel")) {
+			left++;
+			/* Let it go before the next round */
+			while (ue_event_exists(PREFIX "exitdel"))
+				usleep(1000);
+		}
+	}
+	TH_LOG("%d of 40 rounds found the event after wait()", left);
+	ASSERT_EQ(0, left);
+}
+
 static void final_cleanup(void)
 {
 	ue_cleanup_events(PREFIX);

@@ -143,6 +143,7 @@ struct user_event_mm {
 	struct list_head faults;	/* enablers to fault in, under lock */
 	struct mm_struct *mm;		/* grabbed while this exists */
 	bool dead;			/* the address space went away */
+	bool enablers_freed;		/* by the teardown, for a waiting exit */
 	bool torn_down;			/* enablers freed, under lock */
 	refcount_t refcnt;
 	/*
@@ -322,20 +323,61 @@ static void user_event_mm_scan_work(struct work_struct *work)
  * Called by an exiting task when it releases a user_events_data file (its
  * task work, before its parent can learn of the exit; no lock held): the
  * records of address spaces already gone, its own included, are torn down
- * now, so that events they alone kept are deleted before the parent sees
- * the exit, not in a worker some time after. An open of such an event's
- * file racing that deletion would meet 5.10's and 6.1's use-after-free of
- * the event's trace_event_file (Documentation/security.rst, open issue 1).
+ * now and waited for, up to a second in all, so that events they alone
+ * kept are normally deleted before the parent sees the exit, not in a
+ * worker some time after. An open of such an event's file racing that
+ * deletion would meet 5.10's and 6.1's use-after-free of the event's
+ * trace_event_file (Documentation/security.rst, open issue 1). Bounded:
+ * a teardown can wait for event_mutex, which root's tracing operations
+ * may hold long, and an exit must not wait for that (nor for other
+ * users' teardowns: only the records this call kills are waited for).
  */
+#define REAP_WAIT_MAX 8
+
+static bool user_event_mm_enablers_freed(struct user_event_mm *uemm)
+{
+	/* Acquire: pairs with the release in the teardown */
+	return smp_load_acquire(&uemm->enablers_freed);
+}
+
 void user_events_mm_reap_dead(void)
 {
+	struct user_event_mm *uemm, *waits[REAP_WAIT_MAX];
+	unsigned long deadline = jiffies + HZ;
+	int bkt, i, n = 0;
+	long left;
+
 	might_sleep();
 
 	if (!atomic_read(&user_event_nr_mms))
 		return;
-	user_event_mm_scan_work(NULL);
-	/* The teardowns just queued, which drop the enablers' events */
-	flush_workqueue(user_event_mm_wq);
+
+	rcu_read_lock();
+	hash_for_each_rcu(user_event_mms, bkt, uemm, node) {
+		if (n == REAP_WAIT_MAX)
+			break;
+		/* The reference keeps the mm grabbed while it is read */
+		if (!refcount_inc_not_zero(&uemm->refcnt))
+			continue;
+		if (atomic_read(&uemm->mm->mm_users)) {
+			user_event_mm_put(uemm);
+			continue;
+		}
+		user_event_mm_kill(uemm);
+		waits[n++] = uemm;
+	}
+	rcu_read_unlock();
+	/* Any left over go the usual way */
+	user_event_mm_kick_scan();
+
+	for (i = 0; i < n; i++) {
+		left = (long)(deadline - jiffies);
+		if (left > 0)
+			wait_var_event_timeout(&waits[i]->enablers_freed,
+					       user_event_mm_enablers_freed(waits[i]),
+					       left);
+		user_event_mm_put(waits[i]);
+	}
 }
 
 /* Frees an enabler that is on no list; no lock may be held */
@@ -386,14 +428,22 @@ static void user_event_mm_teardown_work(struct work_struct *work)
 	 * queues this again. Every run drops the reference its queuer gave
 	 * (the table's, or the last child's).
 	 */
+	bool reaped = false;
+
 	mutex_lock(&uemm->lock);
 	if (!uemm->torn_down && !atomic_read(&uemm->forks_pending)) {
 		uemm->torn_down = true;
 		user_event_mm_reap(uemm, &gone);
+		reaped = true;
 	}
 	mutex_unlock(&uemm->lock);
 
 	user_event_enablers_free(&gone);
+	if (reaped) {
+		/* Release: an exit waiting in user_events_mm_reap_dead() */
+		smp_store_release(&uemm->enablers_freed, true);
+		wake_up_var(&uemm->enablers_freed);
+	}
 	user_event_mm_put(uemm);
 }
 

@@ -297,26 +297,39 @@ static void user_event_mm_kill(struct user_event_mm *uemm)
 /*
  * Kills the records of address spaces whose last user is gone, and hands
  * the work a task left behind (it exited or exec'd with a resync or
- * faults still due) to a task that still uses the address space.
+ * faults still due) to a task that still uses the address space. The
+ * first @max records it kills are left in @dead with a reference each,
+ * for the caller to wait on; returns how many.
  */
-static void user_event_mm_scan_work(struct work_struct *work)
+static int user_event_mm_scan_dead(struct user_event_mm **dead, int max)
 {
 	struct user_event_mm *uemm;
-	int bkt;
+	int bkt, n = 0;
 
 	rcu_read_lock();
 	hash_for_each_rcu(user_event_mms, bkt, uemm, node) {
 		/* The reference keeps the mm grabbed while it is read */
 		if (!refcount_inc_not_zero(&uemm->refcnt))
 			continue;
-		if (!atomic_read(&uemm->mm->mm_users))
+		if (!atomic_read(&uemm->mm->mm_users)) {
 			user_event_mm_kill(uemm);
-		else if (user_event_mm_has_work(uemm))
+			if (n < max) {
+				dead[n++] = uemm;
+				continue;
+			}
+		} else if (user_event_mm_has_work(uemm)) {
 			/* A task of it may have left with the work queued */
 			user_event_twork_kick(uemm);
+		}
 		user_event_mm_put(uemm);
 	}
 	rcu_read_unlock();
+	return n;
+}
+
+static void user_event_mm_scan_work(struct work_struct *work)
+{
+	user_event_mm_scan_dead(NULL, 0);
 }
 
 /*
@@ -342,34 +355,17 @@ static bool user_event_mm_enablers_freed(struct user_event_mm *uemm)
 
 void user_events_mm_reap_dead(void)
 {
-	struct user_event_mm *uemm, *waits[REAP_WAIT_MAX];
+	struct user_event_mm *waits[REAP_WAIT_MAX];
 	unsigned long deadline = jiffies + HZ;
-	int bkt, i, n = 0;
 	long left;
+	int i, n;
 
 	might_sleep();
 
 	if (!atomic_read(&user_event_nr_mms))
 		return;
 
-	rcu_read_lock();
-	hash_for_each_rcu(user_event_mms, bkt, uemm, node) {
-		if (n == REAP_WAIT_MAX)
-			break;
-		/* The reference keeps the mm grabbed while it is read */
-		if (!refcount_inc_not_zero(&uemm->refcnt))
-			continue;
-		if (atomic_read(&uemm->mm->mm_users)) {
-			user_event_mm_put(uemm);
-			continue;
-		}
-		user_event_mm_kill(uemm);
-		waits[n++] = uemm;
-	}
-	rcu_read_unlock();
-	/* Any left over go the usual way */
-	user_event_mm_kick_scan();
-
+	n = user_event_mm_scan_dead(waits, REAP_WAIT_MAX);
 	for (i = 0; i < n; i++) {
 		left = (long)(deadline - jiffies);
 		if (left > 0)

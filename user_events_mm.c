@@ -342,8 +342,9 @@ static void user_event_mm_scan_work(struct work_struct *work)
  * deletion would meet 5.10's and 6.1's use-after-free of the event's
  * trace_event_file (Documentation/security.rst, open issue 1). Bounded:
  * a teardown can wait for event_mutex, which root's tracing operations
- * may hold long, and an exit must not wait for that (nor for other
- * users' teardowns: only the records this call kills are waited for).
+ * may hold long, and an exit must not wait for that. It waits for the
+ * dead records it finds, whoever's they are, and the second is per
+ * release (Documentation/security.rst, open issues).
  */
 #define REAP_WAIT_MAX 8
 

@@ -2080,10 +2080,6 @@ static int user_events_release(struct inode *inode, struct file *file)
 	}
 
 	kfree(info);
-
-	/* At exit: the address spaces that went go now (see there) */
-	if (current->flags & PF_EXITING)
-		user_events_mm_reap_dead();
 	return 0;
 }
 

@@ -48,6 +48,5 @@ int user_event_enabler_remove(const struct user_write_unreg *unreg);
 void user_event_enablers_update(struct user_event *user);
 int user_events_mm_init(void);
 void user_events_mm_exit(void);
-void user_events_mm_reap_dead(void);
 
 #endif /* _USER_EVENTS_INTERNAL_H */

@@ -68,7 +68,10 @@
  *    task's mmput(), and our own mmput()s that read mm_users 0 afterwards,
  *    queue one scan that kills the records of dead address spaces: it
  *    unpublishes them and queues their teardown, which frees the enablers
- *    once no fork is pending on them. Another holder of mm_users (say
+ *    once no fork is pending on them. The exit that puts the last
+ *    mm_users kills its own record at once and waits, in task work before
+ *    its parent can see the exit, up to a second for the teardown
+ *    (user_event_mm_exit_reap()). Another holder of mm_users (say
  *    /proc/PID/mem) that puts the last one leaves the record until the
  *    next exit or exec in the system, or until module exit.
  *
@@ -162,6 +165,7 @@ struct user_event_mm {
 	unsigned long refill_queued;	/* bit 0: refill_twork is queued */
 	struct callback_head fault_twork;
 	unsigned long twork_flags;	/* UEMM_TWORK_*, atomic bit ops */
+	struct callback_head exit_twork;	/* the last exit's wait */
 	struct work_struct teardown_work;
 	struct work_struct free_work;
 	struct rcu_head rcu;
@@ -275,8 +279,11 @@ static struct user_event_mm *user_event_mm_find(struct mm_struct *mm)
 	return NULL;
 }
 
-/* Unpublishes an address space; its enablers are freed by a work item */
-static void user_event_mm_kill(struct user_event_mm *uemm)
+/*
+ * Unpublishes an address space; its enablers are freed by a work item.
+ * Returns whether this call did it (only one does). Any context but NMI.
+ */
+static bool user_event_mm_kill(struct user_event_mm *uemm)
 {
 	bool killed = false;
 
@@ -292,61 +299,33 @@ static void user_event_mm_kill(struct user_event_mm *uemm)
 	/* The table's reference goes with the teardown (or now, if queued) */
 	if (killed && !queue_work(user_event_mm_wq, &uemm->teardown_work))
 		user_event_mm_put(uemm);
+	return killed;
 }
 
 /*
  * Kills the records of address spaces whose last user is gone, and hands
  * the work a task left behind (it exited or exec'd with a resync or
- * faults still due) to a task that still uses the address space. The
- * first @max records it kills are left in @dead with a reference each,
- * for the caller to wait on; returns how many.
+ * faults still due) to a task that still uses the address space.
  */
-static int user_event_mm_scan_dead(struct user_event_mm **dead, int max)
+static void user_event_mm_scan_work(struct work_struct *work)
 {
 	struct user_event_mm *uemm;
-	int bkt, n = 0;
+	int bkt;
 
 	rcu_read_lock();
 	hash_for_each_rcu(user_event_mms, bkt, uemm, node) {
 		/* The reference keeps the mm grabbed while it is read */
 		if (!refcount_inc_not_zero(&uemm->refcnt))
 			continue;
-		if (!atomic_read(&uemm->mm->mm_users)) {
+		if (!atomic_read(&uemm->mm->mm_users))
 			user_event_mm_kill(uemm);
-			if (n < max) {
-				dead[n++] = uemm;
-				continue;
-			}
-		} else if (user_event_mm_has_work(uemm)) {
+		else if (user_event_mm_has_work(uemm))
 			/* A task of it may have left with the work queued */
 			user_event_twork_kick(uemm);
-		}
 		user_event_mm_put(uemm);
 	}
 	rcu_read_unlock();
-	return n;
 }
-
-static void user_event_mm_scan_work(struct work_struct *work)
-{
-	user_event_mm_scan_dead(NULL, 0);
-}
-
-/*
- * Called by an exiting task when it releases a user_events_data file (its
- * task work, before its parent can learn of the exit; no lock held): the
- * records of address spaces already gone, its own included, are torn down
- * now and waited for, up to a second in all, so that events they alone
- * kept are normally deleted before the parent sees the exit, not in a
- * worker some time after. An open of such an event's file racing that
- * deletion would meet 5.10's and 6.1's use-after-free of the event's
- * trace_event_file (Documentation/security.rst, open issue 1). Bounded:
- * a teardown can wait for event_mutex, which root's tracing operations
- * may hold long, and an exit must not wait for that. It waits for the
- * dead records it finds, whoever's they are, and the second is per
- * release (Documentation/security.rst, open issues).
- */
-#define REAP_WAIT_MAX 8
 
 static bool user_event_mm_enablers_freed(struct user_event_mm *uemm)
 {
@@ -354,27 +333,71 @@ static bool user_event_mm_enablers_freed(struct user_event_mm *uemm)
 	return smp_load_acquire(&uemm->enablers_freed);
 }
 
-void user_events_mm_reap_dead(void)
+/*
+ * The last exit of an address space waits for its teardown.
+ *
+ * Events that only an address space's enablers kept are deleted by its
+ * teardown. If that ran in a worker some time after the exit, the parent's
+ * wait() could return first, and an administrator's (or a test's) open of
+ * such an event's files right after would race the deletion, which on
+ * 5.10 and 6.1 reads freed memory (Documentation/security.rst, open issue
+ * 1; upstream's abi_test met it between two of its tests). So the task
+ * whose exit_mm() put the last mm_users kills the record at
+ * sched_process_exit and, in task work (which do_exit() runs in
+ * exit_task_work(), before exit_notify() lets the parent see the exit),
+ * waits for the teardown: up to a second, once per exit, for its own
+ * address space only. Bounded because a teardown can wait for event_mutex,
+ * which root's tracing operations may hold long, or for a fork in flight;
+ * past the second the teardown finishes in the worker, as it did before.
+ * The task work holds a reference of the record and is counted in
+ * user_event_tworks, like the others.
+ */
+static void user_event_mm_exit_twork(struct callback_head *twork)
 {
-	struct user_event_mm *waits[REAP_WAIT_MAX];
-	unsigned long deadline = jiffies + HZ;
-	long left;
-	int i, n;
+	struct user_event_mm *uemm = container_of(twork, struct user_event_mm,
+						  exit_twork);
 
-	might_sleep();
+	wait_var_event_timeout(&uemm->enablers_freed,
+			       user_event_mm_enablers_freed(uemm), HZ);
+	user_event_mm_put(uemm);
+	user_event_twork_end();
+}
 
-	if (!atomic_read(&user_event_nr_mms))
+/*
+ * sched_process_exit, in the exiting task, after exit_mm(): that cleared
+ * task->mm and left the old mm as active_mm (lazy TLB, grabbed until the
+ * task's last switch). If no user of it is left, this exit is the last of
+ * the address space: kill its record and wait in task work (see above).
+ * Only the task whose kill unpublished the record waits; a record killed
+ * by a scan first (another exit's, an exec's) is not waited for. Atomic
+ * context (a tracepoint probe).
+ */
+static void user_event_mm_exit_reap(struct task_struct *task)
+{
+	struct mm_struct *mm = task->active_mm;
+	struct user_event_mm *uemm;
+
+	if (task->mm || !mm || (task->flags & PF_KTHREAD) ||
+	    !atomic_read(&user_event_nr_mms))
 		return;
 
-	n = user_event_mm_scan_dead(waits, REAP_WAIT_MAX);
-	for (i = 0; i < n; i++) {
-		left = (long)(deadline - jiffies);
-		if (left > 0)
-			wait_var_event_timeout(&waits[i]->enablers_freed,
-					       user_event_mm_enablers_freed(waits[i]),
-					       left);
-		user_event_mm_put(waits[i]);
+	rcu_read_lock();
+	uemm = user_event_mm_find(mm);
+	if (!uemm || atomic_read(&mm->mm_users) ||
+	    !refcount_inc_not_zero(&uemm->refcnt))
+		uemm = NULL;
+	rcu_read_unlock();
+	if (!uemm)
+		return;
+
+	if (user_event_mm_kill(uemm)) {
+		init_task_work(&uemm->exit_twork, user_event_mm_exit_twork);
+		user_event_twork_start();
+		if (!task_work_add(task, &uemm->exit_twork, TWA_NONE))
+			return;
+		user_event_twork_end();
 	}
+	user_event_mm_put(uemm);
 }
 
 /* Frees an enabler that is on no list; no lock may be held */
@@ -437,7 +460,7 @@ static void user_event_mm_teardown_work(struct work_struct *work)
 
 	user_event_enablers_free(&gone);
 	if (reaped) {
-		/* Release: an exit waiting in user_events_mm_reap_dead() */
+		/* Release: an exit waiting in user_event_mm_exit_twork() */
 		smp_store_release(&uemm->enablers_freed, true);
 		wake_up_var(&uemm->enablers_freed);
 	}
@@ -1494,6 +1517,7 @@ static void user_event_fork_probe(void *data, struct task_struct *parent,
 /* sched_process_exit: after exit_mm()'s mmput() of the task's mm */
 static void user_event_exit_probe(void *data, struct task_struct *task)
 {
+	user_event_mm_exit_reap(task);
 	user_event_mm_kick_scan();
 }
 

@@ -1315,31 +1315,65 @@ TEST_F(life, readonly_then_enable)
 }
 
 /*
- * An event that only an exiting process kept (its file and its enable
- * bit) is gone by the time its parent's wait() returns: the exit tears
- * its address space's records down itself, before the parent learns of
- * it, not a worker some time after. An administrator's open of the
- * event's files right after would otherwise race its deletion, which on
- * 5.10 and 6.1 reads freed memory (upstream_abi_test user.clones met it
- * with allocator poisoning: a GPF in tracing_open_file_tr()).
+ * An event that only an exiting process kept is gone by the time its
+ * parent's wait() returns: the last exit of its address space tears the
+ * address space's records down itself, before the parent learns of it,
+ * not a worker some time after. An administrator's open of the event's
+ * files right after would otherwise race its deletion, which on 5.10 and
+ * 6.1 reads freed memory (upstream_abi_test met it with allocator
+ * poisoning: a GPF in tracing_open_file_tr()). The shapes:
+ *  - EXIT_OPEN: the process exits with its data file open;
+ *  - EXIT_CLOSED: it closed the file after registering (as upstream's
+ *    abi_test does), so only its enable bit keeps the event;
+ *  - EXIT_CLONE: as EXIT_CLOSED, and a clone(CLONE_VM) child of it that
+ *    shares the address space exits first (upstream's user.clones).
  */
-TEST_F(life, exit_deletes_before_wait_returns)
+enum exit_shape { EXIT_OPEN, EXIT_CLOSED, EXIT_CLONE };
+
+static int exit_clone_child(void *arg __attribute__((unused)))
+{
+	return 0;
+}
+
+/* In the child: register, shape the exit, exit; 0 if all went well */
+static int exit_child(enum exit_shape shape)
+{
+	static uint32_t word;
+	static char stack[16384] __attribute__((aligned(16)));
+	int fd = ue_open_data(), status;
+	pid_t pid;
+
+	if (fd < 0 || ue_wreg(fd, PREFIX "exitdel u32 a", &word, 4, 0, 0,
+			      NULL))
+		return 1;
+	if (shape == EXIT_OPEN)
+		return 0;
+	close(fd);
+	if (shape == EXIT_CLONE) {
+		pid = clone(exit_clone_child, stack + sizeof(stack),
+			    CLONE_VM | SIGCHLD, NULL);
+		if (pid < 0 || waitpid(pid, &status, 0) != pid || status)
+			return 1;
+	}
+	return 0;
+}
+
+/* Rounds of which the event was still there after wait() */
+static int exit_rounds_left(struct __test_metadata *_metadata,
+			    enum exit_shape shape)
 {
 	int i, status, left = 0;
 
 	for (i = 0; i < 40; i++) {
 		pid_t pid = fork();
 
-		ASSERT_LE(0, pid);
-		if (!pid) {
-			static uint32_t word;
-			int fd = ue_open_data();
-
-			_exit(fd < 0 || ue_wreg(fd, PREFIX "exitdel u32 a", &word,
-						4, 0, 0, NULL) ? 1 : 0);
-		}
-		ASSERT_EQ(pid, waitpid(pid, &status, 0));
-		ASSERT_EQ(0, status);
+		EXPECT_LE(0, pid);
+		if (pid < 0)
+			return -1;
+		if (!pid)
+			_exit(exit_child(shape));
+		EXPECT_EQ(pid, waitpid(pid, &status, 0));
+		EXPECT_EQ(0, status);
 		if (ue_event_exists(PREFIX "exitdel")) {
 			left++;
 			/* Let it go before the next round */
@@ -1347,8 +1381,22 @@ TEST_F(life, exit_deletes_before_wait_returns)
 				usleep(1000);
 		}
 	}
-	TH_LOG("%d of 40 rounds found the event after wait()", left);
-	ASSERT_EQ(0, left);
+	return left;
+}
+
+TEST_F(life, exit_deletes_before_wait_returns)
+{
+	static const char *const names[] = { "file open", "file closed",
+					     "clone(CLONE_VM) first" };
+	int shape, left, fails = 0;
+
+	for (shape = EXIT_OPEN; shape <= EXIT_CLONE; shape++) {
+		left = exit_rounds_left(_metadata, shape);
+		TH_LOG("%s: %d of 40 rounds found the event after wait()",
+		       names[shape], left);
+		fails += left != 0;
+	}
+	ASSERT_EQ(0, fails);
 }
 
 static void final_cleanup(void)

@@ -170,6 +170,14 @@ struct user_event {
 	struct trace_event_file *direct_file;
 	struct hlist_node multi_node;	/* user_event_multi_table */
 	struct list_head reap_link;	/* user_event_reap_list */
+	/*
+	 * The memory's own count: the live event's reference, and one per
+	 * tracefs directory of it still held after its removal (see
+	 * user_events_dirs.c). The last put frees it and lets go of the
+	 * module.
+	 */
+	refcount_t memref;
+	bool deleted;		/* removed from the tracing core: event_mutex */
 	struct rcu_head rcu;
 };
 
@@ -761,12 +769,19 @@ static int user_event_reg(struct trace_event_call *call,
 			  enum trace_reg type, void *data)
 {
 	struct user_event *user = call->data;
+	struct trace_event_file *file = data;
 
 	switch (type) {
 	case TRACE_REG_REGISTER:
-		return user_event_probe_file(user, data, true);
+		/*
+		 * A trigger written through a file of a removed directory
+		 * (before eventfs: user_events_dirs.c) attaches nothing
+		 */
+		if (user->deleted || (file->flags & EVENT_FILE_FL_FREED))
+			return -ENODEV;
+		return user_event_probe_file(user, file, true);
 	case TRACE_REG_UNREGISTER:
-		return user_event_probe_file(user, data, false);
+		return user_event_probe_file(user, file, false);
 #ifdef CONFIG_PERF_EVENTS
 	case TRACE_REG_PERF_REGISTER:
 		user_event_update_status(user, true);
@@ -783,6 +798,38 @@ static int user_event_reg(struct trace_event_call *call,
 	}
 
 	return 0;
+}
+
+/* Whether @call is a user event's (any context; @call is alive) */
+bool user_event_call_is_ours(const struct trace_event_call *call)
+{
+	return call && call->class && call->class->reg == user_event_reg;
+}
+
+/* A reference of a user event's memory, for user_events_dirs.c */
+void user_event_mem_get(struct trace_event_call *call)
+{
+	struct user_event *user = container_of(call, struct user_event, call);
+
+	refcount_inc(&user->memref);
+}
+
+static void user_event_free_rcu(struct rcu_head *rcu);
+
+/*
+ * The last one frees the event, after a grace period (the fork probe may
+ * still look at it under RCU), and drops the module reference the event
+ * took at its registration: module_exit() waits for the callback with
+ * rcu_barrier().
+ */
+void user_event_mem_put(struct trace_event_call *call)
+{
+	struct user_event *user = container_of(call, struct user_event, call);
+
+	if (!refcount_dec_and_test(&user->memref))
+		return;
+	call_rcu(&user->rcu, user_event_free_rcu);
+	module_put(THIS_MODULE);
 }
 
 /* Write path */
@@ -1427,6 +1474,8 @@ static int user_event_register(struct user_event *user)
 	if (ret)
 		goto put_module;
 
+	/* A failed add makes no directory: no ghost can take a reference */
+	refcount_set(&user->memref, 1);
 	ret = user_event_set_call_visible(user, true);
 	if (ret) {
 		user_event_type_put(user->type, false);
@@ -1480,6 +1529,7 @@ static int user_event_destroy(struct user_event *user)
 		WRITE_ONCE(user->type->user, user);
 		return ret;
 	}
+	WRITE_ONCE(user->deleted, true);
 	user_event_type_put(user->type, user->traced);
 
 	ue_dyn_event_remove(&user->devent);
@@ -1501,12 +1551,11 @@ static int user_event_destroy(struct user_event *user)
 	kfree(user->spare_probes);
 
 	/*
-	 * The fork probe may still look at it under RCU. The module may go
-	 * as soon as the reference below is dropped: module_exit() waits for
-	 * this callback with rcu_barrier().
+	 * The directories nobody holds let go of their events now; a held
+	 * one keeps this event's memory (and the module) until it is let go
 	 */
-	call_rcu(&user->rcu, user_event_free_rcu);
-	module_put(THIS_MODULE);
+	user_events_dirs_release();
+	user_event_mem_put(&user->call);
 	return 0;
 }
 

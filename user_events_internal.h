@@ -2,7 +2,8 @@
 /*
  * Interface between the event core (trace_events_user.c), the remote
  * write enablers that live in the registering processes' address spaces
- * (user_events_mm.c), the per-user bounds (user_events_quota.c) and the
+ * (user_events_mm.c), the per-user bounds (user_events_quota.c), the
+ * removed event directories still held (user_events_dirs.c) and the
  * module's load, unload and files (user_events_main.c).
  */
 #ifndef _USER_EVENTS_INTERNAL_H
@@ -12,6 +13,7 @@
 #include <linux/types.h>
 #include <linux/uidgid.h>
 
+struct trace_event_call;
 struct user_event;
 struct user_write_reg;
 struct user_write_unreg;
@@ -39,6 +41,15 @@ void user_events_core_exit(void);
 u8 user_event_status(struct user_event *user);
 void user_event_get(struct user_event *user);
 void user_event_put(struct user_event *user);
+
+bool user_event_call_is_ours(const struct trace_event_call *call);
+void user_event_mem_get(struct trace_event_call *call);
+void user_event_mem_put(struct trace_event_call *call);
+
+/* Provided by user_events_dirs.c */
+void user_events_dirs_release(void);
+int user_events_dirs_init(void);
+void user_events_dirs_exit(void);
 
 /* Provided by user_events_mm.c */
 int user_event_enabler_create(struct user_event *user,

@@ -282,6 +282,12 @@ int user_events_ksyms_init(void)
 		set_field(required_syms[i].offset, addr);
 	}
 
+#ifndef UE_HAVE_EVENTFS
+	/* Optional: without them, user_events_dirs.c guards nothing */
+	ue_ksyms.event_file_get = (void *)lookup(kln_addr, "event_file_get");
+	ue_ksyms.event_file_put = (void *)lookup(kln_addr, "event_file_put");
+#endif
+
 	symbols_report[0] = '\0';
 	if (!ret)
 		ret = resolve_derived(use_kallsyms);

@@ -47,6 +47,14 @@ struct user_events_ksyms {
 				    unsigned long address,
 				    unsigned int foll_flags);
 #endif
+#ifndef UE_HAVE_EVENTFS
+	/*
+	 * Optional: the open count of an event file (6.6, backported to
+	 * Debian's 5.10 and 6.1); see user_events_dirs.c
+	 */
+	void (*event_file_get)(struct trace_event_file *file);
+	void (*event_file_put)(struct trace_event_file *file);
+#endif
 };
 
 extern struct user_events_ksyms ue_ksyms;
@@ -134,6 +142,27 @@ static inline void ue_tracing_reset_marked(void)
 	user_events_call(ue_ksyms.tracing_reset_all_online_cpus, 0, 0, 0, 0,
 			 0);
 }
+
+#ifndef UE_HAVE_EVENTFS
+/* Whether the kernel counts the opens of event files (user_events_dirs.c) */
+static inline bool ue_have_event_file_refs(void)
+{
+	return ue_ksyms.event_file_get && ue_ksyms.event_file_put;
+}
+
+static inline void ue_event_file_get(struct trace_event_file *file)
+{
+	user_events_call(ue_ksyms.event_file_get, (unsigned long)file, 0, 0, 0,
+			 0);
+}
+
+/* Frees the file if it was removed and this was the last reference */
+static inline void ue_event_file_put(struct trace_event_file *file)
+{
+	user_events_call(ue_ksyms.event_file_put, (unsigned long)file, 0, 0, 0,
+			 0);
+}
+#endif
 
 /* Both expect event_mutex held, in Linux 5.10 as in 6.12 */
 static inline int ue_trace_add_event_call(struct trace_event_call *call)

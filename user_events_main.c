@@ -328,6 +328,10 @@ static int __init user_events_init(void)
 	if (ret)
 		goto core_exit;
 
+	ret = user_events_dirs_init();
+	if (ret)
+		goto mm_exit;
+
 	mutex_lock(&user_files_mutex);
 	ret = user_events_files_create(-EEXIST);
 	if (ret && !user_files_gone_prune()) {
@@ -342,7 +346,7 @@ static int __init user_events_init(void)
 	}
 	mutex_unlock(&user_files_mutex);
 	if (ret)
-		goto mm_exit;
+		goto dirs_exit;
 	/* The files pin the module until prepare_unload removes them */
 	__module_get(THIS_MODULE);
 	user_files_pinned = true;
@@ -352,6 +356,8 @@ static int __init user_events_init(void)
 	user_events_core_start();
 	return 0;
 
+dirs_exit:
+	user_events_dirs_exit();
 mm_exit:
 	user_events_mm_exit();
 core_exit:
@@ -396,6 +402,7 @@ static void __exit user_events_exit(void)
 	}
 	mutex_unlock(&user_files_mutex);
 
+	user_events_dirs_exit();
 	user_events_mm_exit();
 	user_events_core_exit();
 }

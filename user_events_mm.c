@@ -14,7 +14,9 @@
  *    keeps the struct alive but not the memory. It holds a reference to
  *    this module (taken at creation, dropped as the very last thing its
  *    free_work does). Its refcnt counts: the table user_event_mms (one,
- *    until it is killed), each queued fork task work of a child (the
+ *    until it is killed; a killed record stays listed, marked dead, until
+ *    its teardown freed the enablers, so that the address space's last
+ *    exit can find it), each queued fork task work of a child (the
  *    parent's record), the queued refill and fault task works, the
  *    queued teardown work, and short-lived users (registration, update).
  *  - struct user_event_enabler: on exactly one uemm's list; holds one
@@ -175,6 +177,7 @@ struct user_event_mm {
 enum {
 	UEMM_TWORK_QUEUED,	/* fault_twork is queued */
 	UEMM_TWORK_RESYNC,	/* an update could not write: rewrite all */
+	UEMM_TWORK_EXIT,	/* exit_twork was queued (once, at the last exit) */
 };
 
 struct user_event_enabler {
@@ -282,6 +285,10 @@ static struct user_event_mm *user_event_mm_find(struct mm_struct *mm)
 /*
  * Unpublishes an address space; its enablers are freed by a work item.
  * Returns whether this call did it (only one does). Any context but NMI.
+ * The record stays in the table, marked dead (lookups for a registration
+ * or an update skip it), until its teardown has freed the enablers: so
+ * the last exit of the address space finds it and waits for it even if a
+ * scan killed it first (user_event_mm_exit_reap()).
  */
 static bool user_event_mm_kill(struct user_event_mm *uemm)
 {
@@ -290,7 +297,6 @@ static bool user_event_mm_kill(struct user_event_mm *uemm)
 	spin_lock(&user_event_mms_lock);
 	if (!uemm->dead) {
 		WRITE_ONCE(uemm->dead, true);
-		hash_del_rcu(&uemm->node);
 		atomic_dec(&user_event_nr_mms);
 		killed = true;
 	}
@@ -315,7 +321,8 @@ static void user_event_mm_scan_work(struct work_struct *work)
 	rcu_read_lock();
 	hash_for_each_rcu(user_event_mms, bkt, uemm, node) {
 		/* The reference keeps the mm grabbed while it is read */
-		if (!refcount_inc_not_zero(&uemm->refcnt))
+		if (READ_ONCE(uemm->dead) ||
+		    !refcount_inc_not_zero(&uemm->refcnt))
 			continue;
 		if (!atomic_read(&uemm->mm->mm_users))
 			user_event_mm_kill(uemm);
@@ -367,37 +374,42 @@ static void user_event_mm_exit_twork(struct callback_head *twork)
  * sched_process_exit, in the exiting task, after exit_mm(): that cleared
  * task->mm and left the old mm as active_mm (lazy TLB, grabbed until the
  * task's last switch). If no user of it is left, this exit is the last of
- * the address space: kill its record and wait in task work (see above).
- * Only the task whose kill unpublished the record waits; a record killed
- * by a scan first (another exit's, an exec's) is not waited for. Atomic
+ * the address space: kill its record (unless a scan did already; the
+ * record stays in the table until its teardown is done) and wait in task
+ * work (see above). One exiting task waits per record (UEMM_TWORK_EXIT):
+ * several threads can find mm_users 0 after their own exit_mm(), and the
+ * process's exit is seen by its parent after the last of them. Atomic
  * context (a tracepoint probe).
  */
 static void user_event_mm_exit_reap(struct task_struct *task)
 {
 	struct mm_struct *mm = task->active_mm;
-	struct user_event_mm *uemm;
+	struct user_event_mm *uemm, *found = NULL;
 
 	if (task->mm || !mm || (task->flags & PF_KTHREAD) ||
-	    !atomic_read(&user_event_nr_mms))
+	    atomic_read(&mm->mm_users))
 		return;
 
 	rcu_read_lock();
-	uemm = user_event_mm_find(mm);
-	if (!uemm || atomic_read(&mm->mm_users) ||
-	    !refcount_inc_not_zero(&uemm->refcnt))
-		uemm = NULL;
+	hash_for_each_possible_rcu(user_event_mms, uemm, node,
+				   (unsigned long)mm)
+		if (uemm->mm == mm && refcount_inc_not_zero(&uemm->refcnt)) {
+			found = uemm;
+			break;
+		}
 	rcu_read_unlock();
-	if (!uemm)
+	if (!found)
 		return;
 
-	if (user_event_mm_kill(uemm)) {
-		init_task_work(&uemm->exit_twork, user_event_mm_exit_twork);
+	user_event_mm_kill(found);
+	if (!test_and_set_bit(UEMM_TWORK_EXIT, &found->twork_flags)) {
+		init_task_work(&found->exit_twork, user_event_mm_exit_twork);
 		user_event_twork_start();
-		if (!task_work_add(task, &uemm->exit_twork, TWA_NONE))
+		if (!task_work_add(task, &found->exit_twork, TWA_NONE))
 			return;
 		user_event_twork_end();
 	}
-	user_event_mm_put(uemm);
+	user_event_mm_put(found);
 }
 
 /* Frees an enabler that is on no list; no lock may be held */
@@ -437,6 +449,15 @@ static void user_event_enablers_free(struct list_head *gone)
 		user_event_enabler_free(enabler);
 }
 
+/* Takes a dead record out of the table (once); any context but NMI */
+static void user_event_mm_unhash(struct user_event_mm *uemm)
+{
+	spin_lock(&user_event_mms_lock);
+	if (!hlist_unhashed(&uemm->node))
+		hash_del_rcu(&uemm->node);
+	spin_unlock(&user_event_mms_lock);
+}
+
 static void user_event_mm_teardown_work(struct work_struct *work)
 {
 	struct user_event_mm *uemm = container_of(work, struct user_event_mm,
@@ -460,6 +481,7 @@ static void user_event_mm_teardown_work(struct work_struct *work)
 
 	user_event_enablers_free(&gone);
 	if (reaped) {
+		user_event_mm_unhash(uemm);
 		/* Release: an exit waiting in user_event_mm_exit_twork() */
 		smp_store_release(&uemm->enablers_freed, true);
 		wake_up_var(&uemm->enablers_freed);
@@ -473,6 +495,8 @@ static void user_event_mm_free_work(struct work_struct *work)
 						  free_work);
 	int i;
 
+	/* In the table still if no teardown ever freed its enablers */
+	user_event_mm_unhash(uemm);
 	for (i = 0; i < FORK_SPARES; i++)
 		kfree(uemm->spares[i]);
 	mmdrop(uemm->mm);

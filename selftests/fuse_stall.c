@@ -76,7 +76,7 @@ struct shared {
 	/* -x: held reads' node ids; the node whose held reads to answer */
 	uint64_t stalled_node[64];
 	atomic_ullong release_node;
-	atomic_int x_ready, x_hold, x_exit, x_a_go;
+	atomic_int x_ready, x_hold, x_exit, x_a_go, x_spin, x_spinning, x_read_done;
 	uint64_t x_addr;
 };
 static struct shared *sh;
@@ -848,12 +848,14 @@ static int last_put_async(void)
  * ours, the read held too) keeps its mm_users: B's record is not killed at
  * its exit. Once that read is answered, R's mmput() is the address space's
  * last: its record is dead, and its teardown's last put of uexstall will
- * wait for event_mutex. Then a child A with XN data files, each with a
+ * wait for event_mutex. R then lives on until A has exited: its exit would
+ * have the scan work kill B's record before A's exit looks. Then a child A with XN data files, each with a
  * registration of an event the parent keeps (uexkeep), and the enabler it
  * inherited, exits: its parent's wait() must return within the bound
  * (0.5 s times UE_TIMEOUT_FACTOR), with uexstall still there. A is forked
  * before the attach: uprobe_register() holds dup_mmap_sem for writing
- * while it waits, so no fork anywhere gets through dup_mmap().
+ * while it waits, so no fork anywhere gets through dup_mmap(). A and one
+ * spinner per other CPU run SCHED_FIFO, pinned, while A exits (x_spinner()).
  */
 #define XN 4
 static uint32_t x_word, x_bword;
@@ -921,7 +923,44 @@ static int x_reader(void *arg)
 	mem = open(path, O_RDONLY);
 	if (mem < 0 || pread(mem, &v, sizeof(v), (off_t)sh->x_addr) < 0)
 		perror("reader: pread /proc/B/mem");
+	/* Not an exit yet: that would have the scan kill B's record first */
+	atomic_store(&sh->x_read_done, 1);
+	while (atomic_load(&sh->x_spin) != 2)
+		usleep(1000);
 	return 0;
+}
+
+/* To CPU @cpu, SCHED_FIFO */
+static void x_pin(int cpu)
+{
+	struct sched_param sp = { .sched_priority = 1 };
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	if (sched_setaffinity(0, sizeof(set), &set) ||
+	    sched_setscheduler(0, SCHED_FIFO, &sp))
+		perror("x_pin");
+}
+
+/*
+ * Keeps a CPU other than A's from ordinary tasks (the module's workers)
+ * while A exits: a scan work queued by A's exit runs only once A sleeps,
+ * so whatever A's exit finds and waits for, it finds itself (the reap in
+ * the data file's release lost that race to the worker otherwise).
+ */
+static void x_spinner(int cpu)
+{
+	double t0;
+
+	x_pin(cpu);
+	while (!atomic_load(&sh->x_spin))
+		usleep(1000);
+	atomic_fetch_add(&sh->x_spinning, 1);
+	t0 = now();
+	while (atomic_load(&sh->x_spin) == 1 && now() - t0 < 3)
+		;
+	_exit(0);
 }
 
 static void x_exiting_child(void)
@@ -940,6 +979,7 @@ static void x_exiting_child(void)
 		if (dfd < 0 || ioctl(dfd, DIAG_IOCSREG, &reg))
 			_exit(1);
 	}
+	x_pin(0);
 	atomic_fetch_add(&sh->x_ready, 1);
 	while (!atomic_load(&sh->x_a_go))
 		usleep(100);
@@ -957,6 +997,7 @@ static int exit_elsewhere(void)
 	double bound = 0.5 * (factor ? atof(factor) : 1), t0, t, tb;
 	int dfd, st, e_blocked, before, after, ret = 2;
 	struct user_reg reg;
+	int i, nspin = sysconf(_SC_NPROCESSORS_ONLN) - 1;
 	pid_t h, b, e, a, r;
 
 	atomic_store(&sh->no_auto_release, 1);
@@ -980,6 +1021,9 @@ static int exit_elsewhere(void)
 	a = fork();
 	if (!a)
 		x_exiting_child();
+	for (i = 0; i < nspin; i++)
+		if (!fork())
+			x_spinner(i + 1);
 	t0 = now();
 	while (atomic_load(&sh->x_ready) < 3 && now() - t0 < 10)
 		usleep(10000);
@@ -1023,13 +1067,19 @@ static int exit_elsewhere(void)
 	atomic_store(&sh->release_node, 3);
 	while (atomic_load(&sh->release_node))
 		usleep(1000);
-	waitpid(r, NULL, 0);
+	while (!atomic_load(&sh->x_read_done))
+		usleep(1000);
 	before = x_present();
 
+	atomic_store(&sh->x_spin, 1);
+	while (atomic_load(&sh->x_spinning) < nspin)
+		usleep(1000);
 	t = now();
 	atomic_store(&sh->x_a_go, 1);
 	waitpid(a, &st, 0);
 	t = now() - t;
+	atomic_store(&sh->x_spin, 2);
+	waitpid(r, NULL, 0);
 	after = x_present();
 	printf("B's exit took %.3f s\n", tb);
 	printf("uexstall before the exit: %s, after: %s\n",
@@ -1053,6 +1103,9 @@ out:
 	release_reads();
 	atomic_store(&sh->x_a_go, 1);
 	atomic_store(&sh->x_exit, 1);
+	atomic_store(&sh->x_spin, 2);
+	while (waitpid(-1, NULL, WNOHANG) > 0)
+		;
 	kill(h, SIGKILL);
 	waitpid(h, NULL, 0);
 	close(dfd);

@@ -844,18 +844,21 @@ static int last_put_async(void)
  * writing, under event_mutex, and H's own /proc/self/mem read of its page
  * of f holds that lock for as long as the server holds the read (here, to
  * the end). A process B registers the only enabler of an event (uexstall)
- * and exits while a /proc/B/mem read of its page of g (R, a thread of
- * ours, the read held too) keeps its mm_users: B's record is not killed at
- * its exit. Once that read is answered, R's mmput() is the address space's
- * last: its record is dead, and its teardown's last put of uexstall will
- * wait for event_mutex. R then lives on until A has exited: its exit would
- * have the scan work kill B's record before A's exit looks. Then a child A with XN data files, each with a
- * registration of an event the parent keeps (uexkeep), and the enabler it
- * inherited, exits: its parent's wait() must return within the bound
- * (0.5 s times UE_TIMEOUT_FACTOR), with uexstall still there. A is forked
- * before the attach: uprobe_register() holds dup_mmap_sem for writing
- * while it waits, so no fork anywhere gets through dup_mmap(). A and one
- * spinner per other CPU run SCHED_FIFO, pinned, while A exits (x_spinner()).
+ * and exits while a /proc/B/mem read of its page of g (R, a clone of ours
+ * sharing our address space, the read held too) keeps its mm_users: B's
+ * record is not killed at its exit. Once that read is answered, R's
+ * mmput() is the address space's last: its record is dead, and its
+ * teardown's last put of uexstall will wait for event_mutex. R lives on
+ * until A has exited: R's exit would have the scan work kill B's record
+ * before A's exit looks.
+ *
+ * Then a child A with XN data files, each with a registration of an event
+ * the parent keeps (uexkeep), and the enabler it inherited, exits: its
+ * parent's wait() must return within the bound (0.5 s times
+ * UE_TIMEOUT_FACTOR), with uexstall still there. A is forked before the
+ * attach: uprobe_register() holds dup_mmap_sem for writing while it waits,
+ * so no fork anywhere gets through dup_mmap(). A and one spinner per other
+ * CPU run SCHED_FIFO, pinned, while A exits (x_spinner()).
  */
 #define XN 4
 static uint32_t x_word, x_bword;

@@ -523,8 +523,9 @@ static struct trace_event_call user_event_purge_call = {
 			  UE_TRACE_EVENT_FL_DYNAMIC,
 };
 
-/* Under event_mutex */
+/* Under event_mutex: added; a purge file of it marked in some instance */
 static bool user_event_purge_added;
+static bool user_event_purge_marked;
 
 /*
  * Marks the instance of @file, which one of our events is being attached
@@ -556,13 +557,14 @@ static int user_event_purge_mark(struct trace_event_file *file)
 	}
 
 	set_bit(EVENT_FILE_FL_WAS_ENABLED_BIT, &purge->flags);
+	user_event_purge_marked = true;
 	return 0;
 }
 
 /*
- * Frees every tombstone at module exit, after emptying the instances that
- * the removal of the purge event just marked (user_event_purge_remove(),
- * called first, under the same event_mutex)
+ * Frees every tombstone at module exit, once the instances where one of
+ * our events was enabled are empty (user_event_purge_remove(), called
+ * first, under the same event_mutex)
  */
 static void user_event_tombstones_free(void)
 {
@@ -570,10 +572,6 @@ static void user_event_tombstones_free(void)
 
 	ue_lockdep_assert_event_mutex();
 
-	if (!user_event_nr_tombstones)
-		return;
-
-	ue_tracing_reset_marked();
 	list_for_each_entry_safe(type, next, &user_event_tombstones, link) {
 		list_del(&type->link);
 		user_event_type_free(type);
@@ -2370,11 +2368,15 @@ static int __init user_event_purge_add(void)
 }
 
 /*
- * Removes the purge event, at exit, once no event of ours exists: the
- * core marks every instance whose purge file has WAS_ENABLED, for the
- * ue_tracing_reset_marked() that must follow under the same event_mutex.
- * The removal cannot be refused: the event is never enabled, in ftrace or
- * perf (user_event_purge_reg()).
+ * Removes the purge event, at exit, once no event of ours exists, and
+ * empties the instances where one of ours was enabled: the removal makes
+ * the core mark every instance whose purge file has WAS_ENABLED, and the
+ * reset right after, under the same event_mutex, empties them before any
+ * refused removal could drop the marks. (It also empties any instance
+ * the core marked before and did not reset: a removal of ours only marks
+ * instances whose purge file is marked already.) The removal cannot be
+ * refused: the event is never enabled, in ftrace or perf
+ * (user_event_purge_reg()).
  */
 static void user_event_purge_remove(void)
 {
@@ -2385,6 +2387,9 @@ static void user_event_purge_remove(void)
 
 	WARN_ON(user_event_call_set_visible(&user_event_purge_call, false));
 	user_event_purge_added = false;
+	if (user_event_purge_marked)
+		ue_tracing_reset_marked();
+	user_event_purge_marked = false;
 }
 
 /* Everything but the files and "u:", which come later */

@@ -379,7 +379,7 @@ static void user_event_mm_exit_twork(struct callback_head *twork)
  * mm: mostly one in use (nothing done; the scan kills our record, and the
  * parent's wait() may return before its teardown), rarely a dead one lent
  * on lazily, whose record this exit kills and waits for, up to the second
- * (Documentation/security.rst, open issue 15). If no user of it is left,
+ * (Documentation/security.rst, open issue 14). If no user of it is left,
  * this exit is the last of
  * the address space: kill its record (unless a scan did already; the
  * record stays in the table until its teardown is done) and wait in task

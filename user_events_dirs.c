@@ -39,8 +39,10 @@
  *
  * Who can hold a ghost, and so the module: whoever can reach an event's
  * directory in tracefs, root unless an administrator opened tracefs to
- * others. The event's reg function refuses a deleted event, or a freed
- * file, so that a trigger written through a ghost attaches nothing.
+ * others. The trigger file is the exception to "keep": it forgets the
+ * event file at the removal (ghost_hide_trigger() says why), so its late
+ * opens and writes fail with ENODEV at once. The event's reg function
+ * refuses a deleted event, or a freed file, too.
  *
  * Locking: the ghost list is changed under ghost_lock (the kprobe runs
  * with preemption disabled, under the remover's event_mutex). A ghost on
@@ -84,6 +86,29 @@ static unsigned long ghost_poll = GHOST_POLL_MIN;
 static void user_events_dirs_work_fn(struct work_struct *work);
 static DECLARE_DELAYED_WORK(ghost_work, user_events_dirs_work_fn);
 
+/*
+ * The trigger file of a directory being removed forgets its event file:
+ * its open, read and write look at i_private under event_mutex and fail
+ * with ENODEV when it is NULL. Keeping the file alive is not enough there:
+ * a trigger refused by the event's reg leaves the file's trigger and
+ * soft-mode counts raised, so the next one skips reg and attaches to the
+ * removed file (a hist variable or an enable_event trigger that outlives
+ * it; red team red11). The other files keep i_private: their opens go
+ * through tracing_open_file_tr(), which dereferences it and then sees
+ * EVENT_FILE_FL_FREED. event_mutex held (the remover's), as by the readers.
+ */
+static void ghost_hide_trigger(struct dentry *dir)
+{
+	struct dentry *child;
+
+	spin_lock(&dir->d_lock);
+	list_for_each_entry(child, &dir->d_subdirs, d_child)
+		if (d_really_is_positive(child) &&
+		    !strcmp(child->d_name.name, "trigger"))
+			d_inode(child)->i_private = NULL;
+	spin_unlock(&dir->d_lock);
+}
+
 /* remove_event_file_dir(file): under event_mutex, preemption disabled */
 static int ghost_probe_pre(struct kprobe *kp, struct pt_regs *regs)
 {
@@ -93,6 +118,9 @@ static int ghost_probe_pre(struct kprobe *kp, struct pt_regs *regs)
 	file = (struct trace_event_file *)regs_get_kernel_argument(regs, 0);
 	if (!file || !file->dir || !user_event_call_is_ours(file->event_call))
 		return 0;
+
+	/* First: it needs no memory */
+	ghost_hide_trigger(file->dir);
 
 	/* Without it the late open is what it is on the core's own events */
 	ghost = kmalloc(sizeof(*ghost), GFP_ATOMIC | __GFP_NOWARN);

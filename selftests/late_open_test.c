@@ -179,65 +179,96 @@ TEST_F(late, enable_reopened_after_delete)
 
 /*
  * A trigger file opened before the deletion (a real open: 6.1 takes no
- * reference of the event file for it), written after B was created: the
- * write must fail, and B must not get the trigger. The event refuses the
- * registration with ENODEV; 5.10's trigger parser reports any refused
- * registration as ENOENT ("no function enabled"), 6.1's passes it on.
+ * reference of the event file for it), written after B was created, or
+ * reopened late through an O_PATH descriptor: every write must fail with
+ * ENODEV, and B must get nothing. Two writes each: the first trigger's
+ * refusal used to leave the removed file's trigger count raised, so that
+ * the second (an enable_event trigger on B) attached without asking the
+ * event, and B read "0*" for ever (red team red11).
  */
+static int trigger_writes(struct __test_metadata *_metadata, int tfd, int i)
+{
+	static const char *const cmds[] = {
+		"traceoff\n", "enable_event:" USER_EVENTS_SYSTEM ":" B "\n",
+	};
+	char buf[4096];
+	int c, bad = 0;
+	ssize_t n;
+
+	for (c = 0; c < 2; c++) {
+		n = write(tfd, cmds[c], strlen(cmds[c]));
+		if (n >= 0 || errno != ENODEV) {
+			TH_LOG("round %d, %s: write gave %zd (%s), not ENODEV",
+			       i, cmds[c], n, n < 0 ? strerror(errno) : "ok");
+			bad++;
+		}
+	}
+	/* A trigger shows as "traceoff:unlimited" (the header names it too) */
+	if (strstr(b_file("trigger", buf, sizeof(buf)), "traceoff:")) {
+		TH_LOG("round %d: B got the trigger", i);
+		bad++;
+	}
+	EXPECT_STREQ("0\n", b_file("enable", buf, sizeof(buf)));
+	if (strcmp(buf, "0\n"))
+		bad++;
+	return bad;
+}
+
 TEST_F(late, trigger_written_after_delete)
 {
-	int want = ue_kernel_at_least(6, 1) ? ENODEV : ENOENT;
-	char path[512], buf[4096];
-	int i, tfd, bad = 0;
-	ssize_t n;
+	char path[512];
+	int i, tfd, pathfd, bad = 0;
 
 	for (i = 0; i < ROUNDS; i++) {
 		ASSERT_EQ(0, create(DEL_DYN, A, NULL));
-		tfd = open(ue_event_path(path, sizeof(path), A, "trigger"),
-			   O_WRONLY | O_CLOEXEC);
+		ue_event_path(path, sizeof(path), A, "trigger");
+		tfd = open(path, O_WRONLY | O_CLOEXEC);
 		ASSERT_LE(0, tfd);
+		pathfd = open(path, O_PATH | O_CLOEXEC);
+		ASSERT_LE(0, pathfd);
 		ASSERT_EQ(0, delete(DEL_DYN, A, NULL));
 		ASSERT_EQ(0, create(DEL_DYN, B, NULL));
 
-		n = write(tfd, "traceoff\n", 9);
-		if (n >= 0 || errno != want) {
-			TH_LOG("round %d: write gave %zd (%s), not %s", i, n,
-			       n < 0 ? strerror(errno) : "no error",
-			       strerror(want));
-			bad++;
-		}
+		bad += trigger_writes(_metadata, tfd, i);
 		close(tfd);
-		b_file("trigger", buf, sizeof(buf));
-		/* A trigger shows as "traceoff:unlimited" (the header names it too) */
-		if (strstr(buf, "traceoff:")) {
-			TH_LOG("round %d: B got the trigger", i);
+		tfd = reopen(pathfd, O_WRONLY);
+		if (tfd >= 0) {
+			TH_LOG("round %d: A's trigger reopened late", i);
+			bad += 1 + trigger_writes(_metadata, tfd, i);
+			close(tfd);
+		} else if (errno != ENODEV) {
+			TH_LOG("round %d: late reopen: %s, not ENODEV", i,
+			       strerror(errno));
 			bad++;
-			ue_write_file(ue_event_path(path, sizeof(path), B,
-						    "trigger"),
-				      "!traceoff\n", false);
 		}
+		close(pathfd);
 		ASSERT_EQ(0, delete(DEL_DYN, B, NULL));
 	}
 	ASSERT_EQ(0, bad);
 }
 
 /*
- * An instance removed and made again while an O_PATH descriptor holds
- * A's enable there (A stays): the late open fails with ENODEV and enables
- * nothing in the new instance.
+ * An instance removed and made again while O_PATH descriptors hold A's
+ * enable and trigger there (A stays): the late opens fail with ENODEV and
+ * enable nothing in the new instance (a late trigger used to walk the
+ * freed instance: red team red11).
  */
 TEST_F(late, instance_removed_and_made_again)
 {
-	char path[512], buf[64];
-	int i, pathfd, wfd, bad = 0;
+	char path[512], tpath[512], buf[64];
+	int i, pathfd, tpathfd, wfd, bad = 0;
 
 	ASSERT_EQ(0, create(DEL_DYN, A, NULL));
 	snprintf(path, sizeof(path), INSTANCE "/events/%s/%s/enable",
+		 USER_EVENTS_SYSTEM, A);
+	snprintf(tpath, sizeof(tpath), INSTANCE "/events/%s/%s/trigger",
 		 USER_EVENTS_SYSTEM, A);
 	for (i = 0; i < ROUNDS; i++) {
 		ASSERT_EQ(0, mkdir(INSTANCE, 0755));
 		pathfd = open(path, O_PATH | O_CLOEXEC);
 		ASSERT_LE(0, pathfd);
+		tpathfd = open(tpath, O_PATH | O_CLOEXEC);
+		ASSERT_LE(0, tpathfd);
 		ASSERT_EQ(0, rmdir(INSTANCE));
 		ASSERT_EQ(0, mkdir(INSTANCE, 0755));
 
@@ -251,6 +282,21 @@ TEST_F(late, instance_removed_and_made_again)
 			TH_LOG("round %d: %s, not ENODEV", i, strerror(errno));
 			bad++;
 		}
+		wfd = reopen(tpathfd, O_WRONLY);
+		if (wfd >= 0) {
+			static const char cmd[] = "enable_event:"
+				USER_EVENTS_SYSTEM ":" A "\n";
+
+			if (write(wfd, cmd, sizeof(cmd) - 1) > 0)
+				TH_LOG("round %d: trigger written", i);
+			close(wfd);
+			bad++;
+		} else if (errno != ENODEV) {
+			TH_LOG("round %d: trigger: %s, not ENODEV", i,
+			       strerror(errno));
+			bad++;
+		}
+		close(tpathfd);
 		close(pathfd);
 		ASSERT_LT(0, ue_read_file(path, buf, sizeof(buf)));
 		if (strcmp(buf, "0\n")) {

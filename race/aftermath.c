@@ -183,61 +183,35 @@ int am_count(struct am_counter *c, int ret)
 long am_print_counts(const char *const *names, struct am_counter *c, int n)
 {
 	long total = 0;
-	int i, e, k, j;
+	int i;
 
 	for (i = 0; i < n; i++) {
-		long cnt = atomic_load(&c[i].n), top[3] = { 0 };
-		int code[3] = { 0 };
+		long cnt = atomic_load(&c[i].n);
 
 		if (!cnt)
 			continue;
 		total += cnt;
-		/* The three most frequent errnos */
-		for (e = 1; e < AM_ERRNO_MAX; e++) {
-			long v = atomic_load(&c[i].err[e]);
-
-			for (k = 0; k < 3 && v <= top[k]; k++)
-				;
-			if (k == 3)
-				continue;
-			for (j = 2; j > k; j--) {
-				top[j] = top[j - 1];
-				code[j] = code[j - 1];
-			}
-			top[k] = v;
-			code[k] = e;
-		}
-		printf("# %-12s %8ld (%ld ok", names[i], cnt,
-		       atomic_load(&c[i].ok));
-		for (k = 0; k < 3 && top[k]; k++)
-			printf(", %ld %s", top[k], strerrorname_np(code[k]) ?: "?");
-		printf(")\n");
+		ue_print_op_counts(names[i], cnt, atomic_load(&c[i].ok),
+				   c[i].err, AM_ERRNO_MAX);
 	}
 	return total;
 }
 
-static int npass, nfail;
+static struct ue_tally tally;
 
 void am_tap(bool ok, const char *fmt, ...)
 {
 	va_list ap;
 
-	printf("%s - race: ", ok ? "ok" : "not ok");
 	va_start(ap, fmt);
-	vprintf(fmt, ap);
+	ue_vtap(&tally, false, "race: ", ok, fmt, ap);
 	va_end(ap);
-	printf("\n");
-	if (ok)
-		npass++;
-	else
-		nfail++;
 }
 
 /* The last line, "N passed, N failed"; the exit status */
 int am_tap_summary(void)
 {
-	printf("%d passed, %d failed\n", npass, nfail);
-	return nfail ? 1 : 0;
+	return ue_tally_summary(&tally);
 }
 
 /* Every task in D state (or stopped), with where it waits */

@@ -13,6 +13,8 @@
 #include <stddef.h>
 #include <linux/types.h>
 
+#include "../selftests/ue_helpers.h"
+
 typedef __u16 u16;
 typedef __u32 u32;
 typedef __u64 u64;

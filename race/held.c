@@ -482,37 +482,32 @@ static void *pick_word(int where, int *size)
 static int v_reg(unsigned long long *s, int where)
 {
 	char desc[64];
-	struct user_write_reg r;
-	int size, ret;
+	int size, bit, idx, ret;
+	__u16 flags;
+	void *addr;
 
 	snprintf(desc, sizeof(desc), HF_PFX "%d" HF_DESC, am_rn(s, HF_NAMES));
-	memset(&r, 0, sizeof(r));
-	r.size = sizeof(r);
-	r.enable_addr = (uintptr_t)pick_word(where, &size);
-	r.enable_size = size;
-	r.enable_bit = am_rn(s, size * 8);
-	r.flags = am_rn(s, 4) ? 0 : USER_EVENT_REG_PERSIST;
-	r.name_args = (uintptr_t)desc;
-	ret = ioctl(vic->fd, DIAG_IOCSREG, &r) ? -errno : 0;
+	/* The seed's order of draws: the word, the bit, the flags */
+	addr = pick_word(where, &size);
+	bit = am_rn(s, size * 8);
+	flags = am_rn(s, 4) ? 0 : USER_EVENT_REG_PERSIST;
+	ret = ue_wreg(vic->fd, desc, addr, size, bit, flags, &idx);
 	if (!ret) {
 		int i = atomic_fetch_add(&vic->nidx, 1);
 
 		if (i < 64)
-			atomic_store(&vic->idx[i], r.write_index);
+			atomic_store(&vic->idx[i], idx);
 	}
 	return ret;
 }
 
 static int v_unreg(unsigned long long *s)
 {
-	struct user_write_unreg u;
+	void *addr;
 	int size;
 
-	memset(&u, 0, sizeof(u));
-	u.size = sizeof(u);
-	u.disable_addr = (uintptr_t)pick_word(am_rn(s, 3), &size);
-	u.disable_bit = am_rn(s, size * 8);
-	return ioctl(vic->fd, DIAG_IOCSUNREG, &u) ? -errno : 0;
+	addr = pick_word(am_rn(s, 3), &size);
+	return ue_wunreg(vic->fd, addr, am_rn(s, size * 8));
 }
 
 static int v_drop(unsigned long long *s, bool fuse)

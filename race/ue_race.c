@@ -245,44 +245,36 @@ static int do_reg_write(unsigned long long *s)
 		USER_EVENT_REG_PERSIST | USER_EVENT_REG_MULTI_FORMAT,
 	};
 	char desc[128], name[32];
-	struct user_write_reg r;
-	int size;
+	int size, bit;
+	void *addr;
+	__u16 flags;
 
 	name_of(name, sizeof(name), pick_name(s, COLD));
 	snprintf(desc, sizeof(desc), "%s %s", name, formats[rn(s, 4)]);
-	memset(&r, 0, sizeof(r));
-	r.size = sizeof(r);
-	r.enable_addr = (uintptr_t)word_addr(s, &size);
-	r.enable_size = size;
-	r.enable_bit = rn(s, 4);
-	r.flags = flagset[rn(s, 5)];
-	r.name_args = (uintptr_t)desc;
-	return ioctl(pick_fd(s), IOC_WREG, &r) < 0 ? -errno : 0;
+	/* The seed's order of draws: the word, the bit, the flags, the fd */
+	addr = word_addr(s, &size);
+	bit = rn(s, 4);
+	flags = flagset[rn(s, 5)];
+	return ue_wreg(pick_fd(s), desc, addr, size, bit, flags, NULL);
 }
 
 static int do_reg_status(unsigned long long *s)
 {
 	char desc[128], name[32];
-	struct user_status_reg r;
 
 	name_of(name, sizeof(name), pick_name(s, COLD));
 	snprintf(desc, sizeof(desc), "%s %s", name, formats[rn(s, 4)]);
-	memset(&r, 0, sizeof(r));
-	r.size = sizeof(r);
-	r.name_args = (uintptr_t)desc;
-	return ioctl(pick_fd(s), IOC_WREG, &r) < 0 ? -errno : 0;
+	return ue_reg(pick_fd(s), desc, NULL, NULL);
 }
 
 static int do_unreg(unsigned long long *s)
 {
-	struct user_write_unreg u;
-	int size;
+	void *addr;
+	int size, bit;
 
-	memset(&u, 0, sizeof(u));
-	u.size = sizeof(u);
-	u.disable_addr = (uintptr_t)word_addr(s, &size);
-	u.disable_bit = rn(s, 4);
-	return ioctl(pick_fd(s), IOC_WUNREG, &u) < 0 ? -errno : 0;
+	addr = word_addr(s, &size);
+	bit = rn(s, 4);
+	return ue_wunreg(pick_fd(s), addr, bit);
 }
 
 /*
@@ -1002,27 +994,8 @@ static void modder_process(void)
 /* "# op  count (N ok, N EBUSY, ...)": the three most frequent errnos */
 static void print_counts(int op, long n)
 {
-	long top[3] = { 0 };
-	int e, k, j, code[3] = { 0 };
-
-	for (e = 1; e < ERRNO_MAX; e++) {
-		long c = atomic_load(&sh->err[op][e]);
-
-		for (k = 0; k < 3 && c <= top[k]; k++)
-			;
-		if (k == 3)
-			continue;
-		for (j = 2; j > k; j--) {
-			top[j] = top[j - 1];
-			code[j] = code[j - 1];
-		}
-		top[k] = c;
-		code[k] = e;
-	}
-	printf("# %-12s %8ld (%ld ok", op_names[op], n, atomic_load(&sh->ok[op]));
-	for (k = 0; k < 3 && top[k]; k++)
-		printf(", %ld %s", top[k], strerrorname_np(code[k]) ?: "?");
-	printf(")\n");
+	ue_print_op_counts(op_names[op], n, atomic_load(&sh->ok[op]),
+			   sh->err[op], ERRNO_MAX);
 }
 
 static void print_usage(void)
@@ -1030,23 +1003,6 @@ static void print_usage(void)
 	fprintf(stderr,
 		"ue_race [-s SEED] [-t SECONDS] [-p PROCS] [-T THREADS] [-n NAMES (1-4)] [-m MODULE.ko [-R]] [-F] [-M relayout|held [-x PART,...]] [-v]\n");
 	exit(2);
-}
-
-static int npass, nfail;
-
-static void tap(bool ok, const char *fmt, ...)
-{
-	va_list ap;
-
-	printf("%s - race: ", ok ? "ok" : "not ok");
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	printf("\n");
-	if (ok)
-		npass++;
-	else
-		nfail++;
 }
 
 /*
@@ -1104,7 +1060,7 @@ static void cleanup_and_check(void)
 		usleep(50000);
 		left = clear_all();
 	}
-	tap(!left, "every event deleted after the run (%d busy)", left);
+	am_tap(!left, "every event deleted after the run (%d busy)", left);
 
 	if (module_ko) {
 		int ret = -1;
@@ -1115,15 +1071,15 @@ static void cleanup_and_check(void)
 				break;
 			usleep(50000);
 		}
-		tap(!ret || ret == -ENOENT, "rmmod after the run: %s",
+		am_tap(!ret || ret == -ENOENT, "rmmod after the run: %s",
 		    ret ? strerror(-ret) : "done");
-		tap(access(DATA_FILE, F_OK) && access(TRACEFS "/events/user_events", F_OK),
+		am_tap(access(DATA_FILE, F_OK) && access(TRACEFS "/events/user_events", F_OK),
 		    "no user_events files left in tracefs");
 		fd = open(module_ko, O_RDONLY | O_CLOEXEC);
 		ret = fd >= 0 && !syscall(SYS_finit_module, fd, "", 0);
 		if (fd >= 0)
 			close(fd);
-		tap(ret, "insmod after the run");
+		am_tap(ret, "insmod after the run");
 	}
 }
 
@@ -1263,11 +1219,11 @@ int main(int argc, char **argv)
 				st = 0;
 			}
 			if (r < 0)
-				tap(false, "process %d: waitpid: %s", i, strerror(errno));
+				am_tap(false, "process %d: waitpid: %s", i, strerror(errno));
 			else if (WIFSIGNALED(st))
-				tap(false, "process %d killed by signal %d", i, WTERMSIG(st));
+				am_tap(false, "process %d killed by signal %d", i, WTERMSIG(st));
 			else if (WEXITSTATUS(st))
-				tap(false, "process %d exited with status %d", i, WEXITSTATUS(st));
+				am_tap(false, "process %d exited with status %d", i, WEXITSTATUS(st));
 			pids[i] = 0;
 			alive--;
 		}
@@ -1276,12 +1232,12 @@ int main(int argc, char **argv)
 	for (i = 0; i < nchildren; i++) {
 		if (!pids[i])
 			continue;
-		tap(false, "process %d still running 60 s after the end", i);
+		am_tap(false, "process %d still running 60 s after the end", i);
 		kill(pids[i], SIGKILL);
 		waitpid(pids[i], &st, 0);
 	}
 	printf("# %d worker processes forked again for the unload\n", respawns);
-	tap(nchildren == nprocs + (module_ko && !no_modder ? 1 : 0),
+	am_tap(nchildren == nprocs + (module_ko && !no_modder ? 1 : 0),
 	    "%d processes ran to the end",
 	    nchildren);
 
@@ -1299,10 +1255,9 @@ int main(int argc, char **argv)
 	}
 	for (i = 0; i < atomic_load(&sh->bad) && i < 8; i++)
 		printf("#   %s\n", sh->bad_msg[i]);
-	tap(!atomic_load(&sh->bad), "every result one the operation allows (%d not)",
+	am_tap(!atomic_load(&sh->bad), "every result one the operation allows (%d not)",
 	    atomic_load(&sh->bad));
 
 	cleanup_and_check();
-	printf("%d passed, %d failed\n", npass, nfail);
-	return nfail ? 1 : 0;
+	return am_tap_summary();
 }

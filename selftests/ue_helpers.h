@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * Helpers of the user_events.ko selftests that need no test harness, so
- * that stress/ and the selftests share them: tracefs paths, perf events
- * on a tracepoint, the remote write ABI (register, unregister, the
- * enable word), CPU pinning. Failures return -errno (or -1 with errno
- * set, as the system call does, where stated).
+ * The user-space helpers of every user_events.ko test program (selftests,
+ * stress, fuzz, race, fault injection, bench), none of which needs the
+ * test harness: tracefs paths, perf events on a tracepoint, registration
+ * in both ABIs (the status page and the remote write one), the enable
+ * word, CPU pinning, errno names and TAP lines. Failures return -errno
+ * (or -1 with errno set, as the system call does, where stated).
  */
 #ifndef UE_HELPERS_H
 #define UE_HELPERS_H
@@ -15,8 +16,11 @@
 #include <assert.h>
 #include <errno.h>
 #include <sched.h>
+#include <stdatomic.h>
 #include <stdbool.h>
+#include <stdarg.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/syscall.h>
@@ -51,6 +55,34 @@ static inline int ue_perf_open_id(long id, __u64 sample_type, pid_t pid, int cpu
 
 	return syscall(__NR_perf_event_open, &pe, pid, cpu, -1,
 		       PERF_FLAG_FD_CLOEXEC);
+}
+
+/*
+ * Register a descriptor on fd with the status page ABI.
+ * Returns 0 and fills the indexes (if not NULL), or -errno.
+ * The indexes are returned as int so tests compare them without casts.
+ */
+static inline int ue_reg(int fd, const char *desc, int *status_index,
+			 int *write_index)
+{
+	struct user_reg reg;
+
+	memset(&reg, 0, sizeof(reg));
+	reg.size = sizeof(reg);
+	reg.name_args = (__u64)(uintptr_t)desc;
+	reg.status_index = 0xdeadbeef;
+	reg.write_index = 0xdeadbeef;
+
+	if (ioctl(fd, DIAG_IOCSREG, &reg) < 0)
+		return -errno;
+
+	/* Both are small numbers: a huge one shows up as negative */
+	if (status_index)
+		*status_index = (int)reg.status_index;
+	if (write_index)
+		*write_index = (int)reg.write_index;
+
+	return 0;
 }
 
 /*
@@ -150,6 +182,76 @@ static inline bool ue_cpu_online(int cpu)
 	if (sched_getaffinity(0, sizeof(set), &set))
 		return false;
 	return CPU_ISSET(cpu, &set);
+}
+
+/* The name of an errno ("EBUSY"), "?" for one without a name */
+static inline const char *ue_errno_name(int e)
+{
+	return strerrorname_np(e) ?: "?";
+}
+
+/*
+ * "# op  count (N ok, N EBUSY, ...)": an operation's count, its successes
+ * and its three most frequent errnos, from err[1..max-1] (counts by errno).
+ */
+static inline void ue_print_op_counts(const char *op, long n, long ok,
+				      const atomic_long *err, int max)
+{
+	long top[3] = { 0 };
+	int e, k, j, code[3] = { 0 };
+
+	for (e = 1; e < max; e++) {
+		long c = atomic_load(&err[e]);
+
+		for (k = 0; k < 3 && c <= top[k]; k++)
+			;
+		if (k == 3)
+			continue;
+		for (j = 2; j > k; j--) {
+			top[j] = top[j - 1];
+			code[j] = code[j - 1];
+		}
+		top[k] = c;
+		code[k] = e;
+	}
+	printf("# %-12s %8ld (%ld ok", op, n, ok);
+	for (k = 0; k < 3 && top[k]; k++)
+		printf(", %ld %s", top[k], ue_errno_name(code[k]));
+	printf(")\n");
+}
+
+/*
+ * TAP output of the test programs that do not use the kselftest harness:
+ * one line "ok - <prefix><text>" or "not ok - ..." ("ok N - ..." when
+ * numbered), counted in *t; the summary line "N passed, N failed" is the
+ * last, and gives the exit status.
+ */
+struct ue_tally {
+	int pass, fail;
+};
+
+static inline void ue_vtap(struct ue_tally *t, bool numbered,
+			   const char *prefix, bool ok, const char *fmt,
+			   va_list ap)
+{
+	if (numbered)
+		printf("%s %d - %s", ok ? "ok" : "not ok",
+		       t->pass + t->fail + 1, prefix);
+	else
+		printf("%s - %s", ok ? "ok" : "not ok", prefix);
+	vprintf(fmt, ap);
+	printf("\n");
+	fflush(stdout);
+	if (ok)
+		t->pass++;
+	else
+		t->fail++;
+}
+
+static inline int ue_tally_summary(const struct ue_tally *t)
+{
+	printf("%d passed, %d failed\n", t->pass, t->fail);
+	return t->fail ? 1 : 0;
 }
 
 #endif /* UE_HELPERS_H */

@@ -374,34 +374,6 @@ static inline int ue_open_data(void)
 }
 
 /*
- * Register a descriptor on fd with the status page ABI.
- * Returns 0 and fills the indexes (if not NULL), or -errno.
- * The indexes are returned as int so tests compare them without casts.
- */
-static inline int ue_reg(int fd, const char *desc, int *status_index,
-			 int *write_index)
-{
-	struct user_reg reg;
-
-	memset(&reg, 0, sizeof(reg));
-	reg.size = sizeof(reg);
-	reg.name_args = (__u64)(uintptr_t)desc;
-	reg.status_index = 0xdeadbeef;
-	reg.write_index = 0xdeadbeef;
-
-	if (ioctl(fd, DIAG_IOCSREG, &reg) < 0)
-		return -errno;
-
-	/* Both are small numbers: a huge one shows up as negative */
-	if (status_index)
-		*status_index = (int)reg.status_index;
-	if (write_index)
-		*write_index = (int)reg.write_index;
-
-	return 0;
-}
-
-/*
  * Registers desc on fd and enables the event name in the top instance.
  * Returns the write index, or -errno.
  */

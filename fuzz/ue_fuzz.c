@@ -53,6 +53,7 @@
 #include <unistd.h>
 
 #include "uapi/linux/user_events.h"
+#include "../selftests/ue_helpers.h"
 
 #define TRACEFS "/sys/kernel/tracing"
 #define DATA_FILE TRACEFS "/user_events_data"
@@ -125,32 +126,6 @@ static uint64_t rnext(struct rng *r)
 }
 static unsigned int rn(struct rng *r, unsigned int n) { return n ? rnext(r) % n : 0; }
 static bool one_in(struct rng *r, unsigned int n) { return rn(r, n) == 0; }
-
-static const char *errname(int e)
-{
-	static char b[32];
-
-	switch (e) {
-	case 0: return "success";
-	case EINVAL: return "EINVAL";
-	case EFAULT: return "EFAULT";
-	case E2BIG: return "E2BIG";
-	case ENOENT: return "ENOENT";
-	case EADDRINUSE: return "EADDRINUSE";
-	case EBUSY: return "EBUSY";
-	case ENOSPC: return "ENOSPC";
-	case EMFILE: return "EMFILE";
-	case EBADF: return "EBADF";
-	case EPERM: return "EPERM";
-	case ESPIPE: return "ESPIPE";
-	case ENOMEM: return "ENOMEM";
-	case ENOTTY: return "ENOTTY";
-	case EACCES: return "EACCES";
-	case ENODEV: return "ENODEV";
-	}
-	snprintf(b, sizeof(b), "errno %d", e);
-	return b;
-}
 
 static const int documented[] = {
 	0, EINVAL, EFAULT, E2BIG, ENOENT, EADDRINUSE, EBUSY, ENOSPC, EMFILE,
@@ -996,7 +971,7 @@ static bool in_set(int e, const int *set, int n)
 	do {									\
 		static const int _s[] = { __VA_ARGS__ };			\
 		if (!in_set((e), _s, sizeof(_s) / sizeof(_s[0])))		\
-			verdict_set((v), "%s, expected one of: %s", errname(e), #__VA_ARGS__); \
+			verdict_set((v), "%s, expected one of: %s", ue_errno_name(e), #__VA_ARGS__); \
 	} while (0)
 
 static int enable_event(const char *name)
@@ -1021,11 +996,11 @@ static int enable_event(const char *name)
 
 static int reg_status_plain(const char *desc, uint32_t *widx)
 {
-	struct user_status_reg reg = { .size = sizeof(reg), .name_args = (uintptr_t)desc };
+	int w = 0, ret = ue_reg(data_fd, desc, NULL, &w);
 
-	if (ioctl(data_fd, IOC_REG, &reg) < 0)
-		return errno;
-	*widx = reg.write_index;
+	if (ret)
+		return -ret;
+	*widx = w;
 	return 0;
 }
 
@@ -1040,7 +1015,7 @@ static void run_reg_status(const struct input *in, struct verdict *v)
 	p = place_struct(in, &reg, sizeof(reg));
 	e = ioctl(data_fd, IOC_REG, p) < 0 ? errno : 0;
 	if (!is_documented(e, in->kind))
-		verdict_set(v, "undocumented errno %s", errname(e));
+		verdict_set(v, "undocumented errno %s", ue_errno_name(e));
 	if (in->avail < 4) {
 		ALLOW(v, e, EFAULT);
 		return;
@@ -1069,7 +1044,7 @@ static void run_reg_status(const struct input *in, struct verdict *v)
 			verdict_set(v, "EINVAL for a descriptor the spec allows");
 	} else {
 		if (e == 0 || e == EADDRINUSE)
-			verdict_set(v, "%s for a descriptor the spec rejects (%s)", errname(e), m.why);
+			verdict_set(v, "%s for a descriptor the spec rejects (%s)", ue_errno_name(e), m.why);
 		ALLOW(v, e, EINVAL, ENOMEM);
 	}
 	if (!e) {
@@ -1097,7 +1072,7 @@ static void run_reg_write(const struct input *in, struct verdict *v)
 	p = place_struct(in, &reg, sizeof(reg));
 	e = ioctl(data_fd, IOC_REG, p) < 0 ? errno : 0;
 	if (!is_documented(e, in->kind))
-		verdict_set(v, "undocumented errno %s", errname(e));
+		verdict_set(v, "undocumented errno %s", ue_errno_name(e));
 	if (in->avail < 4) {
 		ALLOW(v, e, EFAULT);
 		return;
@@ -1146,8 +1121,8 @@ static void run_reg_write(const struct input *in, struct verdict *v)
 	}
 	if (nr) {
 		if (!in_set(e, reasons, nr) && e != ENOMEM)
-			verdict_set(v, "%s, but the input calls for %s%s%s", errname(e), errname(reasons[0]),
-				    nr > 1 ? " or " : "", nr > 1 ? errname(reasons[1]) : "");
+			verdict_set(v, "%s, but the input calls for %s%s%s", ue_errno_name(e), ue_errno_name(reasons[0]),
+				    nr > 1 ? " or " : "", nr > 1 ? ue_errno_name(reasons[1]) : "");
 	} else {
 		/* valid: only the state can refuse it */
 		ALLOW(v, e, 0, EADDRINUSE, EMFILE, ENOMEM, ENOSPC);
@@ -1193,7 +1168,7 @@ static void run_unreg(const struct input *in, struct verdict *v)
 	p = place_struct(in, &u, sizeof(u));
 	e = ioctl(data_fd, IOC_UNREG, p) < 0 ? errno : 0;
 	if (!is_documented(e, in->kind))
-		verdict_set(v, "undocumented errno %s", errname(e));
+		verdict_set(v, "undocumented errno %s", ue_errno_name(e));
 	if (in->avail < 4)
 		ALLOW(v, e, EFAULT);
 	else if (in->size > PAGE)
@@ -1223,7 +1198,7 @@ static void run_del(const struct input *in, struct verdict *v)
 	int e = ioctl(data_fd, IOC_DEL, place_str(in)) < 0 ? errno : 0;
 
 	if (!is_documented(e, in->kind))
-		verdict_set(v, "undocumented errno %s", errname(e));
+		verdict_set(v, "undocumented errno %s", ue_errno_name(e));
 	if (ptr_bad(in))
 		ALLOW(v, e, EFAULT);
 	else if (in->ptr == WH_EDGE)
@@ -1317,7 +1292,7 @@ static void run_write(const struct input *in, struct verdict *v)
 	}
 	e = ret < 0 ? errno : 0;
 	if (!is_documented(e, in->kind))
-		verdict_set(v, "undocumented errno %s", errname(e));
+		verdict_set(v, "undocumented errno %s", ue_errno_name(e));
 	if (!e && ret != total)
 		verdict_set(v, "write returned %zd for %d bytes", ret, total);
 	if (!m.valid)
@@ -1332,8 +1307,8 @@ static void run_write(const struct input *in, struct verdict *v)
 	if (bad && in->pay == WH_EDGE && e == EFAULT)
 		x = EFAULT;
 	if (e != x)
-		verdict_set(v, "%s, the model says %s (min %u, %d bytes, enabled %d)", errname(e),
-			    errname(x), m.min, in->plen, enabled);
+		verdict_set(v, "%s, the model says %s (min %u, %d bytes, enabled %d)", ue_errno_name(e),
+			    ue_errno_name(x), m.min, in->plen, enabled);
 }
 
 /*
@@ -1388,13 +1363,13 @@ static void run_dyn(const struct input *in, struct verdict *v)
 	char seen[sizeof(in->str)];
 
 	if (fd < 0) {
-		verdict_set(v, "open %s: %s", DYN_FILE, errname(errno));
+		verdict_set(v, "open %s: %s", DYN_FILE, ue_errno_name(errno));
 		return;
 	}
 	e = write(fd, in->str, in->slen) < 0 ? errno : 0;
 	close(fd);
 	if (!is_documented(e, in->kind))
-		verdict_set(v, "undocumented errno %s", errname(e));
+		verdict_set(v, "undocumented errno %s", ue_errno_name(e));
 	/* Lines are split at \n and cut at '#' by the tracing core */
 	if (!strncmp(in->str, "u:", 2) && !strpbrk(in->str, "\n#") && (int)strlen(in->str) == in->slen &&
 	    strncmp(in->str, "u:user_events/", 14)) {
@@ -1408,7 +1383,7 @@ static void run_dyn(const struct input *in, struct verdict *v)
 			ALLOW(v, e, 0, EADDRINUSE, EMFILE, ENOMEM);
 		} else {
 			if (!e || e == EADDRINUSE)
-				verdict_set(v, "%s for a descriptor the spec rejects (%s)", errname(e), m.why);
+				verdict_set(v, "%s for a descriptor the spec rejects (%s)", ue_errno_name(e), m.why);
 		}
 	}
 }
@@ -1426,14 +1401,14 @@ static void run_mmap(const struct input *in, struct verdict *v)
 	void *p;
 
 	if (fd < 0) {
-		verdict_set(v, "open %s: %s", STATUS_FILE, errname(errno));
+		verdict_set(v, "open %s: %s", STATUS_FILE, ue_errno_name(errno));
 		return;
 	}
 	p = mmap(NULL, in->mlen, in->mprot, in->mflags, fd, in->moff);
 	e = p == MAP_FAILED ? errno : 0;
 	close(fd);
 	if (!is_documented(e, in->kind))
-		verdict_set(v, "undocumented errno %s", errname(e));
+		verdict_set(v, "undocumented errno %s", ue_errno_name(e));
 	{
 		/* Every check that applies; the VFS and the module each do some */
 		int reasons[4], nr = 0;
@@ -1446,9 +1421,9 @@ static void run_mmap(const struct input *in, struct verdict *v)
 		if (in->mprot & PROT_WRITE)
 			reasons[nr++] = EPERM;
 		if (nr && !in_set(e, reasons, nr))
-			verdict_set(v, "%s, but the input calls for %s", errname(e), errname(reasons[0]));
+			verdict_set(v, "%s, but the input calls for %s", ue_errno_name(e), ue_errno_name(reasons[0]));
 		if (!nr && e)
-			verdict_set(v, "%s for a valid mapping", errname(e));
+			verdict_set(v, "%s for a valid mapping", ue_errno_name(e));
 	}
 	if (!e) {
 		int prot = in->mprot;

@@ -184,10 +184,19 @@ static inline bool ue_cpu_online(int cpu)
 	return CPU_ISSET(cpu, &set);
 }
 
-/* The name of an errno ("EBUSY"), "?" for one without a name */
+/* An errno's name ("EBUSY"): "success" for 0, "errno N" for a nameless one */
 static inline const char *ue_errno_name(int e)
 {
-	return strerrorname_np(e) ?: "?";
+	static __thread char b[32];
+	const char *name;
+
+	if (!e)
+		return "success";
+	name = strerrorname_np(e);
+	if (name)
+		return name;
+	snprintf(b, sizeof(b), "errno %d", e);
+	return b;
 }
 
 /*

@@ -260,32 +260,6 @@ static ssize_t read_file(const char *path, char *buf, size_t size)
 	return len;
 }
 
-static const char *ename_err(int e)
-{
-	static __thread char b[32];
-
-	switch (e) {
-	case 0: return "success";
-	case EINVAL: return "EINVAL";
-	case EFAULT: return "EFAULT";
-	case E2BIG: return "E2BIG";
-	case ENOENT: return "ENOENT";
-	case EADDRINUSE: return "EADDRINUSE";
-	case EBUSY: return "EBUSY";
-	case ENOSPC: return "ENOSPC";
-	case EMFILE: return "EMFILE";
-	case EBADF: return "EBADF";
-	case EPERM: return "EPERM";
-	case ESPIPE: return "ESPIPE";
-	case ENOMEM: return "ENOMEM";
-	case ENODEV: return "ENODEV";
-	case EAGAIN: return "EAGAIN";
-	case ENOTTY: return "ENOTTY";
-	}
-	snprintf(b, sizeof(b), "errno %d", e);
-	return b;
-}
-
 /* Is e (0 = success) one of the allowed results? */
 static bool allowed(int e, const int *ok, int n)
 {
@@ -298,7 +272,7 @@ static bool allowed(int e, const int *ok, int n)
 	do {								\
 		static const int _ok[] = { __VA_ARGS__ };		\
 		if (!allowed((e), _ok, sizeof(_ok) / sizeof(_ok[0])))	\
-			failf("%s: unexpected %s", (what), ename_err(e)); \
+			failf("%s: unexpected %s", (what), ue_errno_name(e)); \
 	} while (0)
 
 static void desc_of(char *buf, size_t size, int n, int v)
@@ -478,48 +452,38 @@ static void drop_regs_of_fd(struct worker *w, int fd)
 
 /* --------------------------------------------------------------- ops */
 
+/* Registration in both ABIs (selftests/ue_helpers.h); 0 or a positive errno */
 static int reg_status(int fd, int n, int v, uint32_t *widx, uint32_t *sidx)
 {
-	struct user_status_reg reg = { 0 };
 	char desc[256];
+	int w = 0, st = 0, ret;
 
 	desc_of(desc, sizeof(desc), n, v);
-	reg.size = sizeof(reg);
-	reg.name_args = (uintptr_t)desc;
-	if (ioctl(fd, DIAG_IOCSREG_STATUS, &reg) < 0)
-		return errno;
-	*widx = reg.write_index;
-	*sidx = reg.status_index;
+	ret = ue_reg(fd, desc, &st, &w);
+	if (ret)
+		return -ret;
+	*widx = w;
+	*sidx = st;
 	return 0;
 }
 
 static int reg_write(int fd, int n, int v, uint64_t addr, int bit, int size,
 		     uint16_t flags, uint32_t *widx)
 {
-	struct user_write_reg reg = { 0 };
 	char desc[256];
+	int w = 0, ret;
 
 	desc_of(desc, sizeof(desc), n, v);
-	reg.size = sizeof(reg);
-	reg.enable_bit = bit;
-	reg.enable_size = size;
-	reg.flags = flags;
-	reg.enable_addr = addr;
-	reg.name_args = (uintptr_t)desc;
-	if (ioctl(fd, DIAG_IOCSREG_WRITE, &reg) < 0)
-		return errno;
-	*widx = reg.write_index;
+	ret = ue_wreg(fd, desc, (void *)(uintptr_t)addr, size, bit, flags, &w);
+	if (ret)
+		return -ret;
+	*widx = w;
 	return 0;
 }
 
 static int unreg(int fd, uint64_t addr, int bit)
 {
-	struct user_write_unreg u = { 0 };
-
-	u.size = sizeof(u);
-	u.disable_bit = bit;
-	u.disable_addr = addr;
-	return ioctl(fd, DIAG_IOCSUNREG_W, &u) < 0 ? errno : 0;
+	return -ue_wunreg(fd, (void *)(uintptr_t)addr, bit);
 }
 
 static int any_fd(struct worker *w)
@@ -541,7 +505,7 @@ static void op_open(struct worker *w)
 			continue;
 		w->fds[i] = open(DATA_FILE, O_RDWR | (one_in(&w->r, 2) ? O_CLOEXEC : 0));
 		if (w->fds[i] < 0) {
-			failf("open %s: %s", DATA_FILE, ename_err(errno));
+			failf("open %s: %s", DATA_FILE, ue_errno_name(errno));
 			w->fds[i] = -1;
 		}
 		return;
@@ -897,13 +861,13 @@ static void op_munmap(struct worker *w)
 
 	if (w->pst[p] != P_UNMAPPED) {
 		if (munmap(a, PAGE))
-			failf("munmap: %s", ename_err(errno));
+			failf("munmap: %s", ue_errno_name(errno));
 		w->pst[p] = P_UNMAPPED;
 		set_stale(w, p);
 	} else {
 		if (mmap(a, PAGE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED,
 			 -1, 0) == MAP_FAILED)
-			failf("mmap: %s", ename_err(errno));
+			failf("mmap: %s", ue_errno_name(errno));
 		w->pst[p] = P_RW;
 	}
 }
@@ -977,7 +941,7 @@ static void op_status(struct worker *w)
 	ssize_t n = read_file(STATUS_FILE, buf, sizeof(buf));
 
 	if (n < 0) {
-		failf("read %s: %s", STATUS_FILE, ename_err(-n));
+		failf("read %s: %s", STATUS_FILE, ue_errno_name(-n));
 		return;
 	}
 	if (!strstr(buf, "\nActive: ") || !strstr(buf, "\nMax: "))
@@ -1114,7 +1078,7 @@ static void op_fork(struct worker *w)
 	}
 	p = fork();
 	if (p < 0) {
-		failf("fork: %s", ename_err(errno));
+		failf("fork: %s", ue_errno_name(errno));
 		if (keep) {
 			addi(&sh->keepers, -1);
 			addi(&sh->nprocs, -1);
@@ -1583,13 +1547,13 @@ static void cycle_events(struct rng *r, int *want)
 
 		/* An unused event may be reaped (from a work item) meanwhile */
 		if (e && e != -ENOENT && e != -ENODEV)
-			failf("settle: enable %s: %s", names_[i], ename_err(-e));
+			failf("settle: enable %s: %s", names_[i], ue_errno_name(-e));
 	}
 	for (int i = 0; i < k; i++) {
 		int e = set_ftrace(names_[i], false);
 
 		if (e && e != -ENOENT && e != -ENODEV)
-			failf("settle: disable %s: %s", names_[i], ename_err(-e));
+			failf("settle: disable %s: %s", names_[i], ue_errno_name(-e));
 	}
 	for (int i = 0; i < k; i++) {
 		char dir[256], path[300], buf[32];
@@ -1605,7 +1569,7 @@ static void cycle_events(struct rng *r, int *want)
 				final_perf[i] = ue_perf_open_id(strtol(buf, NULL, 10),
 								PERF_SAMPLE_RAW, 0, -1);
 			if (final_perf[i] < 0)
-				failf("settle: perf_event_open on %s: %s", names_[i], ename_err(errno));
+				failf("settle: perf_event_open on %s: %s", names_[i], ue_errno_name(errno));
 		}
 	}
 }
@@ -1649,7 +1613,7 @@ static void check_status_and_writes(struct tally *t, int *want)
 			if ((e = reg_status(fd, n, v, &widx, &sidx)) != EADDRINUSE)
 				break;
 		if (e) {
-			failf("settle: status registration of %s: %s", s->call, ename_err(e));
+			failf("settle: status registration of %s: %s", s->call, ue_errno_name(e));
 			bytes_bad++;
 			continue;
 		}
@@ -1674,7 +1638,7 @@ static void check_status_and_writes(struct tally *t, int *want)
 		e = ret < 0 ? errno : 0;
 		if ((exp && (e || ret != (ssize_t)(4 + len))) || (!exp && e != EBADF)) {
 			writes_bad++;
-			failf("settle: write to %s (status %#x): %s", s->call, exp, ename_err(e));
+			failf("settle: write to %s (status %#x): %s", s->call, exp, ue_errno_name(e));
 		} else {
 			writes_ok++;
 		}
@@ -1770,17 +1734,17 @@ static int probe_dyn(void)
 
 	if (e == EINVAL || e == ENOENT) {
 		out("# dynamic_events: 'u:' commands not supported (%s): skipping the dyn and dyn_trunc operations",
-		    ename_err(e));
+		    ue_errno_name(e));
 		return 0;
 	}
 	if (e) {
 		out("# dynamic_events: 'u:ues_dynprobe u32 a' failed with %s: skipping dyn operations",
-		    ename_err(e));
+		    ue_errno_name(e));
 		return 0;
 	}
 	e = -write_str(DYN_FILE, "!u:ues_dynprobe", O_APPEND);
 	if (e)
-		failf("dynamic_events: !u:ues_dynprobe: %s", ename_err(e));
+		failf("dynamic_events: !u:ues_dynprobe: %s", ue_errno_name(e));
 	out("# dynamic_events: 'u:' commands supported");
 	return 1;
 }

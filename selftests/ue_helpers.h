@@ -65,7 +65,7 @@ static inline int ue_perf_open_id(long id, __u64 sample_type, pid_t pid, int cpu
 static inline int ue_reg(int fd, const char *desc, int *status_index,
 			 int *write_index)
 {
-	struct user_reg reg;
+	struct user_status_reg reg;
 
 	memset(&reg, 0, sizeof(reg));
 	reg.size = sizeof(reg);

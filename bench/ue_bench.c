@@ -71,6 +71,7 @@
 #include <linux/perf_event.h>
 
 #include "uapi/linux/user_events.h"
+#include "../selftests/ue_helpers.h"
 
 #define TRACEFS "/sys/kernel/tracing"
 #define DATA_FILE TRACEFS "/user_events_data"
@@ -209,48 +210,28 @@ static int open_data(void)
 	return fd;
 }
 
-/* Status page ABI: returns the write index, *status_index set */
+/*
+ * Registration in both ABIs (selftests/ue_helpers.h): the write index, or
+ * -errno; the status page one sets *status_index
+ */
 static int reg_status(int fd, const char *desc, int *status_index)
 {
-	struct user_status_reg reg = {
-		.size = sizeof(reg),
-		.name_args = (uint64_t)(uintptr_t)desc,
-	};
+	int w = -1, ret = ue_reg(fd, desc, status_index, &w);
 
-	if (ioctl(fd, DIAG_IOCSREG, &reg) < 0)
-		return -errno;
-	if (status_index)
-		*status_index = reg.status_index;
-	return reg.write_index;
+	return ret ?: w;
 }
 
-/* Remote write ABI: returns the write index */
 static int reg_write(int fd, const char *desc, void *addr, int bit,
 		     uint16_t flags)
 {
-	struct user_write_reg reg = {
-		.size = sizeof(reg),
-		.enable_bit = bit,
-		.enable_size = 4,
-		.flags = flags,
-		.enable_addr = (uint64_t)(uintptr_t)addr,
-		.name_args = (uint64_t)(uintptr_t)desc,
-	};
+	int w = -1, ret = ue_wreg(fd, desc, addr, 4, bit, flags, &w);
 
-	if (ioctl(fd, DIAG_IOCSREG, &reg) < 0)
-		return -errno;
-	return reg.write_index;
+	return ret ?: w;
 }
 
 static int unreg_write(int fd, void *addr, int bit)
 {
-	struct user_write_unreg unreg = {
-		.size = sizeof(unreg),
-		.disable_bit = bit,
-		.disable_addr = (uint64_t)(uintptr_t)addr,
-	};
-
-	return ioctl(fd, DIAG_IOCSUNREG, &unreg) < 0 ? -errno : 0;
+	return ue_wunreg(fd, addr, bit);
 }
 
 /* Deletes an unused event, waiting for a pending reap to finish */

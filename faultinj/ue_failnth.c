@@ -55,14 +55,7 @@ static __u64 word;
 
 static int write_str(const char *path, const char *s)
 {
-	int fd = open(path, O_WRONLY | O_CLOEXEC), ret = 0;
-
-	if (fd < 0)
-		return -errno;
-	if (write(fd, s, strlen(s)) < 0)
-		ret = -errno;
-	close(fd);
-	return ret;
+	return ue_write_str(path, s, 0);
 }
 
 static int read_str(const char *path, char *buf, size_t size)

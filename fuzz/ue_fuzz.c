@@ -114,18 +114,7 @@ struct input {
 
 /* ------------------------------------------------------------------ utils */
 
-struct rng { uint64_t s; };
-
-static uint64_t rnext(struct rng *r)
-{
-	uint64_t z = (r->s += 0x9e3779b97f4a7c15ULL);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-	return z ^ (z >> 31);
-}
-static unsigned int rn(struct rng *r, unsigned int n) { return n ? rnext(r) % n : 0; }
-static bool one_in(struct rng *r, unsigned int n) { return rn(r, n) == 0; }
+/* The generator: struct ue_rng, ue_rn() (selftests/ue_helpers.h) */
 
 static const int documented[] = {
 	0, EINVAL, EFAULT, E2BIG, ENOENT, EADDRINUSE, EBUSY, ENOSPC, EMFILE,
@@ -545,47 +534,47 @@ static const char *gtypes[] = {
 	"unsigned", "signed int", "struct", "__data_loc", "__rel_loc", "U32", "u32 ",
 };
 
-static void gen_name(struct rng *r, char *out, int max)
+static void gen_name(struct ue_rng *r, char *out, int max)
 {
 	static const char *pool[] = { "fz_a", "fz_b", "fz_c", "fz_d", "fz_e", "fz_f" };
 	static const char cs[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_";
 	int len;
 
-	switch (rn(r, 8)) {
+	switch (ue_rn(r, 8)) {
 	case 0: case 1: case 2: case 3: case 4:
-		snprintf(out, max, "%s", pool[rn(r, 6)]);
+		snprintf(out, max, "%s", pool[ue_rn(r, 6)]);
 		return;
 	case 5:
-		len = one_in(r, 2) ? 250 + rn(r, 10) : 1 + rn(r, 12);
+		len = ue_one_in(r, 2) ? 250 + ue_rn(r, 10) : 1 + ue_rn(r, 12);
 		break;
 	case 6:
-		len = rn(r, 3);
+		len = ue_rn(r, 3);
 		break;
 	default:
-		len = 1 + rn(r, 20);
+		len = 1 + ue_rn(r, 20);
 		break;
 	}
 	if (len >= max)
 		len = max - 1;
 	for (int i = 0; i < len; i++)
-		out[i] = cs[rn(r, sizeof(cs) - 1)];
+		out[i] = cs[ue_rn(r, sizeof(cs) - 1)];
 	out[len] = 0;
-	if (len && one_in(r, 6))
-		out[rn(r, len)] = "-.:/ \xe9\x7f\xa0!#"[rn(r, 11)];
+	if (len && ue_one_in(r, 6))
+		out[ue_rn(r, len)] = "-.:/ \xe9\x7f\xa0!#"[ue_rn(r, 11)];
 }
 
-static int gen_field(struct rng *r, char *out, int max, int i)
+static int gen_field(struct ue_rng *r, char *out, int max, int i)
 {
 	char fname[300], type[64];
-	int k = rn(r, 16);
+	int k = ue_rn(r, 16);
 
-	if (one_in(r, 10))
+	if (ue_one_in(r, 10))
 		gen_name(r, fname, sizeof(fname));
-	else if (one_in(r, 20))
-		snprintf(fname, sizeof(fname), "%s", one_in(r, 2) ? "common_pid" : "9x");
+	else if (ue_one_in(r, 20))
+		snprintf(fname, sizeof(fname), "%s", ue_one_in(r, 2) ? "common_pid" : "9x");
 	else
-		snprintf(fname, sizeof(fname), "f%d", one_in(r, 12) ? 0 : i);
-	snprintf(type, sizeof(type), "%s", gtypes[rn(r, one_in(r, 5) ? sizeof(gtypes) / sizeof(gtypes[0]) : 14)]);
+		snprintf(fname, sizeof(fname), "f%d", ue_one_in(r, 12) ? 0 : i);
+	snprintf(type, sizeof(type), "%s", gtypes[ue_rn(r, ue_one_in(r, 5) ? sizeof(gtypes) / sizeof(gtypes[0]) : 14)]);
 	switch (k) {
 	case 0: case 1: { /* array */
 		static const char *const counts[] = {
@@ -595,19 +584,19 @@ static int gen_field(struct rng *r, char *out, int max, int i)
 		};
 
 		return snprintf(out, max, "%s[%s] %s", type,
-				counts[rn(r, sizeof(counts) / sizeof(counts[0]))], fname);
+				counts[ue_rn(r, sizeof(counts) / sizeof(counts[0]))], fname);
 	}
 	case 2: /* dynamic */
-		return snprintf(out, max, "%s %s[] %s", one_in(r, 2) ? "__data_loc" : "__rel_loc",
-				one_in(r, 3) ? type : one_in(r, 2) ? "char" : "u8", fname);
+		return snprintf(out, max, "%s %s[] %s", ue_one_in(r, 2) ? "__data_loc" : "__rel_loc",
+				ue_one_in(r, 3) ? type : ue_one_in(r, 2) ? "char" : "u8", fname);
 	case 3: { /* struct */
 		static const char *sizes[] = { "1", "16", "1024", "1025", "0", "-3", "x", "+8" };
 
-		return snprintf(out, max, "struct %s %s %s", one_in(r, 6) ? "9bad" : "tag", fname,
-				sizes[rn(r, 8)]);
+		return snprintf(out, max, "struct %s %s %s", ue_one_in(r, 6) ? "9bad" : "tag", fname,
+				sizes[ue_rn(r, 8)]);
 	}
 	case 4: /* words missing or extra */
-		return one_in(r, 2) ? snprintf(out, max, "%s", type) :
+		return ue_one_in(r, 2) ? snprintf(out, max, "%s", type) :
 				      snprintf(out, max, "%s %s extra words here", type, fname);
 	default:
 		return snprintf(out, max, "%s %s", type, fname);
@@ -615,21 +604,21 @@ static int gen_field(struct rng *r, char *out, int max, int i)
 }
 
 /* Build a descriptor, then maybe mutate its bytes */
-static int gen_desc(struct rng *r, char *out, int max)
+static int gen_desc(struct ue_rng *r, char *out, int max)
 {
 	char name[300];
 	int n, nf;
 
 	gen_name(r, name, sizeof(name));
 	n = snprintf(out, max, "%s", name);
-	if (one_in(r, 6)) {
+	if (ue_one_in(r, 6)) {
 		static const char *fl[] = { ":BPF_ITER", ":", ":BPF_ITER,BPF_ITER", ":bpf_iter", ":FOO", ":BPF_ITER,", "::" };
 
-		n += snprintf(out + n, max - n, "%s", fl[rn(r, 7)]);
+		n += snprintf(out + n, max - n, "%s", fl[ue_rn(r, 7)]);
 	}
-	nf = one_in(r, 8) ? 0 : one_in(r, 10) ? 60 + rn(r, 8) : 1 + rn(r, 4);
+	nf = ue_one_in(r, 8) ? 0 : ue_one_in(r, 10) ? 60 + ue_rn(r, 8) : 1 + ue_rn(r, 4);
 	for (int i = 0; i < nf && n < max - 1; i++) {
-		const char *sep = i ? (one_in(r, 4) ? ";" : "; ") : " ";
+		const char *sep = i ? (ue_one_in(r, 4) ? ";" : "; ") : " ";
 
 		n += snprintf(out + n, max - n, "%s", sep);
 		if (n >= max - 1)
@@ -638,32 +627,32 @@ static int gen_desc(struct rng *r, char *out, int max)
 	}
 	if (n >= max)
 		n = max - 1;
-	if (one_in(r, 8) && n < max - 2)
-		out[n++] = one_in(r, 2) ? ';' : ' ';
+	if (ue_one_in(r, 8) && n < max - 2)
+		out[n++] = ue_one_in(r, 2) ? ';' : ' ';
 	out[n] = 0;
 	/* byte-level mutations */
-	int muts = one_in(r, 3) ? 1 + rn(r, 3) : 0;
+	int muts = ue_one_in(r, 3) ? 1 + ue_rn(r, 3) : 0;
 
 	for (int i = 0; i < muts && n > 0; i++) {
-		int at = rn(r, n);
+		int at = ue_rn(r, n);
 
-		switch (rn(r, 5)) {
+		switch (ue_rn(r, 5)) {
 		case 0: /* truncate */
 			n = at;
 			break;
 		case 1: /* replace */
-			out[at] = one_in(r, 2) ? " \t;:[]_,\n#"[rn(r, 10)] : (char)(1 + rn(r, 255));
+			out[at] = ue_one_in(r, 2) ? " \t;:[]_,\n#"[ue_rn(r, 10)] : (char)(1 + ue_rn(r, 255));
 			break;
 		case 2: /* insert */
 			if (n < max - 2) {
 				memmove(out + at + 1, out + at, n - at);
-				out[at] = " ;\t\xa0"[rn(r, 4)];
+				out[at] = " ;\t\xa0"[ue_rn(r, 4)];
 				n++;
 			}
 			break;
 		case 3: /* duplicate a chunk */
 			{
-				int len = 1 + rn(r, 40);
+				int len = 1 + ue_rn(r, 40);
 
 				if (at + len > n)
 					len = n - at;
@@ -675,7 +664,7 @@ static int gen_desc(struct rng *r, char *out, int max)
 			break;
 		default: /* pad to the length limits */
 			{
-				int target = 505 + rn(r, 12);
+				int target = 505 + ue_rn(r, 12);
 
 				while (n < target && n < max - 1)
 					out[n++] = ' ';
@@ -701,23 +690,23 @@ static const char *wdescs[] = {
 };
 #define NWDESCS ((int)(sizeof(wdescs) / sizeof(wdescs[0])))
 
-static void gen_payload(struct rng *r, struct input *in)
+static void gen_payload(struct ue_rng *r, struct input *in)
 {
 	struct model m = model_desc(in->str);
 	int len;
 
-	switch (rn(r, 8)) {
-	case 0: len = rn(r, 4); break;
-	case 1: len = MAX_PAYLOAD - 2 + rn(r, 4); break;
+	switch (ue_rn(r, 8)) {
+	case 0: len = ue_rn(r, 4); break;
+	case 1: len = MAX_PAYLOAD - 2 + ue_rn(r, 4); break;
 	case 2: len = m.min ? m.min - 1 : 0; break;
-	case 3: len = rn(r, 4100); break;
-	default: len = m.min + rn(r, 64); break;
+	case 3: len = ue_rn(r, 4100); break;
+	default: len = m.min + ue_rn(r, 64); break;
 	}
 	if (len > (int)sizeof(in->payload))
 		len = sizeof(in->payload);
 	in->plen = len;
 	for (int i = 0; i < len; i++)
-		in->payload[i] = rnext(r);
+		in->payload[i] = ue_rnext(r);
 	/* Plausible and implausible __data_loc/__rel_loc words */
 	for (int i = 0; m.valid && i < m.nfields; i++) {
 		struct model_field *f = &m.f[i];
@@ -725,15 +714,15 @@ static void gen_payload(struct rng *r, struct input *in)
 
 		if (!f->dyn || f->offset + 4 > len)
 			continue;
-		size = rn(r, 3) ? rn(r, 20) : rnext(r) & 0xffff;
+		size = ue_rn(r, 3) ? ue_rn(r, 20) : ue_rnext(r) & 0xffff;
 		if (f->dyn == 1)
-			off = rn(r, 3) ? 8 + m.min + rn(r, 8) : rnext(r) & 0xffff;
+			off = ue_rn(r, 3) ? 8 + m.min + ue_rn(r, 8) : ue_rnext(r) & 0xffff;
 		else
-			off = rn(r, 3) ? m.min - f->offset - 4 + rn(r, 8) : rnext(r) & 0xffff;
+			off = ue_rn(r, 3) ? m.min - f->offset - 4 + ue_rn(r, 8) : ue_rnext(r) & 0xffff;
 		loc = size << 16 | (off & 0xffff);
 		memcpy(in->payload + f->offset, &loc, 4);
 		/* NUL-terminate char data sometimes */
-		if (f->is_char && rn(r, 3)) {
+		if (f->is_char && ue_rn(r, 3)) {
 			long at = (f->dyn == 1 ? (long)off - 8 : (long)off + f->offset + 4) + (long)size - 1;
 
 			if (size && at >= 0 && at < len)
@@ -742,42 +731,42 @@ static void gen_payload(struct rng *r, struct input *in)
 	}
 }
 
-static void gen_input(struct rng *r, struct input *in)
+static void gen_input(struct ue_rng *r, struct input *in)
 {
 	static const uint32_t sizes[] = { 0, 1, 16, 23, 24, 25, 27, 28, 29, 32, 64, 4096, 4097, 0xffffffff };
-	int k = rn(r, 100);
+	int k = ue_rn(r, 100);
 
 	memset(in, 0, sizeof(*in));
 	in->kind = k < 30 ? K_REG_STATUS : k < 52 ? K_REG_WRITE : k < 60 ? K_UNREG : k < 64 ? K_DEL :
 		   k < 86 ? K_WRITE : k < 95 ? K_DYN : k < 97 ? K_IOCTL : K_MMAP;
-	in->ptr = one_in(r, 15) ? rn(r, NWHERE) : WH_OK;
+	in->ptr = ue_one_in(r, 15) ? ue_rn(r, NWHERE) : WH_OK;
 	switch (in->kind) {
 	case K_REG_STATUS:
-		in->size = one_in(r, 8) ? sizes[rn(r, 14)] : 24;
+		in->size = ue_one_in(r, 8) ? sizes[ue_rn(r, 14)] : 24;
 		in->slen = gen_desc(r, in->str, MAX_DESC + 40);
 		break;
 	case K_REG_WRITE:
-		in->size = one_in(r, 6) ? sizes[rn(r, 14)] : 28;
-		in->esize = one_in(r, 8) ? rn(r, 17) : one_in(r, 2) ? 4 : 8;
-		in->bit = one_in(r, 8) ? rn(r, 256) : rn(r, in->esize == 4 ? 32 : 64);
-		in->flags = one_in(r, 6) ? rnext(r) : rn(r, 4);
-		in->addr = one_in(r, 4) ? rn(r, NWHERE) : WH_OK;
-		in->off = one_in(r, 6) ? rn(r, PAGE) : rn(r, PAGE / 8) * 8;
-		in->slen = one_in(r, 2) ? snprintf(in->str, sizeof(in->str), "%s", wdescs[rn(r, NWDESCS)])
+		in->size = ue_one_in(r, 6) ? sizes[ue_rn(r, 14)] : 28;
+		in->esize = ue_one_in(r, 8) ? ue_rn(r, 17) : ue_one_in(r, 2) ? 4 : 8;
+		in->bit = ue_one_in(r, 8) ? ue_rn(r, 256) : ue_rn(r, in->esize == 4 ? 32 : 64);
+		in->flags = ue_one_in(r, 6) ? ue_rnext(r) : ue_rn(r, 4);
+		in->addr = ue_one_in(r, 4) ? ue_rn(r, NWHERE) : WH_OK;
+		in->off = ue_one_in(r, 6) ? ue_rn(r, PAGE) : ue_rn(r, PAGE / 8) * 8;
+		in->slen = ue_one_in(r, 2) ? snprintf(in->str, sizeof(in->str), "%s", wdescs[ue_rn(r, NWDESCS)])
 					: gen_desc(r, in->str, MAX_DESC + 40);
 		break;
 	case K_UNREG:
-		in->size = one_in(r, 6) ? sizes[rn(r, 14)] : 16;
-		in->bit = rn(r, one_in(r, 8) ? 256 : 64);
-		in->addr = one_in(r, 4) ? rn(r, NWHERE) : WH_OK;
-		in->off = rn(r, PAGE / 8) * 8;
-		in->res1 = one_in(r, 10) ? rnext(r) : 0;
-		in->res2 = one_in(r, 10) ? rnext(r) : 0;
+		in->size = ue_one_in(r, 6) ? sizes[ue_rn(r, 14)] : 16;
+		in->bit = ue_rn(r, ue_one_in(r, 8) ? 256 : 64);
+		in->addr = ue_one_in(r, 4) ? ue_rn(r, NWHERE) : WH_OK;
+		in->off = ue_rn(r, PAGE / 8) * 8;
+		in->res1 = ue_one_in(r, 10) ? ue_rnext(r) : 0;
+		in->res2 = ue_one_in(r, 10) ? ue_rnext(r) : 0;
 		break;
 	case K_DEL:
-		if (one_in(r, 4))
-			in->slen = snprintf(in->str, sizeof(in->str), "%.*s", 5, wdescs[rn(r, NWDESCS)]);
-		else if (one_in(r, 10))
+		if (ue_one_in(r, 4))
+			in->slen = snprintf(in->str, sizeof(in->str), "%.*s", 5, wdescs[ue_rn(r, NWDESCS)]);
+		else if (ue_one_in(r, 10))
 			in->slen = gen_desc(r, in->str, MAX_DESC + 40);
 		else {
 			gen_name(r, in->str, 300);
@@ -786,18 +775,18 @@ static void gen_input(struct rng *r, struct input *in)
 		break;
 	case K_WRITE:
 		in->slen = snprintf(in->str, sizeof(in->str), "%s",
-				    one_in(r, 5) ? "fz_a u32 a" : wdescs[rn(r, NWDESCS)]);
-		in->idx = one_in(r, 8) ? (int32_t)rnext(r) : INT32_MIN;
-		in->enable = !one_in(r, 6);
-		in->split = one_in(r, 3) ? 1 + rn(r, 40) : 0;
-		in->pay = one_in(r, 12) ? rn(r, NWHERE) : WH_OK;
+				    ue_one_in(r, 5) ? "fz_a u32 a" : wdescs[ue_rn(r, NWDESCS)]);
+		in->idx = ue_one_in(r, 8) ? (int32_t)ue_rnext(r) : INT32_MIN;
+		in->enable = !ue_one_in(r, 6);
+		in->split = ue_one_in(r, 3) ? 1 + ue_rn(r, 40) : 0;
+		in->pay = ue_one_in(r, 12) ? ue_rn(r, NWHERE) : WH_OK;
 		gen_payload(r, in);
 		break;
 	case K_DYN: {
 		static const char *pfx[] = { "u:", "u:", "u:", "!u:", "-:", "!u:user_events/", "u:user_events/" };
-		int p = rn(r, 7), n = snprintf(in->str, sizeof(in->str), "%s", pfx[p]);
+		int p = ue_rn(r, 7), n = snprintf(in->str, sizeof(in->str), "%s", pfx[p]);
 
-		if (p >= 3 && p <= 5 && one_in(r, 2)) {
+		if (p >= 3 && p <= 5 && ue_one_in(r, 2)) {
 			char nm[300];
 
 			gen_name(r, nm, sizeof(nm));
@@ -815,7 +804,7 @@ static void gen_input(struct rng *r, struct input *in)
 			_IO(DIAG_IOC_MAGIC, 0), _IOW('x', 1, int), 0, 0xffffffff,
 		};
 
-		in->cmd = one_in(r, 2) ? cmds[rn(r, 6)] : (uint32_t)rnext(r);
+		in->cmd = ue_one_in(r, 2) ? cmds[ue_rn(r, 6)] : (uint32_t)ue_rnext(r);
 		if (in->cmd == IOC_REG || in->cmd == IOC_DEL || in->cmd == IOC_UNREG)
 			in->cmd ^= 0x100;
 		break;
@@ -823,12 +812,12 @@ static void gen_input(struct rng *r, struct input *in)
 	case K_MMAP: {
 		static const uint32_t lens[] = { 4096, 4096, 8192, 1, 0, 4095 };
 
-		in->mlen = lens[rn(r, 6)];
-		in->moff = one_in(r, 4) ? PAGE * (1 + rn(r, 3)) : 0;
-		in->mprot = rn(r, 8);
-		in->mflags = one_in(r, 3) ? MAP_PRIVATE : MAP_SHARED;
-		in->oflags = one_in(r, 2) ? O_RDWR : O_RDONLY;
-		in->mprotect = one_in(r, 2) ? (int)rn(r, 8) : -1;
+		in->mlen = lens[ue_rn(r, 6)];
+		in->moff = ue_one_in(r, 4) ? PAGE * (1 + ue_rn(r, 3)) : 0;
+		in->mprot = ue_rn(r, 8);
+		in->mflags = ue_one_in(r, 3) ? MAP_PRIVATE : MAP_SHARED;
+		in->oflags = ue_one_in(r, 2) ? O_RDWR : O_RDONLY;
+		in->mprotect = ue_one_in(r, 2) ? (int)ue_rn(r, 8) : -1;
 		break;
 	}
 	default:
@@ -837,13 +826,13 @@ static void gen_input(struct rng *r, struct input *in)
 	if (in->kind == K_REG_STATUS || in->kind == K_REG_WRITE || in->kind == K_UNREG) {
 		uint32_t natural = in->kind == K_REG_STATUS ? 24 : in->kind == K_REG_WRITE ? 28 : 16;
 
-		if (in->size > natural && in->size <= natural + 64 && rn(r, 2)) {
+		if (in->size > natural && in->size <= natural + 64 && ue_rn(r, 2)) {
 			in->tlen = in->size - natural;
 			for (int i = 0; i < in->tlen; i++)
-				in->tail[i] = one_in(r, 3) ? rnext(r) : 0;
+				in->tail[i] = ue_one_in(r, 3) ? ue_rnext(r) : 0;
 		}
-		in->avail = one_in(r, 10) ? natural + in->tlen - 1 - rn(r, 4) : natural + in->tlen;
-		if (in->size == 4096 && rn(r, 2))
+		in->avail = ue_one_in(r, 10) ? natural + in->tlen - 1 - ue_rn(r, 4) : natural + in->tlen;
+		if (in->size == 4096 && ue_rn(r, 2))
 			in->avail = 4096;
 	}
 }
@@ -1649,14 +1638,14 @@ int main(int argc, char **argv)
 	int secs = 30, opt, nsig = 0;
 	unsigned long sigs[256];
 	bool verbose = false;
-	struct rng r;
+	struct ue_rng r;
 	double t0;
 
 	if (argc >= 2 && !strcmp(argv[1], "--replay"))
 		return replay(argc - 2, argv + 2);
 	if (argc == 4 && !strcmp(argv[1], "--selftest")) {
 		/* generation and serialization only, no kernel needed */
-		struct rng g = { strtoull(argv[2], NULL, 0) };
+		struct ue_rng g = { strtoull(argv[2], NULL, 0) };
 		long n = atol(argv[3]), bad = 0;
 
 		for (long i = 0; i < n; i++) {

@@ -61,15 +61,7 @@ bool am_excluded(const struct am_opts *o, const char *part)
 /* 0 or -errno of the write */
 int am_write_str(const char *path, const char *s)
 {
-	int fd = open(path, O_WRONLY | O_APPEND | O_CLOEXEC), err;
-	ssize_t n;
-
-	if (fd < 0)
-		return -errno;
-	n = write(fd, s, strlen(s));
-	err = errno;
-	close(fd);
-	return n < 0 ? -err : 0;
+	return ue_write_str(path, s, O_APPEND);
 }
 
 /*

@@ -184,18 +184,6 @@ static void bad(const char *fmt, ...)
 	va_end(ap);
 }
 
-static int write_str(const char *path, const char *s, int flags)
-{
-	int fd = open(path, O_WRONLY | O_CLOEXEC | flags), err;
-	ssize_t n;
-
-	if (fd < 0)
-		return -errno;
-	n = write(fd, s, strlen(s));
-	err = errno;
-	close(fd);
-	return n < 0 ? -err : 0;
-}
 
 static void name_of(char *buf, size_t size, int i)
 {
@@ -410,7 +398,7 @@ static int do_enable(unsigned long long *s, bool inst)
 		all = !rn(s, 4);
 	on = rn(s, 2);
 	if (all)	/* the system's enable file: safe on every kernel */
-		return write_str(TRACEFS "/events/user_events/enable",
+		return ue_write_str(TRACEFS "/events/user_events/enable",
 				 on ? "1\n" : "0\n", 0);
 	if (no_event_files) {
 		/* By name under event_mutex, never through a dentry (-F) */
@@ -421,7 +409,7 @@ static int do_enable(unsigned long long *s, bool inst)
 			snprintf(path, sizeof(path), TRACEFS "/set_event");
 		snprintf(line, sizeof(line), "%suser_events:%s\n",
 			 on ? "" : "!", name);
-		return write_str(path, line, O_APPEND);
+		return ue_write_str(path, line, O_APPEND);
 	}
 	if (inst)
 		snprintf(path, sizeof(path),
@@ -430,7 +418,7 @@ static int do_enable(unsigned long long *s, bool inst)
 	else
 		snprintf(path, sizeof(path), TRACEFS "/events/user_events/%s/enable",
 			 name);
-	return write_str(path, on ? "1\n" : "0\n", 0);
+	return ue_write_str(path, on ? "1\n" : "0\n", 0);
 }
 
 static int do_inst(unsigned long long *s, bool mk)
@@ -512,7 +500,7 @@ static int do_dyn(unsigned long long *s, bool create)
 		snprintf(line, sizeof(line), "u:%s %s\n", name, formats[rn(s, 4)]);
 	else
 		snprintf(line, sizeof(line), "!u:%s\n", name);
-	return write_str(DYN_FILE, line, O_APPEND);
+	return ue_write_str(DYN_FILE, line, O_APPEND);
 }
 
 static int do_eprobe(unsigned long long *s, bool create)
@@ -526,7 +514,7 @@ static int do_eprobe(unsigned long long *s, bool create)
 			 i, name);
 	else
 		snprintf(line, sizeof(line), "-:ue_race_ep%d\n", i);
-	return write_str(DYN_FILE, line, O_APPEND);
+	return ue_write_str(DYN_FILE, line, O_APPEND);
 }
 
 static int do_hist(unsigned long long *s, bool create)
@@ -541,12 +529,12 @@ static int do_hist(unsigned long long *s, bool create)
 	name_of(name, sizeof(name), pick_name(s, MOSTLY_COLD));
 	snprintf(path, sizeof(path), TRACEFS "/events/user_events/%s/trigger", name);
 	snprintf(line, sizeof(line), "%s%s\n", create ? "" : "!", trig[t]);
-	return write_str(path, line, O_APPEND);
+	return ue_write_str(path, line, O_APPEND);
 }
 
 static int do_synth(bool create)
 {
-	return write_str(SYNTH_FILE, create ? "ue_race_syn u32 v\n" :
+	return ue_write_str(SYNTH_FILE, create ? "ue_race_syn u32 v\n" :
 			 "!ue_race_syn\n", O_APPEND);
 }
 
@@ -630,10 +618,10 @@ static int mod_unload(void)
 {
 	int ret;
 
-	write_str("/sys/module/" MOD_NAME "/parameters/prepare_unload", "1", 0);
+	ue_write_str("/sys/module/" MOD_NAME "/parameters/prepare_unload", "1", 0);
 	ret = syscall(SYS_delete_module, MOD_NAME, O_NONBLOCK) ? -errno : 0;
 	if (ret)
-		write_str("/sys/module/" MOD_NAME "/parameters/prepare_unload",
+		ue_write_str("/sys/module/" MOD_NAME "/parameters/prepare_unload",
 			  "0", 0);
 	return ret;
 }
@@ -649,11 +637,11 @@ static int do_rmmod(unsigned long long *s)
 	 * events must stay)
 	 */
 	if (atomic_load(&sh->quiet) && !rn(s, 4)) {
-		write_str(TRACEFS "/events/user_events/enable", "0\n", 0);
+		ue_write_str(TRACEFS "/events/user_events/enable", "0\n", 0);
 		for (i = 0; i < NINST; i++) {
 			snprintf(line, sizeof(line),
 				 TRACEFS "/instances/ue_race%d/events/user_events/enable", i);
-			write_str(line, "0\n", 0);
+			ue_write_str(line, "0\n", 0);
 		}
 	}
 	/* Now and then, in quiet phases, clear everything first */
@@ -664,7 +652,7 @@ static int do_rmmod(unsigned long long *s)
 		for (i = 0; i < nnames; i++) {
 			name_of(name, sizeof(name), i);
 			snprintf(line, sizeof(line), "!u:%s\n", name);
-			write_str(DYN_FILE, line, O_APPEND);
+			ue_write_str(DYN_FILE, line, O_APPEND);
 		}
 	ret = mod_unload();
 	if (ret && ret != -EWOULDBLOCK && ret != -ENOENT && ret != -EBUSY)
@@ -1015,28 +1003,28 @@ static int clear_all(void)
 	char name[32], line[64], path[128];
 	int i, fd, busy = 0;
 
-	write_str(TRACEFS "/events/user_events/enable", "0\n", 0);
+	ue_write_str(TRACEFS "/events/user_events/enable", "0\n", 0);
 	for (i = 0; i < NINST; i++) {
 		snprintf(path, sizeof(path), TRACEFS "/instances/ue_race%d", i);
 		rmdir(path);
 	}
 	for (i = 0; i < MAX_NAMES; i++) {
 		snprintf(line, sizeof(line), "-:ue_race_ep%d\n", i);
-		write_str(DYN_FILE, line, O_APPEND);
+		ue_write_str(DYN_FILE, line, O_APPEND);
 	}
 	for (i = 0; !no_event_files && i < nnames; i++) {
 		name_of(name, sizeof(name), i);
 		snprintf(path, sizeof(path),
 			 TRACEFS "/events/user_events/%s/trigger", name);
-		write_str(path, "!hist:keys=common_pid:onmatch(user_events." NAME_PFX
+		ue_write_str(path, "!hist:keys=common_pid:onmatch(user_events." NAME_PFX
 			  "0).trace(ue_race_syn,$va)\n", O_APPEND);
 	}
 	for (i = 0; !no_event_files && i < nnames; i++) {
 		name_of(name, sizeof(name), i);
 		snprintf(path, sizeof(path),
 			 TRACEFS "/events/user_events/%s/trigger", name);
-		write_str(path, "!hist:keys=common_pid\n", O_APPEND);
-		write_str(path, "!hist:keys=a:va=a\n", O_APPEND);
+		ue_write_str(path, "!hist:keys=common_pid\n", O_APPEND);
+		ue_write_str(path, "!hist:keys=a:va=a\n", O_APPEND);
 	}
 	do_synth(false);
 	fd = open(DATA_FILE, O_RDWR | O_CLOEXEC);

@@ -15,6 +15,7 @@
 #endif
 #include <assert.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <sched.h>
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -227,6 +228,44 @@ static inline void ue_print_op_counts(const char *op, long n, long ok,
 	for (k = 0; k < 3 && top[k]; k++)
 		printf(", %ld %s", top[k], ue_errno_name(code[k]));
 	printf(")\n");
+}
+
+/* 0 or -errno of one write of s to path, opened O_WRONLY | flags */
+static inline int ue_write_str(const char *path, const char *s, int flags)
+{
+	int fd = open(path, O_WRONLY | O_CLOEXEC | flags), err;
+	ssize_t n;
+
+	if (fd < 0)
+		return -errno;
+	n = write(fd, s, strlen(s));
+	err = errno;
+	close(fd);
+	return n < 0 ? -err : 0;
+}
+
+/* The random operation drivers' generator (splitmix64): a seed replays */
+struct ue_rng {
+	uint64_t s;
+};
+
+static inline uint64_t ue_rnext(struct ue_rng *r)
+{
+	uint64_t z = (r->s += 0x9e3779b97f4a7c15ULL);
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+	return z ^ (z >> 31);
+}
+
+static inline unsigned int ue_rn(struct ue_rng *r, unsigned int n)
+{
+	return n ? ue_rnext(r) % n : 0;
+}
+
+static inline bool ue_one_in(struct ue_rng *r, unsigned int n)
+{
+	return ue_rn(r, n) == 0;
 }
 
 /*

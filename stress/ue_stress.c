@@ -207,33 +207,10 @@ static void failf(const char *fmt, ...)
 
 /* ------------------------------------------------------------------ prng */
 
-struct rng { uint64_t s; };
-
-static uint64_t rnext(struct rng *r)
-{
-	uint64_t z = (r->s += 0x9e3779b97f4a7c15ULL);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-	return z ^ (z >> 31);
-}
-static unsigned int rn(struct rng *r, unsigned int n) { return n ? rnext(r) % n : 0; }
-static bool one_in(struct rng *r, unsigned int n) { return rn(r, n) == 0; }
+/* The generator: struct ue_rng, ue_rn() (selftests/ue_helpers.h) */
 
 /* ------------------------------------------------------------- helpers */
 
-static int write_str(const char *path, const char *s, int flags)
-{
-	int fd = open(path, O_WRONLY | O_CLOEXEC | flags);
-	int err = 0;
-
-	if (fd < 0)
-		return -errno;
-	if (write(fd, s, strlen(s)) < 0)
-		err = -errno;
-	close(fd);
-	return err;
-}
 
 static ssize_t read_file(const char *path, char *buf, size_t size)
 {
@@ -284,22 +261,22 @@ static void desc_of(char *buf, size_t size, int n, int v)
 }
 
 /* Payload for variant v of name n: kind 0 valid, 1 bad dyn location */
-static size_t build_payload(char *buf, int n, int v, int kind, struct rng *r)
+static size_t build_payload(char *buf, int n, int v, int kind, struct ue_rng *r)
 {
 	const struct variant *var = &names[n].v[v];
-	size_t len = var->min + rn(r, 4);
+	size_t len = var->min + ue_rn(r, 4);
 	uint32_t loc;
 
 	memset(buf, 'x', len + 32);
 	if (var->dyn == DYN_DATA_CHAR) {
 		/* record offset: 8 (header) + 4 (the loc word) */
-		unsigned int slen = 1 + rn(r, 12);
+		unsigned int slen = 1 + ue_rn(r, 12);
 
 		memset(buf + 4, 'm', slen - 1);
 		buf[4 + slen - 1] = 0;
 		loc = (slen << 16) | 12;
 		if (kind == 1) {
-			switch (rn(r, 3)) {
+			switch (ue_rn(r, 3)) {
 			case 0: loc = (slen << 16) | 2; break;		/* inside header */
 			case 1: loc = ((slen + 40) << 16) | 12; break;	/* too long */
 			default: buf[4 + slen - 1] = 'z'; break;	/* no NUL */
@@ -308,11 +285,11 @@ static size_t build_payload(char *buf, int n, int v, int kind, struct rng *r)
 		memcpy(buf, &loc, 4);
 		len = 4 + slen;
 	} else if (var->dyn == DYN_REL_U8) {
-		unsigned int blen = rn(r, 9);
+		unsigned int blen = ue_rn(r, 9);
 
 		loc = blen << 16;		/* right after the loc word */
 		if (kind == 1)
-			loc = (blen + 50) << 16 | rn(r, 3);
+			loc = (blen + 50) << 16 | ue_rn(r, 3);
 		memcpy(buf, &loc, 4);
 		len = 4 + blen;
 	}
@@ -348,7 +325,7 @@ struct enabler {
 
 struct worker {
 	int id;
-	struct rng r;
+	struct ue_rng r;
 	char *pages;
 	int pst[NPAGES];
 	unsigned char used[NPAGES * PAGE];	/* bitmap: physical bits in use */
@@ -493,9 +470,9 @@ static int any_fd(struct worker *w)
 	for (int i = 0; i < MAXFD; i++)
 		if (w->fds[i] >= 0)
 			c[k++] = i;
-	if (!k || one_in(&w->r, 3))
+	if (!k || ue_one_in(&w->r, 3))
 		return -1;
-	return c[rn(&w->r, k)];
+	return c[ue_rn(&w->r, k)];
 }
 
 static void op_open(struct worker *w)
@@ -503,7 +480,7 @@ static void op_open(struct worker *w)
 	for (int i = 0; i < MAXFD; i++) {
 		if (w->fds[i] >= 0)
 			continue;
-		w->fds[i] = open(DATA_FILE, O_RDWR | (one_in(&w->r, 2) ? O_CLOEXEC : 0));
+		w->fds[i] = open(DATA_FILE, O_RDWR | (ue_one_in(&w->r, 2) ? O_CLOEXEC : 0));
 		if (w->fds[i] < 0) {
 			failf("open %s: %s", DATA_FILE, ue_errno_name(errno));
 			w->fds[i] = -1;
@@ -514,7 +491,7 @@ static void op_open(struct worker *w)
 
 static void op_close(struct worker *w)
 {
-	int i = rn(&w->r, MAXFD);
+	int i = ue_rn(&w->r, MAXFD);
 
 	if (w->fds[i] < 0)
 		return;
@@ -526,7 +503,7 @@ static void op_close(struct worker *w)
 static int pick_name(struct worker *w, bool multi_ok)
 {
 	for (;;) {
-		int n = rn(&w->r, NNAMES);
+		int n = ue_rn(&w->r, NNAMES);
 
 		if (multi_ok || !names[n].multi)
 			return n;
@@ -535,7 +512,7 @@ static int pick_name(struct worker *w, bool multi_ok)
 
 static int pick_variant(struct worker *w, int n)
 {
-	if (names[n].nv > 1 && (names[n].multi ? one_in(&w->r, 2) : one_in(&w->r, 10)))
+	if (names[n].nv > 1 && (names[n].multi ? ue_one_in(&w->r, 2) : ue_one_in(&w->r, 10)))
 		return 1;
 	return 0;
 }
@@ -571,12 +548,12 @@ static void op_reg_write(struct worker *w)
 	if (names[n].multi)
 		flags |= USER_EVENT_REG_MULTI_FORMAT;
 	/* Persistent multi-format events can only go through dynamic_events */
-	if (one_in(&w->r, 12) && (!names[n].multi || sh->dyn_ok))
+	if (ue_one_in(&w->r, 12) && (!names[n].multi || sh->dyn_ok))
 		flags |= USER_EVENT_REG_PERSIST;
 
-	if (w->nen && one_in(&w->r, 12)) {
+	if (w->nen && ue_one_in(&w->r, 12)) {
 		/* The exact (address, bit) of a live enabler: EADDRINUSE */
-		dup = rn(&w->r, w->nen);
+		dup = ue_rn(&w->r, w->nen);
 		if (!w->en[dup].live)
 			return;
 		addr = w->en[dup].addr;
@@ -588,12 +565,12 @@ static void op_reg_write(struct worker *w)
 		int tries = 0;
 
 		do {
-			pbit = rn(&w->r, NPAGES * PAGE * 8);
+			pbit = ue_rn(&w->r, NPAGES * PAGE * 8);
 		} while (bit_used(w, pbit) && ++tries < 8);
 		if (bit_used(w, pbit) || w->nen == MAXEN)
 			return;
 		page = pbit / (PAGE * 8);
-		size = one_in(&w->r, 2) ? 4 : 8;
+		size = ue_one_in(&w->r, 2) ? 4 : 8;
 		addr = (uintptr_t)w->pages + (pbit / 8) / size * size;
 		bit = pbit - ((addr - (uintptr_t)w->pages) * 8);
 	}
@@ -622,10 +599,10 @@ static void op_unreg(struct worker *w)
 	int slot = any_fd(w), i, e, page;
 	char what[96];
 
-	if (!w->nen || one_in(&w->r, 10)) {
+	if (!w->nen || ue_one_in(&w->r, 10)) {
 		/* Nothing there */
-		uint64_t addr = (uintptr_t)w->pages + rn(&w->r, NPAGES * PAGE / 8) * 8;
-		int bit = rn(&w->r, 64);
+		uint64_t addr = (uintptr_t)w->pages + ue_rn(&w->r, NPAGES * PAGE / 8) * 8;
+		int bit = ue_rn(&w->r, 64);
 
 		for (i = 0; i < w->nen; i++)
 			if (w->en[i].live && w->en[i].addr == addr && w->en[i].bit == bit)
@@ -634,14 +611,14 @@ static void op_unreg(struct worker *w)
 		EXPECT(e, "unreg of an unknown address/bit", ENOENT);
 		return;
 	}
-	if (one_in(&w->r, 20)) {
+	if (ue_one_in(&w->r, 20)) {
 		struct user_write_unreg u = { .size = sizeof(u), .__reserved = 1 };
 
 		e = ioctl(data_fd(w, slot), DIAG_IOCSUNREG_W, &u) < 0 ? errno : 0;
 		EXPECT(e, "unreg with reserved set", EINVAL);
 		return;
 	}
-	i = rn(&w->r, w->nen);
+	i = ue_rn(&w->r, w->nen);
 	if (!w->en[i].live)
 		return;
 	page = (w->en[i].addr - (uintptr_t)w->pages) / PAGE;
@@ -674,7 +651,7 @@ static void op_del(struct worker *w)
 		EXPECT(e, what, EBUSY);
 	else
 		EXPECT(e, what, 0, EBUSY, ENOENT);
-	if (one_in(&w->r, 30)) {
+	if (ue_one_in(&w->r, 30)) {
 		e = ioctl(fd, DIAG_IOCSDEL, (void *)8) < 0 ? errno : 0;
 		EXPECT(e, "delete with a bad pointer", EFAULT);
 	}
@@ -683,7 +660,7 @@ static void op_del(struct worker *w)
 static void op_write(struct worker *w)
 {
 	char buf[MAX_PAYLOAD + 128];
-	int k = rn(&w->r, 12), e, fd;
+	int k = ue_rn(&w->r, 12), e, fd;
 	struct reg *g;
 	size_t len;
 	ssize_t ret;
@@ -691,13 +668,13 @@ static void op_write(struct worker *w)
 
 	if (!w->nregs) {
 		/* No index handed out on this fd: ENOENT */
-		int idx = rn(&w->r, 4) + 1000;
+		int idx = ue_rn(&w->r, 4) + 1000;
 
 		ret = write(proc_fd, &idx, sizeof(idx));
 		EXPECT(ret < 0 ? errno : 0, "write with an index never handed out", ENOENT);
 		return;
 	}
-	g = &w->regs[rn(&w->r, w->nregs)];
+	g = &w->regs[ue_rn(&w->r, w->nregs)];
 	fd = data_fd(w, g->fd);
 	memcpy(buf, &g->widx, 4);
 	len = build_payload(buf + 4, g->n, g->v, k == 5, &w->r);
@@ -721,9 +698,9 @@ static void op_write(struct worker *w)
 		break;
 	case 6: { /* writev, split at random points */
 		struct iovec iov[3];
-		size_t a = rn(&w->r, 5 + len), b;
+		size_t a = ue_rn(&w->r, 5 + len), b;
 
-		b = a + rn(&w->r, 4 + len - a + 1);
+		b = a + ue_rn(&w->r, 4 + len - a + 1);
 		iov[0] = (struct iovec){ buf, a };
 		iov[1] = (struct iovec){ buf + a, b - a };
 		iov[2] = (struct iovec){ buf + b, 4 + len - b };
@@ -744,7 +721,7 @@ static void op_write(struct worker *w)
 		EXPECT(ret < 0 ? errno : 0, what, E2BIG);
 		break;
 	case 9: { /* bad index */
-		int idx = one_in(&w->r, 2) ? -1 - (int)rn(&w->r, 100) : 100000 + (int)rn(&w->r, 100);
+		int idx = ue_one_in(&w->r, 2) ? -1 - (int)ue_rn(&w->r, 100) : 100000 + (int)ue_rn(&w->r, 100);
 
 		memcpy(buf, &idx, 4);
 		ret = write(fd, buf, 4 + len);
@@ -755,11 +732,11 @@ static void op_write(struct worker *w)
 		break;
 	}
 	case 10: /* fewer than 4 bytes, or pwrite */
-		if (one_in(&w->r, 2)) {
-			ret = write(fd, buf, rn(&w->r, 4));
+		if (ue_one_in(&w->r, 2)) {
+			ret = write(fd, buf, ue_rn(&w->r, 4));
 			EXPECT(ret < 0 ? errno : 0, "write of fewer than 4 bytes", EINVAL);
 		} else {
-			ret = pwrite(fd, buf, 4 + len, 1 + rn(&w->r, 100));
+			ret = pwrite(fd, buf, 4 + len, 1 + ue_rn(&w->r, 100));
 			EXPECT(ret < 0 ? errno : 0, "pwrite", ESPIPE);
 		}
 		break;
@@ -800,7 +777,7 @@ static bool pick_event_dir(struct worker *w, char *dir, size_t size)
 	closedir(d);
 	if (!k)
 		return false;
-	snprintf(dir, size, TRACEFS "/events/" USER_EVENTS_MULTI_SYSTEM "/%s", cand[rn(&w->r, k)]);
+	snprintf(dir, size, TRACEFS "/events/" USER_EVENTS_MULTI_SYSTEM "/%s", cand[ue_rn(&w->r, k)]);
 	return true;
 }
 
@@ -812,7 +789,7 @@ static void op_ftrace(struct worker *w)
 	if (!pick_event_dir(w, dir, sizeof(dir)))
 		return;
 	snprintf(path, sizeof(path), "%s/enable", dir);
-	e = -write_str(path, one_in(&w->r, 2) ? "1" : "0", 0);
+	e = -ue_write_str(path, ue_one_in(&w->r, 2) ? "1" : "0", 0);
 	EXPECT(e, "ftrace enable/disable", 0, ENOENT, ENODEV);
 }
 
@@ -839,7 +816,7 @@ static void op_perf_open(struct worker *w)
 
 static void op_perf_close(struct worker *w)
 {
-	int i = rn(&w->r, MAXPERF);
+	int i = ue_rn(&w->r, MAXPERF);
 
 	if (w->perf[i] >= 0) {
 		close(w->perf[i]);
@@ -856,7 +833,7 @@ static void set_stale(struct worker *w, int page)
 
 static void op_munmap(struct worker *w)
 {
-	int p = rn(&w->r, NPAGES);
+	int p = ue_rn(&w->r, NPAGES);
 	char *a = w->pages + p * PAGE;
 
 	if (w->pst[p] != P_UNMAPPED) {
@@ -874,7 +851,7 @@ static void op_munmap(struct worker *w)
 
 static void op_mprotect(struct worker *w)
 {
-	int p = rn(&w->r, NPAGES);
+	int p = ue_rn(&w->r, NPAGES);
 	char *a = w->pages + p * PAGE;
 
 	if (w->pst[p] == P_RW) {
@@ -895,14 +872,14 @@ static void op_dyn(struct worker *w)
 
 	if (!sh->dyn_ok)
 		return;
-	if (one_in(&w->r, 2)) {
+	if (ue_one_in(&w->r, 2)) {
 		desc_of(desc, sizeof(desc), n, v);
 		snprintf(cmd, sizeof(cmd), "u:%s", desc);
-		e = -write_str(DYN_FILE, cmd, O_APPEND);
+		e = -ue_write_str(DYN_FILE, cmd, O_APPEND);
 		EXPECT(e, "dynamic_events u: create", 0, EADDRINUSE, EMFILE, ENOMEM);
 	} else {
 		snprintf(cmd, sizeof(cmd), "!u:%s", names[n].name);
-		e = -write_str(DYN_FILE, cmd, O_APPEND);
+		e = -ue_write_str(DYN_FILE, cmd, O_APPEND);
 		if (held)
 			EXPECT(e, "dynamic_events !u: delete of a held event", EBUSY);
 		else
@@ -958,11 +935,11 @@ static void op_status(struct worker *w)
 
 static void op_race(struct worker *w)
 {
-	struct slot *s = &slots[rn(&w->r, NSLOTS)];
+	struct slot *s = &slots[ue_rn(&w->r, NSLOTS)];
 	uint32_t widx;
 	int e;
 
-	if (one_in(&w->r, 2)) {
+	if (ue_one_in(&w->r, 2)) {
 		e = reg_write(proc_fd, SLOT_NAME, 0, s->addr, s->bit, 4, 0, &widx);
 		EXPECT(e, "racing registration of one (address, bit)", 0, EADDRINUSE, EMFILE, ENOMEM);
 		if (!e)
@@ -1006,7 +983,7 @@ static void worker_restore(struct worker *w);
 static void child_main(struct worker *w)
 {
 	char fdbuf[16], seedbuf[32];
-	int what = rn(&w->r, 4), fd = -1;
+	int what = ue_rn(&w->r, 4), fd = -1;
 
 	for (int i = 0; i < MAXFD; i++)
 		if (w->fds[i] >= 0 && fcntl(w->fds[i], F_GETFD) == 0)
@@ -1022,7 +999,7 @@ static void child_main(struct worker *w)
 		if (fd < 0)
 			fd = proc_fd;
 		snprintf(fdbuf, sizeof(fdbuf), "%d", fd);
-		snprintf(seedbuf, sizeof(seedbuf), "%llu", (unsigned long long)rnext(&w->r));
+		snprintf(seedbuf, sizeof(seedbuf), "%llu", (unsigned long long)ue_rnext(&w->r));
 		addl(&sh->execs, 1);
 		/* proc_fd is O_CLOEXEC: give the child one that survives */
 		if (fd == proc_fd)
@@ -1030,16 +1007,16 @@ static void child_main(struct worker *w)
 		execl(self_exe, "ue_stress", "--exec-child", fdbuf, seedbuf, (char *)NULL);
 		_exit(92);
 	default: {
-		int k = 1 + rn(&w->r, 5);
+		int k = 1 + ue_rn(&w->r, 5);
 
 		for (int i = 0; i < k; i++) {
-			switch (rn(&w->r, 4)) {
+			switch (ue_rn(&w->r, 4)) {
 			case 0: op_write(w); break;
 			case 1: op_reg_write(w); break;
 			case 2:
 				/* Inherited enablers were copied for this address space */
 				if (w->nen) {
-					struct enabler *en = &w->en[rn(&w->r, w->nen)];
+					struct enabler *en = &w->en[ue_rn(&w->r, w->nen)];
 					int e = unreg(proc_fd, en->addr, en->bit);
 
 					/*
@@ -1071,7 +1048,7 @@ static void op_fork(struct worker *w)
 		;
 	if (i == MAXKIDS)
 		return;
-	keep = one_in(&w->r, 8) && __atomic_load_n(&sh->keepers, __ATOMIC_SEQ_CST) < 6;
+	keep = ue_one_in(&w->r, 8) && __atomic_load_n(&sh->keepers, __ATOMIC_SEQ_CST) < 6;
 	if (keep) {
 		addi(&sh->keepers, 1);
 		addi(&sh->nprocs, 1);
@@ -1131,7 +1108,7 @@ static enum op pick_op(struct worker *w)
 	if (!total)
 		for (int i = 0; i < NOPS; i++)
 			total += op_weight[i];
-	x = rn(&w->r, total);
+	x = ue_rn(&w->r, total);
 	for (int i = 0; i < NOPS; i++) {
 		if (x < op_weight[i])
 			return i;
@@ -1145,7 +1122,7 @@ static void worker_init(struct worker *w, int id)
 	memset(w, 0, sizeof(*w));
 	w->id = id;
 	w->r.s = g_seed * 1000003ULL + id * 7919ULL + 1;
-	rnext(&w->r);
+	ue_rnext(&w->r);
 	for (int i = 0; i < MAXFD; i++)
 		w->fds[i] = -1;
 	for (int i = 0; i < MAXPERF; i++)
@@ -1327,7 +1304,7 @@ static void wait_count(int *cnt, int *target_p)
 static void cleanup_worker(struct worker *w, bool all)
 {
 	for (int i = 0; i < w->nen; i++)
-		if (w->en[i].live && (all || one_in(&w->r, 2))) {
+		if (w->en[i].live && (all || ue_one_in(&w->r, 2))) {
 			int e = unreg(proc_fd, w->en[i].addr, w->en[i].bit);
 
 			EXPECT(e, "cleanup: unreg of a live enabler", 0);
@@ -1525,7 +1502,7 @@ static int set_ftrace(const char *call, bool on)
 
 	event_dir(call, dir, sizeof(dir));
 	snprintf(path, sizeof(path), "%s/enable", dir);
-	return write_str(path, on ? "1" : "0", 0);
+	return ue_write_str(path, on ? "1" : "0", 0);
 }
 
 static int final_perf[MAXEV];
@@ -1535,7 +1512,7 @@ static int final_perf[MAXEV];
  * now that the pages are back), then a final state: nothing, ftrace, perf
  * or both, chosen from the seed.
  */
-static void cycle_events(struct rng *r, int *want)
+static void cycle_events(struct ue_rng *r, int *want)
 {
 	char names_[MAXEV][96];
 	int k = sh->nev;
@@ -1558,7 +1535,7 @@ static void cycle_events(struct rng *r, int *want)
 	for (int i = 0; i < k; i++) {
 		char dir[256], path[300], buf[32];
 
-		want[i] = rn(r, 4);
+		want[i] = ue_rn(r, 4);
 		final_perf[i] = -1;
 		if (want[i] & 1)
 			set_ftrace(names_[i], true);
@@ -1596,7 +1573,7 @@ static void check_status_and_writes(struct tally *t, int *want)
 {
 	long bytes_ok = 0, bytes_bad = 0, writes_ok = 0, writes_bad = 0;
 	int fd = open(DATA_FILE, O_RDWR | O_CLOEXEC);
-	struct rng r = { g_seed ^ 0xabcdef };
+	struct ue_rng r = { g_seed ^ 0xabcdef };
 
 	for (int i = 0; i < sh->nev; i++) {
 		struct evstate *s = &sh->ev[i];
@@ -1683,7 +1660,7 @@ static bool delete_all(char *text, size_t size)
 			set_ftrace(s->call, false);
 			if (strchr(s->call, '.')) {
 				snprintf(cmd, sizeof(cmd), "!u:%s", s->call);
-				write_str(DYN_FILE, cmd, O_APPEND);
+				ue_write_str(DYN_FILE, cmd, O_APPEND);
 			} else {
 				ioctl(fd, DIAG_IOCSDEL, s->call);
 			}
@@ -1701,15 +1678,15 @@ static bool delete_all(char *text, size_t size)
 
 static int exec_child(int fd, unsigned long long seed)
 {
-	struct rng r = { seed };
+	struct ue_rng r = { seed };
 	char *page = mmap(NULL, PAGE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	uint32_t widx = 0;
-	int n = 0, bit = rn(&r, 32), e;
+	int n = 0, bit = ue_rn(&r, 32), e;
 	char desc[64], buf[64];
 
-	rnext(&r);
+	ue_rnext(&r);
 	desc_of(desc, sizeof(desc), n, 0);
-	e = reg_write(fd, n, 0, (uintptr_t)page + 8 * rn(&r, 16), bit, 4, 0, &widx);
+	e = reg_write(fd, n, 0, (uintptr_t)page + 8 * ue_rn(&r, 16), bit, 4, 0, &widx);
 	if (e && e != EADDRINUSE) {
 		fprintf(stderr, "exec child: registration of %s: %s\n", desc, strerror(e));
 		return 1;
@@ -1730,7 +1707,7 @@ static int exec_child(int fd, unsigned long long seed)
 
 static int probe_dyn(void)
 {
-	int e = -write_str(DYN_FILE, "u:ues_dynprobe u32 a", O_APPEND);
+	int e = -ue_write_str(DYN_FILE, "u:ues_dynprobe u32 a", O_APPEND);
 
 	if (e == EINVAL || e == ENOENT) {
 		out("# dynamic_events: 'u:' commands not supported (%s): skipping the dyn and dyn_trunc operations",
@@ -1742,7 +1719,7 @@ static int probe_dyn(void)
 		    ue_errno_name(e));
 		return 0;
 	}
-	e = -write_str(DYN_FILE, "!u:ues_dynprobe", O_APPEND);
+	e = -ue_write_str(DYN_FILE, "!u:ues_dynprobe", O_APPEND);
 	if (e)
 		failf("dynamic_events: !u:ues_dynprobe: %s", ue_errno_name(e));
 	out("# dynamic_events: 'u:' commands supported");
@@ -1864,7 +1841,7 @@ int main(int argc, char **argv)
 	    sh->pre_checked, sh->pre_skipped);
 
 	/* 2: after a full cycle, every enabler */
-	struct rng r = { g_seed ^ 0x1234567 };
+	struct ue_rng r = { g_seed ^ 0x1234567 };
 
 	f0 = sh->fails;
 	sh->bit_mismatch = 0;

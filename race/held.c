@@ -304,10 +304,6 @@ static void fuse_server_process(void)
 			fuse_reply(ih->unique, 0, data + (len ? ri->offset : 0), len);
 			break;
 		}
-		case FUSE_INTERRUPT:
-		case FUSE_FORGET:
-		case FUSE_BATCH_FORGET:
-			break;
 		case FUSE_FLUSH:
 			/*
 			 * No flushes from now on: a close waits for its flush

@@ -329,36 +329,45 @@ static int do_del(unsigned long long *s)
 	return ret;
 }
 
-static int do_open(unsigned long long *s)
+/* fd into a random slot of tab, closing the one it replaces; 0 */
+static int slot_put(unsigned long long *s, atomic_int *tab, int fd)
 {
-	int fd = open(DATA_FILE, O_RDWR | (rn(s, 2) ? O_CLOEXEC : 0));
-	int old;
+	int old = atomic_exchange(&tab[rn(s, NFDS)], fd);
 
-	if (fd < 0)
-		return -errno;
-	old = atomic_exchange(&fds[rn(s, NFDS)], fd);
 	if (old >= 0)
 		close(old);
 	return 0;
 }
 
-static int do_close(unsigned long long *s)
+/* Closes the fd of a random slot of tab: 0, -errno, or -EBADF if empty */
+static int slot_close(unsigned long long *s, atomic_int *tab)
 {
-	int old = atomic_exchange(&fds[rn(s, NFDS)], -1);
+	int old = atomic_exchange(&tab[rn(s, NFDS)], -1);
 
 	return old >= 0 ? (close(old) ? -errno : 0) : -EBADF;
 }
 
-static int do_dup(unsigned long long *s)
+static int do_open(unsigned long long *s)
 {
-	int fd = dup(pick_fd(s)), old;
+	int fd = open(DATA_FILE, O_RDWR | (rn(s, 2) ? O_CLOEXEC : 0));
 
 	if (fd < 0)
 		return -errno;
-	old = atomic_exchange(&fds[rn(s, NFDS)], fd);
-	if (old >= 0)
-		close(old);
-	return 0;
+	return slot_put(s, fds, fd);
+}
+
+static int do_close(unsigned long long *s)
+{
+	return slot_close(s, fds);
+}
+
+static int do_dup(unsigned long long *s)
+{
+	int fd = dup(pick_fd(s));
+
+	if (fd < 0)
+		return -errno;
+	return slot_put(s, fds, fd);
 }
 
 static int do_write(unsigned long long *s, bool vec)
@@ -452,7 +461,7 @@ static int do_perf(unsigned long long *s)
 {
 	char path[256], name[32], buf[32];
 	struct perf_event_attr pe;
-	int fd, idf, old;
+	int fd, idf;
 	ssize_t n;
 
 	name_of(name, sizeof(name), pick_name(s, MOSTLY_COLD));
@@ -478,17 +487,12 @@ static int do_perf(unsigned long long *s)
 		return -errno;
 	if (bpf_prog >= 0 && rn(s, 2))
 		ioctl(fd, PERF_EVENT_IOC_SET_BPF, bpf_prog);
-	old = atomic_exchange(&perf_fds[rn(s, NFDS)], fd);
-	if (old >= 0)
-		close(old);
-	return 0;
+	return slot_put(s, perf_fds, fd);
 }
 
 static int do_perf_close(unsigned long long *s)
 {
-	int old = atomic_exchange(&perf_fds[rn(s, NFDS)], -1);
-
-	return old >= 0 ? (close(old) ? -errno : 0) : -EBADF;
+	return slot_close(s, perf_fds);
 }
 
 static int do_dyn(unsigned long long *s, bool create)

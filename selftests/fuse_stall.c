@@ -134,10 +134,6 @@ static void *daemon_thread(void *arg __attribute__((unused)))
 			}
 			reply_read(ih->unique);
 			break;
-		case FUSE_INTERRUPT:
-		case FUSE_FORGET:
-		case FUSE_BATCH_FORGET:
-			break;
 		case FUSE_FLUSH:
 		case FUSE_RELEASE:
 			reply(ih->unique, 0, NULL, 0);

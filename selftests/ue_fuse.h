@@ -3,7 +3,7 @@
  * A FUSE server of one file, "f" (node 2) in the root, for the test
  * programs that hold a page fault on a file (selftests/fuse_stall.c,
  * race/held.c): the replies and the requests every such server answers
- * the same way (INIT, LOOKUP, GETATTR, OPEN). Each program reads the
+ * the same way (INIT, LOOKUP, GETATTR, OPEN, INTERRUPT, FORGET). Each program reads the
  * requests itself and answers READ, FLUSH and the rest as its test needs.
  */
 #ifndef UE_FUSE_H
@@ -55,7 +55,10 @@ static inline void ue_fuse_attr(const struct ue_fuse *f, struct fuse_attr *a,
 	}
 }
 
-/* Answers INIT, LOOKUP, GETATTR and OPEN; false for any other request */
+/*
+ * Answers INIT, LOOKUP, GETATTR and OPEN, takes INTERRUPT and the FORGETs
+ * (no answer); false for any other request
+ */
 static inline bool ue_fuse_answer(const struct ue_fuse *f,
 				  const struct fuse_in_header *ih,
 				  const void *in)
@@ -111,6 +114,10 @@ static inline bool ue_fuse_answer(const struct ue_fuse *f,
 		ue_fuse_reply(f, ih->unique, 0, &oo, sizeof(oo));
 		return true;
 	}
+	case FUSE_INTERRUPT:
+	case FUSE_FORGET:
+	case FUSE_BATCH_FORGET:
+		return true;
 	}
 	return false;
 }

@@ -993,6 +993,26 @@ static int reg_status_plain(const char *desc, uint32_t *widx)
 	return 0;
 }
 
+/*
+ * What DIAG_IOCSREG's result e must be whatever the ABI: a documented
+ * errno; EFAULT when the size cannot be read, E2BIG above a page. True
+ * when that decides it.
+ */
+static bool reg_size_decided(const struct input *in, struct verdict *v, int e)
+{
+	if (!is_documented(e, in->kind))
+		verdict_set(v, "undocumented errno %s", ue_errno_name(e));
+	if (in->avail < 4) {
+		ALLOW(v, e, EFAULT);
+		return true;
+	}
+	if (in->size > PAGE) {
+		ALLOW(v, e, E2BIG);
+		return true;
+	}
+	return false;
+}
+
 static void run_reg_status(const struct input *in, struct verdict *v)
 {
 	struct user_status_reg reg = { .size = in->size };
@@ -1003,16 +1023,8 @@ static void run_reg_status(const struct input *in, struct verdict *v)
 	reg.name_args = (uintptr_t)place_str(in);
 	p = place_struct(in, &reg, sizeof(reg));
 	e = ioctl(data_fd, IOC_REG, p) < 0 ? errno : 0;
-	if (!is_documented(e, in->kind))
-		verdict_set(v, "undocumented errno %s", ue_errno_name(e));
-	if (in->avail < 4) {
-		ALLOW(v, e, EFAULT);
+	if (reg_size_decided(in, v, e))
 		return;
-	}
-	if (in->size > PAGE) {
-		ALLOW(v, e, E2BIG);
-		return;
-	}
 	if (in->size != 24)
 		return; /* < 24 and 25..27: EINVAL; >= 28: the other ABI (checked there) */
 	if (in->avail < 24) {
@@ -1060,16 +1072,8 @@ static void run_reg_write(const struct input *in, struct verdict *v)
 	reg.name_args = (uintptr_t)place_str(in);
 	p = place_struct(in, &reg, sizeof(reg));
 	e = ioctl(data_fd, IOC_REG, p) < 0 ? errno : 0;
-	if (!is_documented(e, in->kind))
-		verdict_set(v, "undocumented errno %s", ue_errno_name(e));
-	if (in->avail < 4) {
-		ALLOW(v, e, EFAULT);
+	if (reg_size_decided(in, v, e))
 		return;
-	}
-	if (in->size > PAGE) {
-		ALLOW(v, e, E2BIG);
-		return;
-	}
 	if (in->size < 28) {
 		if (in->size != 24)
 			ALLOW(v, e, EINVAL);

@@ -117,22 +117,10 @@ static uint64_t now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
 }
 
+/* 0 or -errno (selftests/ue_helpers.h) */
 static int write_file(const char *path, const char *text)
 {
-	int fd = open(path, O_WRONLY | O_CLOEXEC);
-	ssize_t n;
-
-	if (fd < 0)
-		return -errno;
-	n = write(fd, text, strlen(text));
-	if (n < 0) {
-		int err = -errno;
-
-		close(fd);
-		return err;
-	}
-	close(fd);
-	return 0;
+	return ue_write_str(path, text, 0);
 }
 
 static void must_write_file(const char *path, const char *text)
@@ -143,27 +131,12 @@ static void must_write_file(const char *path, const char *text)
 		die("write '%s' to %s: %s", text, path, strerror(-ret));
 }
 
-static ssize_t read_file(const char *path, char *buf, size_t size)
-{
-	size_t len = 0;
-	ssize_t n;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-
-	if (fd < 0)
-		return -errno;
-	while (len + 1 < size && (n = read(fd, buf + len, size - 1 - len)) > 0)
-		len += n;
-	buf[len] = '\0';
-	close(fd);
-	return len;
-}
-
 static long event_id(const char *system, const char *name)
 {
 	char path[512], buf[64];
 
 	snprintf(path, sizeof(path), TRACEFS "/events/%s/%s/id", system, name);
-	if (read_file(path, buf, sizeof(buf)) <= 0)
+	if (ue_read_upto(path, buf, sizeof(buf)) <= 0)
 		die("cannot read %s", path);
 	return atol(buf);
 }
@@ -187,7 +160,7 @@ static long long ftrace_records(void)
 	for (cpu = 0; cpu < 256; cpu++) {
 		snprintf(path, sizeof(path), TRACEFS "/per_cpu/cpu%d/stats",
 			 cpu);
-		if (read_file(path, buf, sizeof(buf)) < 0)
+		if (ue_read_upto(path, buf, sizeof(buf)) < 0)
 			break;
 		p = strstr(buf, "entries:");
 		if (p)
@@ -258,7 +231,7 @@ static long active_events(void)
 
 	if (!buf)
 		buf = malloc(size);
-	if (read_file(STATUS_FILE, buf, size) < 0)
+	if (ue_read_upto(STATUS_FILE, buf, size) < 0)
 		die("read %s", STATUS_FILE);
 	p = strstr(buf, "\nActive: ");
 	if (!p)
@@ -925,7 +898,7 @@ static void prof_parse(const char *row, long count, bool tree)
 	char *line, *save;
 	int n = 0, i;
 
-	if (read_file(TRACEFS "/trace", buf, sizeof(buf)) < 0)
+	if (ue_read_upto(TRACEFS "/trace", buf, sizeof(buf)) < 0)
 		die("read trace");
 	for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
 		char *bar, *us, *fn, *end, name[128];
@@ -1373,7 +1346,7 @@ static void snapshot(struct snapshot *s)
 	write_file("/proc/sys/vm/drop_caches", "3");
 
 	memset(s, 0, sizeof(*s));
-	if (read_file("/proc/meminfo", buf, sizeof(buf)) < 0)
+	if (ue_read_upto("/proc/meminfo", buf, sizeof(buf)) < 0)
 		die("read /proc/meminfo");
 	for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save))
 		for (i = 0; mem_fields[i]; i++) {
@@ -1382,7 +1355,7 @@ static void snapshot(struct snapshot *s)
 			if (!strncmp(line, mem_fields[i], l) && line[l] == ':')
 				s->mem[i] = atoll(line + l + 1) * 1024;
 		}
-	if (read_file("/proc/slabinfo", buf, sizeof(buf)) <= 0)
+	if (ue_read_upto("/proc/slabinfo", buf, sizeof(buf)) <= 0)
 		return;
 	for (line = strtok_r(buf, "\n", &save); line && s->nslabs < MAX_SLABS;
 	     line = strtok_r(NULL, "\n", &save)) {
@@ -1584,7 +1557,7 @@ static void *fork_status_reader(void *arg)
 		uint64_t t0 = now_ns();
 		double dt;
 
-		read_file(TRACEFS "/user_events_status", buf, sizeof(buf));
+		ue_read_upto(TRACEFS "/user_events_status", buf, sizeof(buf));
 		dt = (now_ns() - t0) / 1e6;
 		if (dt > fork_status_worst)
 			fork_status_worst = dt;
@@ -1681,7 +1654,7 @@ static long thread_vcsw(void)
 {
 	char buf[4096], *p;
 
-	if (read_file("/proc/thread-self/status", buf, sizeof(buf)) <= 0)
+	if (ue_read_upto("/proc/thread-self/status", buf, sizeof(buf)) <= 0)
 		return 0;
 	p = strstr(buf, "\nvoluntary_ctxt_switches:");
 	return p ? atol(p + 26) : 0;

@@ -244,6 +244,35 @@ static inline int ue_write_str(const char *path, const char *s, int flags)
 	return n < 0 ? -err : 0;
 }
 
+/*
+ * Reads path into buf (NUL-terminated, at most size - 1 bytes): the
+ * length read, or -errno.
+ */
+static inline ssize_t ue_read_upto(const char *path, char *buf, size_t size)
+{
+	size_t len = 0;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return -errno;
+	while (len + 1 < size) {
+		ssize_t n = read(fd, buf + len, size - 1 - len);
+
+		if (n < 0) {
+			int e = errno;
+
+			close(fd);
+			return -e;
+		}
+		if (!n)
+			break;
+		len += n;
+	}
+	buf[len] = 0;
+	close(fd);
+	return len;
+}
+
 /* The random operation drivers' generator (splitmix64): a seed replays */
 struct ue_rng {
 	uint64_t s;

@@ -123,30 +123,10 @@ static inline bool ue_have_rel_loc_filters(void)
 /* Read a whole file into buf, NUL terminated. Returns its length or -errno. */
 static inline ssize_t ue_read_file(const char *path, char *buf, size_t size)
 {
-	size_t len = 0;
-	int fd, err;
-
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-
-	while (len + 1 < size) {
-		ssize_t n = read(fd, buf + len, size - 1 - len);
-
-		if (n < 0) {
-			err = errno;
-			close(fd);
-			return -err;
-		}
-		if (n == 0)
-			break;
-		len += n;
-	}
-	buf[len] = '\0';
-	close(fd);
+	ssize_t len = ue_read_upto(path, buf, size);
 
 	/* Buffer full: the caller would see a truncated file */
-	if (len + 1 >= size)
+	if (len >= 0 && (size_t)len + 1 >= size)
 		return -E2BIG;
 
 	return len;

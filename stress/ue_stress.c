@@ -211,32 +211,6 @@ static void failf(const char *fmt, ...)
 
 /* ------------------------------------------------------------- helpers */
 
-
-static ssize_t read_file(const char *path, char *buf, size_t size)
-{
-	size_t len = 0;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-
-	if (fd < 0)
-		return -errno;
-	while (len + 1 < size) {
-		ssize_t n = read(fd, buf + len, size - 1 - len);
-
-		if (n < 0) {
-			int e = errno;
-
-			close(fd);
-			return -e;
-		}
-		if (!n)
-			break;
-		len += n;
-	}
-	buf[len] = 0;
-	close(fd);
-	return len;
-}
-
 /* Is e (0 = success) one of the allowed results? */
 static bool allowed(int e, const int *ok, int n)
 {
@@ -804,7 +778,7 @@ static void op_perf_open(struct worker *w)
 	if (i == MAXPERF || !pick_event_dir(w, dir, sizeof(dir)))
 		return;
 	snprintf(path, sizeof(path), "%s/id", dir);
-	if (read_file(path, buf, sizeof(buf)) <= 0)
+	if (ue_read_upto(path, buf, sizeof(buf)) <= 0)
 		return;
 	id = strtol(buf, NULL, 10);
 	fd = ue_perf_open_id(id, PERF_SAMPLE_RAW, 0, -1);
@@ -915,7 +889,7 @@ static void op_rmmod(void)
 static void op_status(struct worker *w)
 {
 	static __thread char buf[65536];
-	ssize_t n = read_file(STATUS_FILE, buf, sizeof(buf));
+	ssize_t n = ue_read_upto(STATUS_FILE, buf, sizeof(buf));
 
 	if (n < 0) {
 		failf("read %s: %s", STATUS_FILE, ue_errno_name(-n));
@@ -1430,11 +1404,11 @@ static int snapshot_events(void)
 	ssize_t n;
 	int k = 0;
 
-	n = read_file(STATUS_FILE, buf, sizeof(buf));
+	n = ue_read_upto(STATUS_FILE, buf, sizeof(buf));
 	if (n < 0)
 		return -1;
 	dyn[0] = 0;
-	if (sh->dyn_ok && read_file(DYN_FILE, dyn, sizeof(dyn)) < 0)
+	if (sh->dyn_ok && ue_read_upto(DYN_FILE, dyn, sizeof(dyn)) < 0)
 		dyn[0] = 0;
 	for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
 		struct evstate *s;
@@ -1542,7 +1516,7 @@ static void cycle_events(struct ue_rng *r, int *want)
 		if (want[i] & 2) {
 			event_dir(names_[i], dir, sizeof(dir));
 			snprintf(path, sizeof(path), "%s/id", dir);
-			if (read_file(path, buf, sizeof(buf)) > 0)
+			if (ue_read_upto(path, buf, sizeof(buf)) > 0)
 				final_perf[i] = ue_perf_open_id(strtol(buf, NULL, 10),
 								PERF_SAMPLE_RAW, 0, -1);
 			if (final_perf[i] < 0)
@@ -1631,7 +1605,7 @@ static int active_count(char *buf, size_t size)
 {
 	char *p;
 
-	if (read_file(STATUS_FILE, buf, size) < 0)
+	if (ue_read_upto(STATUS_FILE, buf, size) < 0)
 		return -1;
 	p = strstr(buf, "\nActive: ");
 	if (!p && !strncmp(buf, "Active: ", 8))

@@ -396,24 +396,15 @@ FIXTURE_SETUP(bpf)
 
 FIXTURE_TEARDOWN(bpf)
 {
-	cpu_set_t all;
-
 	if (self->ring)
 		munmap(self->ring, (RING_PAGES + 1) * UE_PAGE_SIZE);
-	if (self->perf_fd >= 0)
-		close(self->perf_fd);
-	if (self->prog_fd >= 0)
-		close(self->prog_fd);
-	if (self->map_fd >= 0)
-		close(self->map_fd);
+	ue_close_fd(self->perf_fd);
+	ue_close_fd(self->prog_fd);
+	ue_close_fd(self->map_fd);
 	if (self->page)
 		munmap((void *)self->page, UE_PAGE_SIZE);
-	if (self->fd >= 0)
-		close(self->fd);
-	CPU_ZERO(&all);
-	for (int i = 0; i < CPU_SETSIZE; i++)
-		CPU_SET(i, &all);
-	sched_setaffinity(0, sizeof(all), &all);
+	ue_close_fd(self->fd);
+	ue_unpin_cpu();
 	EXPECT_EQ(0, ue_delete_prefix(PREFIX));
 }
 
@@ -484,8 +475,7 @@ TEST_F(bpf, counts_hits_and_copies_fields)
 	EXPECT_EQ(10ULL, value[2]);
 
 	/* Detached: nothing listens, writes are refused, no more hits */
-	close(self->perf_fd);
-	self->perf_fd = -1;
+	ue_drop_fd(&self->perf_fd);
 	ASSERT_EQ(0, self->page[s]);
 	ASSERT_EQ(-1, write(self->fd, &r, sizeof(r)));
 	ASSERT_EQ(EBADF, errno);
@@ -623,6 +613,30 @@ static bool kernel_address(__u64 v)
 }
 
 /*
+ * PREFIX "dirty", a 3000-byte event seen by a program that returns 0
+ * (*prog, *perf): each dirty_write() leaves 3000 bytes of 0xab in this
+ * CPU's perf buffer.
+ */
+static void dirty_attach(struct __test_metadata *_metadata, int fd,
+			 int *dirty, int *prog, int *perf)
+{
+	ASSERT_EQ(0, ue_reg(fd, PREFIX "dirty u8[1000] a; u8[1000] b; u8[1000] c", NULL, dirty));
+	*prog = prog_return(0);
+	ASSERT_LE(0, *prog);
+	*perf = attach(PREFIX "dirty", *prog, -1, 0);
+	ASSERT_LE(0, *perf);
+}
+
+static void dirty_write(struct __test_metadata *_metadata, int fd, int dirty)
+{
+	static unsigned char payload[3004];
+
+	memcpy(payload, &dirty, 4);
+	memset(payload + 4, 0xab, 3000);
+	ASSERT_EQ(3004, write(fd, payload, 3004));
+}
+
+/*
  * A program that loads every u64 of its context up to the end of the
  * event's fields (the most the verifier lets it attach with; here 3968
  * bytes of fields, the largest payload) gets the header and the payload,
@@ -643,12 +657,7 @@ TEST_F(bpf, reads_to_end_of_fields_get_the_payload)
 	ASSERT_EQ(0, end % 8);
 	ASSERT_EQ(0, ue_pin_cpu(0));
 
-	/* Leaves 3000 bytes of 0xab in this CPU's perf buffer */
-	ASSERT_EQ(0, ue_reg(self->fd, PREFIX "dirty u8[1000] a; u8[1000] b; u8[1000] c", NULL, &dirty));
-	prog2 = prog_return(0);
-	ASSERT_LE(0, prog2);
-	perf2 = attach(PREFIX "dirty", prog2, -1, 0);
-	ASSERT_LE(0, perf2);
+	dirty_attach(_metadata, self->fd, &dirty, &prog2, &perf2);
 
 	for (f = 0; f < 2; f++) {
 		snprintf(name, sizeof(name), PREFIX "end%d", f);
@@ -665,9 +674,7 @@ TEST_F(bpf, reads_to_end_of_fields_get_the_payload)
 			TH_LOG("attach %s: %s", name, strerror(-self->perf_fd));
 		}
 
-		memcpy(payload, &dirty, 4);
-		memset(payload + 4, 0xab, 3000);
-		ASSERT_EQ(3004, write(self->fd, payload, 3004));
+		dirty_write(_metadata, self->fd, dirty);
 
 		memcpy(payload, &w, 4);
 		for (i = 0; i < n; i++)
@@ -693,12 +700,9 @@ TEST_F(bpf, reads_to_end_of_fields_get_the_payload)
 			}
 		}
 
-		close(self->perf_fd);
-		self->perf_fd = -1;
-		close(self->prog_fd);
-		self->prog_fd = -1;
-		close(self->map_fd);
-		self->map_fd = -1;
+		ue_drop_fd(&self->perf_fd);
+		ue_drop_fd(&self->prog_fd);
+		ue_drop_fd(&self->map_fd);
 	}
 	close(perf2);
 	close(prog2);
@@ -712,18 +716,13 @@ TEST_F(bpf, reads_to_end_of_fields_get_the_payload)
  */
 TEST_F(bpf, no_fields_reads_zeroes)
 {
-	static unsigned char payload[3004];
 	int w = -1, dirty = -1, perf2 = -1, prog2 = -1;
 	const char *name = PREFIX "nof";
 	static const int offs[] = { 8, 16, 512, 3000, 8184 };
 	unsigned int k;
 
 	ASSERT_EQ(0, ue_pin_cpu(0));
-	ASSERT_EQ(0, ue_reg(self->fd, PREFIX "dirty u8[1000] a; u8[1000] b; u8[1000] c", NULL, &dirty));
-	prog2 = prog_return(0);
-	ASSERT_LE(0, prog2);
-	perf2 = attach(PREFIX "dirty", prog2, -1, 0);
-	ASSERT_LE(0, perf2);
+	dirty_attach(_metadata, self->fd, &dirty, &prog2, &perf2);
 	ASSERT_EQ(0, ue_reg(self->fd, PREFIX "nof:BPF_ITER", NULL, &w));
 
 	for (k = 0; k < sizeof(offs) / sizeof(offs[0]); k++) {
@@ -740,9 +739,7 @@ TEST_F(bpf, no_fields_reads_zeroes)
 			ASSERT_LE(0, self->perf_fd) {
 				TH_LOG("attach: %s", strerror(-self->perf_fd));
 			}
-			memcpy(payload, &dirty, 4);
-			memset(payload + 4, 0xab, 3000);
-			ASSERT_EQ(3004, write(self->fd, payload, 3004));
+			dirty_write(_metadata, self->fd, dirty);
 			ASSERT_EQ(4, write(self->fd, &w, 4));
 			ASSERT_EQ(0, map_read(self->map_fd, value));
 			EXPECT_EQ(1ULL, value[0]);
@@ -750,13 +747,10 @@ TEST_F(bpf, no_fields_reads_zeroes)
 				TH_LOG("ctx + %d holds %#llx", offs[k],
 				       (unsigned long long)value[1]);
 			}
-			close(self->perf_fd);
-			self->perf_fd = -1;
+			ue_drop_fd(&self->perf_fd);
 		}
-		close(self->prog_fd);
-		self->prog_fd = -1;
-		close(self->map_fd);
-		self->map_fd = -1;
+		ue_drop_fd(&self->prog_fd);
+		ue_drop_fd(&self->map_fd);
 	}
 	close(perf2);
 	close(prog2);
@@ -838,10 +832,8 @@ TEST_F(bpf, bpf_iter_verdict_and_perf_record)
 
 		munmap(self->ring, (RING_PAGES + 1) * UE_PAGE_SIZE);
 		self->ring = NULL;
-		close(self->perf_fd);
-		self->perf_fd = -1;
-		close(self->prog_fd);
-		self->prog_fd = -1;
+		ue_drop_fd(&self->perf_fd);
+		ue_drop_fd(&self->prog_fd);
 	}
 }
 

@@ -130,20 +130,13 @@ FIXTURE_SETUP(perf)
 
 FIXTURE_TEARDOWN(perf)
 {
-	cpu_set_t all;
-
 	if (self->ring)
 		munmap(self->ring, (RING_PAGES + 1) * UE_PAGE_SIZE);
-	if (self->perf_fd >= 0)
-		close(self->perf_fd);
+	ue_close_fd(self->perf_fd);
 	if (self->page)
 		munmap((void *)self->page, UE_PAGE_SIZE);
-	if (self->fd >= 0)
-		close(self->fd);
-	CPU_ZERO(&all);
-	for (int i = 0; i < CPU_SETSIZE; i++)
-		CPU_SET(i, &all);
-	sched_setaffinity(0, sizeof(all), &all);
+	ue_close_fd(self->fd);
+	ue_unpin_cpu();
 	EXPECT_EQ(0, ue_delete_prefix(PREFIX));
 }
 

@@ -176,6 +176,31 @@ static inline int ue_pin_cpu(int cpu)
 	return sched_setaffinity(0, sizeof(set), &set);
 }
 
+/* The calling thread may run on every CPU again (after ue_pin_cpu()) */
+static inline void ue_unpin_cpu(void)
+{
+	cpu_set_t all;
+
+	CPU_ZERO(&all);
+	for (int i = 0; i < CPU_SETSIZE; i++)
+		CPU_SET(i, &all);
+	sched_setaffinity(0, sizeof(all), &all);
+}
+
+/* close() of an fd a fixture may not have opened (-1) */
+static inline void ue_close_fd(int fd)
+{
+	if (fd >= 0)
+		close(fd);
+}
+
+/* close() of *fd, which is -1 afterwards (a fixture's teardown skips it) */
+static inline void ue_drop_fd(int *fd)
+{
+	ue_close_fd(*fd);
+	*fd = -1;
+}
+
 static inline bool ue_cpu_online(int cpu)
 {
 	cpu_set_t set;

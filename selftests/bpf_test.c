@@ -27,6 +27,7 @@
 
 #include "ue_test.h"
 #include "ue_writer.h"
+#include "ue_bpf.h"
 
 #define PREFIX "ue_b_"
 
@@ -35,27 +36,14 @@
 
 /* --- BPF by hand --------------------------------------------------------- */
 
-#define INSN(c, d, s, o, i) \
-	((struct bpf_insn){ .code = (c), .dst_reg = (d), .src_reg = (s), \
-			    .off = (o), .imm = (i) })
-#define MOV64_REG(d, s)		INSN(BPF_ALU64 | BPF_MOV | BPF_X, d, s, 0, 0)
-#define MOV64_IMM(d, i)		INSN(BPF_ALU64 | BPF_MOV | BPF_K, d, 0, 0, i)
-#define ADD64_IMM(d, i)		INSN(BPF_ALU64 | BPF_ADD | BPF_K, d, 0, 0, i)
+/* More than selftests/ue_bpf.h has */
 #define LDX(sz, d, s, o)	INSN(BPF_LDX | BPF_MEM | (sz), d, s, o, 0)
 #define STX(sz, d, s, o)	INSN(BPF_STX | BPF_MEM | (sz), d, s, o, 0)
 #define ST(sz, d, o, i)		INSN(BPF_ST | BPF_MEM | (sz), d, 0, o, i)
 #define XADD64(d, s, o)		INSN(BPF_STX | BPF_ATOMIC | BPF_DW, d, s, o, BPF_ADD)
 #define LD_MAP_FD(d, fd)	INSN(BPF_LD | BPF_DW | BPF_IMM, d, BPF_PSEUDO_MAP_FD, 0, fd), \
 				INSN(0, 0, 0, 0, 0)
-#define CALL(f)			INSN(BPF_JMP | BPF_CALL, 0, 0, 0, f)
-#define JEQ_IMM(d, i, o)	INSN(BPF_JMP | BPF_JEQ | BPF_K, d, 0, o, i)
 #define JLE_IMM(d, i, o)	INSN(BPF_JMP | BPF_JLE | BPF_K, d, 0, o, i)
-#define EXIT()			INSN(BPF_JMP | BPF_EXIT, 0, 0, 0, 0)
-
-static int sys_bpf(int cmd, union bpf_attr *attr)
-{
-	return syscall(__NR_bpf, cmd, attr, sizeof(*attr));
-}
 
 /* A one-entry array map of value_size bytes */
 static int map_create(unsigned int value_size)
@@ -627,6 +615,14 @@ static void dirty_attach(struct __test_metadata *_metadata, int fd,
 	ASSERT_LE(0, *perf);
 }
 
+/* Detaches and closes the fixture's program and map (a refused attach too) */
+static void drop_attached(struct _test_data_bpf *self)
+{
+	ue_drop_fd(&self->perf_fd);
+	ue_drop_fd(&self->prog_fd);
+	ue_drop_fd(&self->map_fd);
+}
+
 static void dirty_write(struct __test_metadata *_metadata, int fd, int dirty)
 {
 	static unsigned char payload[3004];
@@ -700,9 +696,7 @@ TEST_F(bpf, reads_to_end_of_fields_get_the_payload)
 			}
 		}
 
-		ue_drop_fd(&self->perf_fd);
-		ue_drop_fd(&self->prog_fd);
-		ue_drop_fd(&self->map_fd);
+		drop_attached(self);
 	}
 	close(perf2);
 	close(prog2);
@@ -747,10 +741,8 @@ TEST_F(bpf, no_fields_reads_zeroes)
 				TH_LOG("ctx + %d holds %#llx", offs[k],
 				       (unsigned long long)value[1]);
 			}
-			ue_drop_fd(&self->perf_fd);
 		}
-		ue_drop_fd(&self->prog_fd);
-		ue_drop_fd(&self->map_fd);
+		drop_attached(self);
 	}
 	close(perf2);
 	close(prog2);

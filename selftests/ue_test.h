@@ -533,6 +533,32 @@ static inline int ue_perf_open(const char *name)
 	return fd;
 }
 
+/*
+ * perf_event_open() of a kprobe on func for pid on cpu: a counter when
+ * period is 0, else a sample each period hits. fd, or -errno.
+ */
+static inline int ue_kprobe_open(const char *func, pid_t pid, int cpu,
+				 __u64 period)
+{
+	struct perf_event_attr attr;
+	char buf[32];
+	int fd;
+
+	if (ue_read_file("/sys/bus/event_source/devices/kprobe/type", buf,
+			 sizeof(buf)) < 0)
+		return -ENOENT;
+
+	memset(&attr, 0, sizeof(attr));
+	attr.size = sizeof(attr);
+	attr.type = strtoul(buf, NULL, 10);
+	attr.config1 = (__u64)(uintptr_t)func;
+	attr.sample_period = period;
+	attr.wakeup_events = period ? 1 : 0;
+	fd = syscall(SYS_perf_event_open, &attr, pid, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+
+	return fd < 0 ? -errno : fd;
+}
+
 /* echo 1 > tracing_on; echo > trace */
 static inline int ue_trace_clear(void)
 {

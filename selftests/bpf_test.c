@@ -304,26 +304,15 @@ static int attach(const char *name, int prog_fd, pid_t pid, int cpu)
 /* Raw data of every PERF_RECORD_SAMPLE in the ring (sample_type RAW) */
 static int ring_raw(void *ring, unsigned char raws[][256], int max)
 {
-	struct perf_event_mmap_page *meta = ring;
-	unsigned char *data = (unsigned char *)ring + meta->data_offset;
-	__u64 size = meta->data_size;
-	__u64 head = __atomic_load_n(&meta->data_head, __ATOMIC_ACQUIRE);
-	__u64 tail = meta->data_tail;
+	struct perf_event_header hdr;
 	unsigned char rec[4096];
+	struct ue_ring r;
 	int n = 0;
 
-	while (tail < head) {
-		struct perf_event_header hdr;
+	ue_ring_start(&r, ring);
+	while (ue_ring_next(&r, rec, sizeof(rec), &hdr)) {
 		__u32 raw_size;
-		__u64 i;
 
-		for (i = 0; i < sizeof(hdr); i++)
-			((unsigned char *)&hdr)[i] = data[(tail + i) % size];
-		if (hdr.size < sizeof(hdr) || hdr.size > sizeof(rec))
-			break;
-		for (i = 0; i < hdr.size; i++)
-			rec[i] = data[(tail + i) % size];
-		tail += hdr.size;
 		if (hdr.type != PERF_RECORD_SAMPLE)
 			return -1;
 		memcpy(&raw_size, rec + sizeof(hdr), 4);
@@ -333,7 +322,7 @@ static int ring_raw(void *ring, unsigned char raws[][256], int max)
 		n++;
 	}
 
-	__atomic_store_n(&meta->data_tail, tail, __ATOMIC_RELEASE);
+	ue_ring_done(&r);
 	return n;
 }
 
@@ -421,6 +410,26 @@ static void val_count_offsets(struct __test_metadata *_metadata,
 }
 
 /*
+ * The fixture's map (__u64 value[3]) and a program that counts the hits
+ * of name ("u64 val; u32 count") and copies both fields, attached
+ */
+static void attach_count_copy(struct __test_metadata *_metadata,
+			      struct _test_data_bpf *self, const char *name)
+{
+	int val_off = -1, count_off = -1;
+
+	val_count_offsets(_metadata, name, &val_off, &count_off);
+	self->map_fd = map_create(3 * sizeof(__u64));
+	ASSERT_LE(0, self->map_fd);
+	self->prog_fd = prog_count_copy(self->map_fd, val_off, count_off);
+	ASSERT_LE(0, self->prog_fd);
+	self->perf_fd = attach(name, self->prog_fd, -1, 0);
+	ASSERT_LE(0, self->perf_fd) {
+		TH_LOG("attach: %s", strerror(-self->perf_fd));
+	}
+}
+
+/*
  * Ten writes, some on each CPU: the program ran ten times and copied the
  * u64 at offset hdr and the u32 at offset hdr + 8 of the last record (8
  * and 16 with an 8-byte header; the program is built for the offsets of
@@ -432,20 +441,11 @@ TEST_F(bpf, counts_hits_and_copies_fields)
 	bool two_cpus = ue_cpu_online(1);
 	__u64 value[3];
 	struct cnt_rec r;
-	int i, s = -1, w = -1, val_off = -1, count_off = -1;
+	int i, s = -1, w = -1;
 
 	ASSERT_EQ(0, ue_reg(self->fd, PREFIX "cnt u64 val; u32 count", &s, &w));
 	r.w = w;
-	val_count_offsets(_metadata, name, &val_off, &count_off);
-
-	self->map_fd = map_create(sizeof(value));
-	ASSERT_LE(0, self->map_fd);
-	self->prog_fd = prog_count_copy(self->map_fd, val_off, count_off);
-	ASSERT_LE(0, self->prog_fd);
-	self->perf_fd = attach(name, self->prog_fd, -1, 0);
-	ASSERT_LE(0, self->perf_fd) {
-		TH_LOG("attach: %s", strerror(-self->perf_fd));
-	}
+	attach_count_copy(_metadata, self, name);
 	ASSERT_EQ(EVENT_STATUS_PERF, self->page[s]);
 
 	for (i = 1; i <= 10; i++) {
@@ -477,17 +477,11 @@ TEST_F(bpf, with_ftrace_enabled)
 	const char *name = PREFIX "both";
 	__u64 value[3];
 	struct cnt_rec r;
-	int i, s = -1, w = -1, val_off = -1, count_off = -1;
+	int i, s = -1, w = -1;
 
 	ASSERT_EQ(0, ue_reg(self->fd, PREFIX "both u64 val; u32 count", &s, &w));
 	r.w = w;
-	val_count_offsets(_metadata, name, &val_off, &count_off);
-	self->map_fd = map_create(sizeof(value));
-	ASSERT_LE(0, self->map_fd);
-	self->prog_fd = prog_count_copy(self->map_fd, val_off, count_off);
-	ASSERT_LE(0, self->prog_fd);
-	self->perf_fd = attach(name, self->prog_fd, -1, 0);
-	ASSERT_LE(0, self->perf_fd);
+	attach_count_copy(_metadata, self, name);
 	ASSERT_EQ(0, ue_enable(name, true));
 	ASSERT_EQ(EVENT_STATUS_PERF | EVENT_STATUS_FTRACE, self->page[s]);
 
@@ -548,7 +542,6 @@ TEST_F(bpf, return_value_filters_perf_samples)
 TEST_F(bpf, bpf_iter_gets_the_record)
 {
 	const char *name = PREFIX "iter";
-	int val_off = -1, count_off = -1;
 	struct iovec io[2];
 	__u64 value[3];
 	struct cnt_rec r;
@@ -557,13 +550,7 @@ TEST_F(bpf, bpf_iter_gets_the_record)
 	ASSERT_EQ(0, ue_reg(self->fd, PREFIX "iter:BPF_ITER u64 val; u32 count",
 			    NULL, &w));
 	r.w = w;
-	val_count_offsets(_metadata, name, &val_off, &count_off);
-	self->map_fd = map_create(sizeof(value));
-	ASSERT_LE(0, self->map_fd);
-	self->prog_fd = prog_count_copy(self->map_fd, val_off, count_off);
-	ASSERT_LE(0, self->prog_fd);
-	self->perf_fd = attach(name, self->prog_fd, -1, 0);
-	ASSERT_LE(0, self->perf_fd);
+	attach_count_copy(_metadata, self, name);
 	ASSERT_EQ(0, ue_pin_cpu(0));
 
 	r.val = 0x8877665544332211ULL;

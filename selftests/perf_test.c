@@ -47,26 +47,14 @@ struct sample {
  */
 static int ring_read(void *ring, __u64 sample_type, struct sample *out, int max)
 {
-	struct perf_event_mmap_page *meta = ring;
-	unsigned char *data = (unsigned char *)ring + meta->data_offset;
-	__u64 size = meta->data_size;
-	__u64 head = __atomic_load_n(&meta->data_head, __ATOMIC_ACQUIRE);
-	__u64 tail = meta->data_tail;
+	struct perf_event_header hdr;
 	unsigned char rec[8192];
+	struct ue_ring r;
 	int n = 0;
 
-	while (tail < head) {
-		struct perf_event_header hdr;
+	ue_ring_start(&r, ring);
+	while (ue_ring_next(&r, rec, sizeof(rec), &hdr)) {
 		unsigned char *p;
-		__u64 i;
-
-		for (i = 0; i < sizeof(hdr); i++)
-			((unsigned char *)&hdr)[i] = data[(tail + i) % size];
-		if (hdr.size < sizeof(hdr) || hdr.size > sizeof(rec))
-			break;
-		for (i = 0; i < hdr.size; i++)
-			rec[i] = data[(tail + i) % size];
-		tail += hdr.size;
 
 		if (n < max) {
 			struct sample *s = &out[n];
@@ -94,7 +82,7 @@ static int ring_read(void *ring, __u64 sample_type, struct sample *out, int max)
 		n++;
 	}
 
-	__atomic_store_n(&meta->data_tail, tail, __ATOMIC_RELEASE);
+	ue_ring_done(&r);
 	return n;
 }
 

@@ -87,6 +87,49 @@ static inline int ue_reg(int fd, const char *desc, int *status_index,
 }
 
 /*
+ * Reading a perf event's ring (its mmap): ue_ring_start(), then
+ * ue_ring_next() copies each record (header included) into rec, of size
+ * bytes, until it returns false (no more, or a record that does not fit);
+ * ue_ring_done() gives the space read back to the kernel.
+ */
+struct ue_ring {
+	struct perf_event_mmap_page *meta;
+	unsigned char *data;
+	__u64 size, head, tail;
+};
+
+static inline void ue_ring_start(struct ue_ring *r, void *ring)
+{
+	r->meta = ring;
+	r->data = (unsigned char *)ring + r->meta->data_offset;
+	r->size = r->meta->data_size;
+	r->head = __atomic_load_n(&r->meta->data_head, __ATOMIC_ACQUIRE);
+	r->tail = r->meta->data_tail;
+}
+
+static inline bool ue_ring_next(struct ue_ring *r, unsigned char *rec,
+				size_t size, struct perf_event_header *hdr)
+{
+	__u64 i;
+
+	if (r->tail >= r->head)
+		return false;
+	for (i = 0; i < sizeof(*hdr); i++)
+		((unsigned char *)hdr)[i] = r->data[(r->tail + i) % r->size];
+	if (hdr->size < sizeof(*hdr) || hdr->size > size)
+		return false;
+	for (i = 0; i < hdr->size; i++)
+		rec[i] = r->data[(r->tail + i) % r->size];
+	r->tail += hdr->size;
+	return true;
+}
+
+static inline void ue_ring_done(struct ue_ring *r)
+{
+	__atomic_store_n(&r->meta->data_tail, r->tail, __ATOMIC_RELEASE);
+}
+
+/*
  * The remote write ABI (struct user_write_reg): register desc with the
  * enable bit at (addr, size 4 or 8). Returns 0 or -errno; the write index
  * goes to *write_index when it is not NULL.

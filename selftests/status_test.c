@@ -135,14 +135,23 @@ TEST_F(status, mmap_rules)
 	ASSERT_EQ(EPERM, errno);
 }
 
-TEST_F(status, new_event_byte_is_zero)
+/* Maps the status page (self->page), registers desc: its status index */
+static int map_and_reg(struct __test_metadata *_metadata,
+		       struct _test_data_status *self, const char *desc)
 {
 	int s = -1;
 
 	self->page = map_status();
 	ASSERT_NE(NULL, self->page);
+	ASSERT_EQ(0, ue_reg(self->data_fd, desc, &s, NULL));
+	return s;
+}
 
-	ASSERT_EQ(0, ue_reg(self->data_fd, PREFIX "zero u32 a", &s, NULL));
+TEST_F(status, new_event_byte_is_zero)
+{
+	int s = -1;
+
+	s = map_and_reg(_metadata, self, PREFIX "zero u32 a");
 	ASSERT_LE(1, s);
 	ASSERT_GE(UE_STATUS_SLOTS, s);
 	ASSERT_EQ(0, self->page[s]);
@@ -154,10 +163,7 @@ TEST_F(status, ftrace_bit)
 	int s = -1;
 
 	/* The mapping stays valid after its fd is closed */
-	self->page = map_status();
-	ASSERT_NE(NULL, self->page);
-
-	ASSERT_EQ(0, ue_reg(self->data_fd, PREFIX "ftrace u32 a", &s, NULL));
+	s = map_and_reg(_metadata, self, PREFIX "ftrace u32 a");
 	ASSERT_EQ(0, self->page[s]);
 
 	ASSERT_EQ(0, ue_enable(name, true));
@@ -172,8 +178,7 @@ TEST_F(status, ftrace_bit)
 	ASSERT_EQ(0, self->page[s]);
 
 	/* Again, after closing the data fd (the event persists) */
-	close(self->data_fd);
-	self->data_fd = -1;
+	ue_drop_fd(&self->data_fd);
 	ASSERT_EQ(0, ue_enable(name, true));
 	ASSERT_EQ(1, self->page[s]);
 	ASSERT_EQ(0, ue_enable(name, false));
@@ -206,10 +211,7 @@ TEST_F(status, perf_bit)
 	const char *name = PREFIX "perf";
 	int s = -1;
 
-	self->page = map_status();
-	ASSERT_NE(NULL, self->page);
-
-	ASSERT_EQ(0, ue_reg(self->data_fd, PREFIX "perf u32 a", &s, NULL));
+	s = map_and_reg(_metadata, self, PREFIX "perf u32 a");
 	ASSERT_EQ(0, self->page[s]);
 
 	self->perf_fd[0] = ue_perf_open(name);
@@ -224,12 +226,10 @@ TEST_F(status, perf_bit)
 	ASSERT_LE(0, self->perf_fd[1]);
 	ASSERT_EQ(2, self->page[s]);
 
-	close(self->perf_fd[0]);
-	self->perf_fd[0] = -1;
+	ue_drop_fd(&self->perf_fd[0]);
 	ASSERT_EQ(2, self->page[s]);
 
-	close(self->perf_fd[1]);
-	self->perf_fd[1] = -1;
+	ue_drop_fd(&self->perf_fd[1]);
 	ASSERT_EQ(0, self->page[s]);
 }
 
@@ -238,10 +238,7 @@ TEST_F(status, ftrace_and_perf_bits)
 	const char *name = PREFIX "both";
 	int s = -1;
 
-	self->page = map_status();
-	ASSERT_NE(NULL, self->page);
-
-	ASSERT_EQ(0, ue_reg(self->data_fd, PREFIX "both u64 a", &s, NULL));
+	s = map_and_reg(_metadata, self, PREFIX "both u64 a");
 	ASSERT_EQ(0, self->page[s]);
 
 	ASSERT_EQ(0, ue_enable(name, true));
@@ -258,8 +255,7 @@ TEST_F(status, ftrace_and_perf_bits)
 	ASSERT_EQ(0, ue_enable(name, true));
 	ASSERT_EQ(3, self->page[s]);
 
-	close(self->perf_fd[0]);
-	self->perf_fd[0] = -1;
+	ue_drop_fd(&self->perf_fd[0]);
 	ASSERT_EQ(1, self->page[s]);
 
 	ASSERT_EQ(0, ue_enable(name, false));
@@ -285,24 +281,21 @@ TEST_F(status, bits_are_per_event)
 	ASSERT_EQ(0, ue_enable(PREFIX "one", false));
 	ASSERT_EQ(0, self->page[sa]);
 	ASSERT_EQ(2, self->page[sb]);
-	close(self->perf_fd[0]);
-	self->perf_fd[0] = -1;
+	ue_drop_fd(&self->perf_fd[0]);
 	ASSERT_EQ(0, self->page[sb]);
 }
 
 TEST_F(status, delete_busy_while_perf_open)
 {
 	ASSERT_EQ(0, ue_reg(self->data_fd, PREFIX "delp u32 a", NULL, NULL));
-	close(self->data_fd);
-	self->data_fd = -1;
+	ue_drop_fd(&self->data_fd);
 
 	self->perf_fd[0] = ue_perf_open(PREFIX "delp");
 	ASSERT_LE(0, self->perf_fd[0]);
 	ASSERT_EQ(-EBUSY, ue_del(PREFIX "delp"));
 	ASSERT_TRUE(ue_event_exists(PREFIX "delp"));
 
-	close(self->perf_fd[0]);
-	self->perf_fd[0] = -1;
+	ue_drop_fd(&self->perf_fd[0]);
 	ASSERT_EQ(0, ue_del(PREFIX "delp"));
 	ASSERT_FALSE(ue_event_exists(PREFIX "delp"));
 }
@@ -398,8 +391,7 @@ TEST_F(status, text_exact)
 	ASSERT_STREQ(want, got);
 
 	/* Closed and deleted events leave the list */
-	close(self->data_fd);
-	self->data_fd = -1;
+	ue_drop_fd(&self->data_fd);
 	ASSERT_EQ(0, ue_del(PREFIX "tb"));
 	ASSERT_EQ(0, ue_del(PREFIX "td"));
 	ev[0] = (struct text_ev){ PREFIX "ta", sa, "" };
@@ -466,8 +458,7 @@ TEST_F(status, text_event_without_status_byte)
 	unreg.disable_bit = 0;
 	unreg.disable_addr = (__u64)(uintptr_t)&enable_word;
 	ASSERT_EQ(0, ioctl(self->data_fd, DIAG_IOCSUNREG, &unreg));
-	close(self->data_fd);
-	self->data_fd = -1;
+	ue_drop_fd(&self->data_fd);
 	for (int i = 0; i < 50 && ue_event_exists(PREFIX "remote"); i++)
 		usleep(100 * 1000);
 }

@@ -135,7 +135,10 @@ TEST_F(status, mmap_rules)
 	ASSERT_EQ(EPERM, errno);
 }
 
-/* Maps the status page (self->page), registers desc: its status index */
+/*
+ * Maps the status page (self->page), registers desc: its status index, a
+ * usable slot whose byte is 0
+ */
 static int map_and_reg(struct __test_metadata *_metadata,
 		       struct _test_data_status *self, const char *desc)
 {
@@ -144,27 +147,22 @@ static int map_and_reg(struct __test_metadata *_metadata,
 	self->page = map_status();
 	ASSERT_NE(NULL, self->page);
 	ASSERT_EQ(0, ue_reg(self->data_fd, desc, &s, NULL));
+	ASSERT_LE(1, s);
+	ASSERT_GE(UE_STATUS_SLOTS, s);
+	ASSERT_EQ(0, self->page[s]);
 	return s;
 }
 
 TEST_F(status, new_event_byte_is_zero)
 {
-	int s = -1;
-
-	s = map_and_reg(_metadata, self, PREFIX "zero u32 a");
-	ASSERT_LE(1, s);
-	ASSERT_GE(UE_STATUS_SLOTS, s);
-	ASSERT_EQ(0, self->page[s]);
+	map_and_reg(_metadata, self, PREFIX "zero u32 a");
 }
 
 TEST_F(status, ftrace_bit)
 {
 	const char *name = PREFIX "ftrace";
-	int s = -1;
-
 	/* The mapping stays valid after its fd is closed */
-	s = map_and_reg(_metadata, self, PREFIX "ftrace u32 a");
-	ASSERT_EQ(0, self->page[s]);
+	int s = map_and_reg(_metadata, self, PREFIX "ftrace u32 a");
 
 	ASSERT_EQ(0, ue_enable(name, true));
 	ASSERT_EQ(EVENT_STATUS_FTRACE, self->page[s]);
@@ -209,10 +207,7 @@ TEST_F(status, two_mappings_agree)
 TEST_F(status, perf_bit)
 {
 	const char *name = PREFIX "perf";
-	int s = -1;
-
-	s = map_and_reg(_metadata, self, PREFIX "perf u32 a");
-	ASSERT_EQ(0, self->page[s]);
+	int s = map_and_reg(_metadata, self, PREFIX "perf u32 a");
 
 	self->perf_fd[0] = ue_perf_open(name);
 	ASSERT_LE(0, self->perf_fd[0]) {
@@ -236,10 +231,7 @@ TEST_F(status, perf_bit)
 TEST_F(status, ftrace_and_perf_bits)
 {
 	const char *name = PREFIX "both";
-	int s = -1;
-
-	s = map_and_reg(_metadata, self, PREFIX "both u64 a");
-	ASSERT_EQ(0, self->page[s]);
+	int s = map_and_reg(_metadata, self, PREFIX "both u64 a");
 
 	ASSERT_EQ(0, ue_enable(name, true));
 	ASSERT_EQ(1, self->page[s]);

@@ -91,20 +91,6 @@ static char *map_mem(size_t pages, int prot)
 	return mem;
 }
 
-/* Wait up to ms for events/user_events/NAME to exist (or not) */
-static bool event_wait(const char *name, bool exists, int ms)
-{
-	int waited;
-
-	for (waited = 0; waited <= ms; waited += 10) {
-		if (ue_event_exists(name) == exists)
-			return true;
-		ue_sleep_ms(10);
-	}
-
-	return false;
-}
-
 /*
  * Directories events/user_events_multi/NAME.<hex id>: stores up to max
  * of their names in dirs (sorted) and returns how many there are.
@@ -956,7 +942,7 @@ TEST_F(abi, auto_delete_unreg_then_close)
 
 	close(self->c.fd);
 	self->c.fd = -1;
-	ASSERT_TRUE(event_wait(name, false, WAIT_MS));
+	ASSERT_TRUE(ue_event_wait(name, false, WAIT_MS));
 }
 
 TEST_F(abi, auto_delete_close_then_unreg)
@@ -979,7 +965,7 @@ TEST_F(abi, auto_delete_close_then_unreg)
 	self->c.fd = ue_open_data();
 	ASSERT_LE(0, self->c.fd);
 	ASSERT_EQ(0, cunreg(&self->c, self->c.fd, self->c.mem, 0));
-	ASSERT_TRUE(event_wait(name, false, WAIT_MS));
+	ASSERT_TRUE(ue_event_wait(name, false, WAIT_MS));
 }
 
 TEST_F(abi, auto_delete_waits_for_ftrace)
@@ -998,7 +984,7 @@ TEST_F(abi, auto_delete_waits_for_ftrace)
 	ASSERT_TRUE(ue_event_exists(name));
 
 	ASSERT_EQ(0, ue_enable(name, false));
-	ASSERT_TRUE(event_wait(name, false, WAIT_MS));
+	ASSERT_TRUE(ue_event_wait(name, false, WAIT_MS));
 }
 
 TEST_F(abi, auto_delete_waits_for_perf)
@@ -1018,7 +1004,7 @@ TEST_F(abi, auto_delete_waits_for_perf)
 
 	close(self->c.perf_fd);
 	self->c.perf_fd = -1;
-	ASSERT_TRUE(event_wait(name, false, WAIT_MS));
+	ASSERT_TRUE(ue_event_wait(name, false, WAIT_MS));
 }
 
 TEST_F(abi, auto_delete_then_register_again)
@@ -1031,7 +1017,7 @@ TEST_F(abi, auto_delete_then_register_again)
 	close(self->c.fd);
 	self->c.fd = ue_open_data();
 	ASSERT_LE(0, self->c.fd);
-	ASSERT_TRUE(event_wait(name, false, WAIT_MS));
+	ASSERT_TRUE(ue_event_wait(name, false, WAIT_MS));
 
 	/* Gone for good: the name takes other fields now */
 	ASSERT_EQ(0, creg(&self->c, self->c.fd, PREFIX "again u64 b",
@@ -1181,7 +1167,7 @@ TEST_F(abi, multi_format_beside_single_format)
 	ASSERT_EQ(0, cunreg(&self->c, self->c.fd, w, 2));
 	close(self->c.fd);
 	self->c.fd = -1;
-	ASSERT_TRUE(event_wait(name, false, WAIT_MS));
+	ASSERT_TRUE(ue_event_wait(name, false, WAIT_MS));
 	ASSERT_TRUE(multi_wait_count(name, 0, WAIT_MS));
 }
 
@@ -1375,7 +1361,7 @@ TEST_F(abi, status_and_remote_write_on_one_event)
 	close(self->c.fd);
 	self->c.fd = -1;
 	ue_del(name);
-	ASSERT_TRUE(event_wait(name, false, WAIT_MS));
+	ASSERT_TRUE(ue_event_wait(name, false, WAIT_MS));
 }
 
 /* =====================================================================

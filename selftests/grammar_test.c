@@ -12,6 +12,7 @@
 #include <sys/uio.h>
 
 #include "ue_test.h"
+#include "ue_rec.h"
 
 #define PREFIX "ue_g_"
 
@@ -95,24 +96,7 @@ static const char *field_line(const char *line)
 	return buf;
 }
 
-/* A record being built: write index, then the packed payload */
-struct rec {
-	unsigned char d[4096];
-	int len;
-};
-
-static void rec_init(struct rec *r, int write_index)
-{
-	memset(r->d, 0, sizeof(r->d));
-	memcpy(r->d, &write_index, sizeof(write_index));
-	r->len = sizeof(write_index);
-}
-
-static void rec_put(struct rec *r, const void *p, size_t n)
-{
-	memcpy(r->d + r->len, p, n);
-	r->len += n;
-}
+/* struct rec, rec_init(), rec_put(): ue_rec.h */
 
 static void rec_u32(struct rec *r, __u32 v)
 {

@@ -325,6 +325,20 @@ static inline bool ue_event_exists(const char *name)
 	return stat(ue_event_path(path, sizeof(path), name, NULL), &st) == 0;
 }
 
+/* Wait up to ms for events/user_events/NAME to exist (or not) */
+static inline bool ue_event_wait(const char *name, bool exists, int ms)
+{
+	int waited;
+
+	for (waited = 0; waited <= ms; waited += 10) {
+		if (ue_event_exists(name) == exists)
+			return true;
+		ue_sleep_ms(10);
+	}
+
+	return false;
+}
+
 /* echo 1/0 > events/user_events/NAME/enable */
 static inline int ue_enable(const char *name, bool on)
 {

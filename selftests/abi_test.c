@@ -57,6 +57,14 @@
 	ASSERT_EQ(__want, __got);					\
 } while (0)
 
+/* Bit 0 of the 4-byte word at addr follows ftrace's enable of name */
+#define ASSERT_BIT0_FOLLOWS(name, addr) do {				\
+	ASSERT_EQ(0, ue_enable((name), true));				\
+	ASSERT_WORD((addr), 4, FILL32 | 1);				\
+	ASSERT_EQ(0, ue_enable((name), false));				\
+	ASSERT_WORD((addr), 4, FILL32 & ~1U);				\
+} while (0)
+
 /* Bytes in [mem, mem + len) that differ from FILL, outside [skip, +n) */
 static int fill_damage(const char *mem, size_t len, const char *skip, size_t n)
 {
@@ -640,7 +648,7 @@ TEST_F(abi, bad_name_args_efault)
 TEST_F(abi, persist_needs_perfmon)
 {
 	int res[6] = { 1, 1, 1, 1, 1, 1 };
-	int pipefd[2], status;
+	int pipefd[2];
 	pid_t pid;
 
 	ASSERT_EQ(0, pipe(pipefd));
@@ -665,11 +673,7 @@ TEST_F(abi, persist_needs_perfmon)
 			_exit(2);
 		_exit(0);
 	}
-	close(pipefd[1]);
-	ASSERT_EQ((ssize_t)sizeof(res), read(pipefd[0], res, sizeof(res)));
-	close(pipefd[0]);
-	ASSERT_EQ(pid, waitpid(pid, &status, 0));
-	ASSERT_EQ(0, status);
+	UE_ASSERT_CHILD_RESULTS(pid, pipefd, res);
 
 	ASSERT_EQ(0, res[0]);
 	EXPECT_EQ(-EPERM, res[1]);
@@ -689,7 +693,7 @@ TEST_F(abi, persist_needs_perfmon)
 TEST_F(abi, delete_persistent_needs_perfmon)
 {
 	int res[4] = { 1, 1, 1, 1 };
-	int pipefd[2], status, fd;
+	int pipefd[2], fd;
 	pid_t pid;
 
 	/* Registered on a file of their own, closed: nothing holds them */
@@ -722,11 +726,7 @@ TEST_F(abi, delete_persistent_needs_perfmon)
 			_exit(2);
 		_exit(0);
 	}
-	close(pipefd[1]);
-	ASSERT_EQ((ssize_t)sizeof(res), read(pipefd[0], res, sizeof(res)));
-	close(pipefd[0]);
-	ASSERT_EQ(pid, waitpid(pid, &status, 0));
-	ASSERT_EQ(0, status);
+	UE_ASSERT_CHILD_RESULTS(pid, pipefd, res);
 
 	ASSERT_EQ(0, res[0]);
 	EXPECT_EQ(-EPERM, res[1]);
@@ -957,10 +957,7 @@ TEST_F(abi, auto_delete_close_then_unreg)
 	self->c.fd = -1;
 	ue_sleep_ms(200);
 	ASSERT_TRUE(ue_event_exists(name));
-	ASSERT_EQ(0, ue_enable(name, true));
-	ASSERT_WORD(self->c.mem, 4, FILL32 | 1);
-	ASSERT_EQ(0, ue_enable(name, false));
-	ASSERT_WORD(self->c.mem, 4, FILL32 & ~1U);
+	ASSERT_BIT0_FOLLOWS(name, self->c.mem);
 
 	self->c.fd = ue_open_data();
 	ASSERT_LE(0, self->c.fd);
@@ -1023,10 +1020,7 @@ TEST_F(abi, auto_delete_then_register_again)
 	ASSERT_EQ(0, creg(&self->c, self->c.fd, PREFIX "again u64 b",
 			  self->c.mem, 4, 0, 0, NULL));
 	ASSERT_TRUE(ue_event_exists(name));
-	ASSERT_EQ(0, ue_enable(name, true));
-	ASSERT_WORD(self->c.mem, 4, FILL32 | 1);
-	ASSERT_EQ(0, ue_enable(name, false));
-	ASSERT_WORD(self->c.mem, 4, FILL32 & ~1U);
+	ASSERT_BIT0_FOLLOWS(name, self->c.mem);
 }
 
 TEST_F(abi, persist_stays_until_delete)

@@ -931,6 +931,21 @@ static inline int ue_cleanup_events(const char *prefix)
 	return left;
 }
 
+/*
+ * The parent's side of a child that writes its results (res, an array) to
+ * pipefd[1] and exits 0: read them all, reap the child.
+ */
+#define UE_ASSERT_CHILD_RESULTS(pid, pipefd, res) do {			\
+	int __status = -1;						\
+									\
+	close((pipefd)[1]);						\
+	ASSERT_EQ((ssize_t)sizeof(res),					\
+		  read((pipefd)[0], (res), sizeof(res)));		\
+	close((pipefd)[0]);						\
+	ASSERT_EQ((pid), waitpid((pid), &__status, 0));		\
+	ASSERT_EQ(0, __status);						\
+} while (0)
+
 /* Fixture setup: open the data file into fd, or fail saying why */
 #define UE_ASSERT_OPEN_DATA(fd) do {					\
 	(fd) = ue_open_data();						\

@@ -44,6 +44,23 @@
 #define LD_MAP_FD(d, fd)	INSN(BPF_LD | BPF_DW | BPF_IMM, d, BPF_PSEUDO_MAP_FD, 0, fd), \
 				INSN(0, 0, 0, 0, 0)
 #define JLE_IMM(d, i, o)	INSN(BPF_JMP | BPF_JLE | BPF_K, d, 0, o, i)
+/*
+ * r0 = the value of the map's slot 0 (the key at fp + key_off), or a jump
+ * over skip instructions when there is none: 7 instructions
+ */
+#define MAP_SLOT0(map_fd, key_off, skip)				\
+	ST(BPF_W, BPF_REG_10, key_off, 0),				\
+	LD_MAP_FD(BPF_REG_1, map_fd),					\
+	MOV64_REG(BPF_REG_2, BPF_REG_10),				\
+	ADD64_IMM(BPF_REG_2, key_off),					\
+	CALL(BPF_FUNC_map_lookup_elem),					\
+	JEQ_IMM(BPF_REG_0, 0, skip)
+/* value[0] += 1, value[1] = r7, value[2] = r8: 4 instructions */
+#define COUNT_R7_R8()							\
+	MOV64_IMM(BPF_REG_1, 1),					\
+	XADD64(BPF_REG_0, BPF_REG_1, 0),				\
+	STX(BPF_DW, BPF_REG_0, BPF_REG_7, 8),				\
+	STX(BPF_DW, BPF_REG_0, BPF_REG_8, 16)
 
 /* A one-entry array map of value_size bytes */
 static int map_create(unsigned int value_size)
@@ -148,16 +165,8 @@ static int prog_count_copy(int map_fd, int a, int b)
 	n += ctx_load(insns + n, BPF_REG_8, BPF_REG_9, BPF_REG_6, b, 4);
 	{
 		struct bpf_insn rest[] = {
-			ST(BPF_W, BPF_REG_10, -4, 0),
-			LD_MAP_FD(BPF_REG_1, map_fd),
-			MOV64_REG(BPF_REG_2, BPF_REG_10),
-			ADD64_IMM(BPF_REG_2, -4),
-			CALL(BPF_FUNC_map_lookup_elem),
-			JEQ_IMM(BPF_REG_0, 0, 4),
-			MOV64_IMM(BPF_REG_1, 1),
-			XADD64(BPF_REG_0, BPF_REG_1, 0),
-			STX(BPF_DW, BPF_REG_0, BPF_REG_7, 8),
-			STX(BPF_DW, BPF_REG_0, BPF_REG_8, 16),
+			MAP_SLOT0(map_fd, -4, 4),
+			COUNT_R7_R8(),
 			MOV64_IMM(BPF_REG_0, 0),
 			EXIT(),
 		};
@@ -219,16 +228,8 @@ static int prog_stack(int map_fd, int stack_fd)
 		MOV64_IMM(BPF_REG_4, 0),
 		CALL(BPF_FUNC_get_stack),
 		MOV64_REG(BPF_REG_8, BPF_REG_0),
-		ST(BPF_W, BPF_REG_10, -68, 0),
-		LD_MAP_FD(BPF_REG_1, map_fd),
-		MOV64_REG(BPF_REG_2, BPF_REG_10),
-		ADD64_IMM(BPF_REG_2, -68),
-		CALL(BPF_FUNC_map_lookup_elem),
-		JEQ_IMM(BPF_REG_0, 0, 7),
-		MOV64_IMM(BPF_REG_1, 1),
-		XADD64(BPF_REG_0, BPF_REG_1, 0),
-		STX(BPF_DW, BPF_REG_0, BPF_REG_7, 8),
-		STX(BPF_DW, BPF_REG_0, BPF_REG_8, 16),
+		MAP_SLOT0(map_fd, -68, 7),
+		COUNT_R7_R8(),
 		/* fp - 64 was written by bpf_get_stack() (or zeroed) */
 		LDX(BPF_DW, BPF_REG_1, BPF_REG_10, -64),
 		STX(BPF_DW, BPF_REG_0, BPF_REG_1, 24),

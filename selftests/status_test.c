@@ -331,10 +331,19 @@ static void expected_text(char *buf, size_t size, struct text_ev *ev, int n,
 		 n, busy);
 }
 
-TEST_F(status, text_exact)
+/* user_events_status reads exactly the list of the n events, and counts */
+static void assert_text(struct __test_metadata *_metadata,
+			struct text_ev *ev, int n, int busy)
 {
 	char got[4096], want[4096];
-	struct text_ev ev[4];
+
+	expected_text(want, sizeof(want), ev, n, busy);
+	ASSERT_LE(0, ue_read_file(UE_STATUS_FILE, got, sizeof(got)));
+	ASSERT_STREQ(want, got);
+}
+
+TEST_F(status, text_exact)
+{
 	int sa = -1, sb = -1, sc = -1, sd = -1;
 
 	ASSERT_EQ(0, ue_reg(self->data_fd, PREFIX "ta u32 a", &sa, NULL));
@@ -343,13 +352,9 @@ TEST_F(status, text_exact)
 	ASSERT_EQ(0, ue_reg(self->data_fd, PREFIX "td s64 d", &sd, NULL));
 
 	/* Nothing attached */
-	ev[0] = (struct text_ev){ PREFIX "ta", sa, "" };
-	ev[1] = (struct text_ev){ PREFIX "tb", sb, "" };
-	ev[2] = (struct text_ev){ PREFIX "tc", sc, "" };
-	ev[3] = (struct text_ev){ PREFIX "td", sd, "" };
-	expected_text(want, sizeof(want), ev, 4, 0);
-	ASSERT_LE(0, ue_read_file(UE_STATUS_FILE, got, sizeof(got)));
-	ASSERT_STREQ(want, got);
+	assert_text(_metadata, (struct text_ev[]){
+		{ PREFIX "ta", sa, "" }, { PREFIX "tb", sb, "" },
+		{ PREFIX "tc", sc, "" }, { PREFIX "td", sd, "" } }, 4, 0);
 
 	/* tb: ftrace; tc: perf; td: ftrace and perf */
 	ASSERT_EQ(0, ue_enable(PREFIX "tb", true));
@@ -359,13 +364,10 @@ TEST_F(status, text_exact)
 	self->perf_fd[1] = ue_perf_open(PREFIX "td");
 	ASSERT_LE(0, self->perf_fd[1]);
 
-	ev[0] = (struct text_ev){ PREFIX "ta", sa, "" };
-	ev[1] = (struct text_ev){ PREFIX "tb", sb, " # Used by ftrace" };
-	ev[2] = (struct text_ev){ PREFIX "tc", sc, " # Used by perf" };
-	ev[3] = (struct text_ev){ PREFIX "td", sd, " # Used by ftrace perf" };
-	expected_text(want, sizeof(want), ev, 4, 3);
-	ASSERT_LE(0, ue_read_file(UE_STATUS_FILE, got, sizeof(got)));
-	ASSERT_STREQ(want, got);
+	assert_text(_metadata, (struct text_ev[]){
+		{ PREFIX "ta", sa, "" }, { PREFIX "tb", sb, " # Used by ftrace" },
+		{ PREFIX "tc", sc, " # Used by perf" },
+		{ PREFIX "td", sd, " # Used by ftrace perf" } }, 4, 3);
 
 	/* Detach everything again */
 	ASSERT_EQ(0, ue_enable(PREFIX "tb", false));
@@ -374,23 +376,16 @@ TEST_F(status, text_exact)
 	close(self->perf_fd[1]);
 	self->perf_fd[0] = self->perf_fd[1] = -1;
 
-	ev[0] = (struct text_ev){ PREFIX "ta", sa, "" };
-	ev[1] = (struct text_ev){ PREFIX "tb", sb, "" };
-	ev[2] = (struct text_ev){ PREFIX "tc", sc, "" };
-	ev[3] = (struct text_ev){ PREFIX "td", sd, "" };
-	expected_text(want, sizeof(want), ev, 4, 0);
-	ASSERT_LE(0, ue_read_file(UE_STATUS_FILE, got, sizeof(got)));
-	ASSERT_STREQ(want, got);
+	assert_text(_metadata, (struct text_ev[]){
+		{ PREFIX "ta", sa, "" }, { PREFIX "tb", sb, "" },
+		{ PREFIX "tc", sc, "" }, { PREFIX "td", sd, "" } }, 4, 0);
 
 	/* Closed and deleted events leave the list */
 	ue_drop_fd(&self->data_fd);
 	ASSERT_EQ(0, ue_del(PREFIX "tb"));
 	ASSERT_EQ(0, ue_del(PREFIX "td"));
-	ev[0] = (struct text_ev){ PREFIX "ta", sa, "" };
-	ev[1] = (struct text_ev){ PREFIX "tc", sc, "" };
-	expected_text(want, sizeof(want), ev, 2, 0);
-	ASSERT_LE(0, ue_read_file(UE_STATUS_FILE, got, sizeof(got)));
-	ASSERT_STREQ(want, got);
+	assert_text(_metadata, (struct text_ev[]){
+		{ PREFIX "ta", sa, "" }, { PREFIX "tc", sc, "" } }, 2, 0);
 }
 
 TEST_F(status, text_one_enabled)

@@ -948,18 +948,10 @@ static void verdict_set(struct verdict *v, const char *fmt, ...)
 	va_end(ap);
 }
 
-static bool in_set(int e, const int *set, int n)
-{
-	for (int i = 0; i < n; i++)
-		if (set[i] == e)
-			return true;
-	return false;
-}
-
 #define ALLOW(v, e, ...)							\
 	do {									\
 		static const int _s[] = { __VA_ARGS__ };			\
-		if (!in_set((e), _s, sizeof(_s) / sizeof(_s[0])))		\
+		if (!ue_in_set((e), _s, sizeof(_s) / sizeof(_s[0])))		\
 			verdict_set((v), "%s, expected one of: %s", ue_errno_name(e), #__VA_ARGS__); \
 	} while (0)
 
@@ -1113,7 +1105,7 @@ static void run_reg_write(const struct input *in, struct verdict *v)
 		reasons[nr++] = EMFILE;
 	}
 	if (nr) {
-		if (!in_set(e, reasons, nr) && e != ENOMEM)
+		if (!ue_in_set(e, reasons, nr) && e != ENOMEM)
 			verdict_set(v, "%s, but the input calls for %s%s%s", ue_errno_name(e), ue_errno_name(reasons[0]),
 				    nr > 1 ? " or " : "", nr > 1 ? ue_errno_name(reasons[1]) : "");
 	} else {
@@ -1413,7 +1405,7 @@ static void run_mmap(const struct input *in, struct verdict *v)
 			reasons[nr++] = EACCES;
 		if (in->mprot & PROT_WRITE)
 			reasons[nr++] = EPERM;
-		if (nr && !in_set(e, reasons, nr))
+		if (nr && !ue_in_set(e, reasons, nr))
 			verdict_set(v, "%s, but the input calls for %s", ue_errno_name(e), ue_errno_name(reasons[0]));
 		if (!nr && e)
 			verdict_set(v, "%s for a valid mapping", ue_errno_name(e));

@@ -79,7 +79,6 @@
 #define STATUS_FILE	TRACEFS "/user_events_status"
 #define DYN_FILE	TRACEFS "/dynamic_events"
 #define SYNTH_FILE	TRACEFS "/synthetic_events"
-#define MOD_NAME	"user_events"
 #define NAME_PFX	"ue_z"
 #define MAX_NAMES	4
 #define NFDS		8
@@ -618,18 +617,6 @@ static int do_fork(unsigned long long *s, bool exec)
  * files (they pin the module until then), then delete_module; if that is
  * refused, the files come back. 0 or -errno of delete_module.
  */
-static int mod_unload(void)
-{
-	int ret;
-
-	ue_write_str("/sys/module/" MOD_NAME "/parameters/prepare_unload", "1", 0);
-	ret = syscall(SYS_delete_module, MOD_NAME, O_NONBLOCK) ? -errno : 0;
-	if (ret)
-		ue_write_str("/sys/module/" MOD_NAME "/parameters/prepare_unload",
-			  "0", 0);
-	return ret;
-}
-
 static int do_rmmod(unsigned long long *s)
 {
 	char name[32], line[128];
@@ -658,7 +645,7 @@ static int do_rmmod(unsigned long long *s)
 			snprintf(line, sizeof(line), "!u:%s\n", name);
 			ue_write_str(DYN_FILE, line, O_APPEND);
 		}
-	ret = mod_unload();
+	ret = am_mod_unload();
 	if (ret && ret != -EWOULDBLOCK && ret != -ENOENT && ret != -EBUSY)
 		bad("delete_module: %s", strerror(-ret));
 	if (!ret)
@@ -668,13 +655,8 @@ static int do_rmmod(unsigned long long *s)
 
 static int do_insmod(void)
 {
-	int fd = open(module_ko, O_RDONLY | O_CLOEXEC), ret = 0;
+	int ret = am_mod_load(module_ko);
 
-	if (fd < 0)
-		return -errno;
-	if (syscall(SYS_finit_module, fd, "", 0))
-		ret = -errno;
-	close(fd);
 	if (ret && ret != -EEXIST)
 		bad("finit_module: %s", strerror(-ret));
 	if (!ret)
@@ -1058,7 +1040,7 @@ static void cleanup_and_check(void)
 		int ret = -1;
 
 		for (j = 0; j < 100; j++) {
-			ret = mod_unload();
+			ret = am_mod_unload();
 			if (!ret || ret == -ENOENT)
 				break;
 			usleep(50000);

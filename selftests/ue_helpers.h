@@ -365,6 +365,15 @@ static inline bool ue_one_in(struct ue_rng *r, unsigned int n)
 	return ue_rn(r, n) == 0;
 }
 
+/* Is e one of the n results in set? */
+static inline bool ue_in_set(int e, const int *set, int n)
+{
+	for (int i = 0; i < n; i++)
+		if (set[i] == e)
+			return true;
+	return false;
+}
+
 /*
  * TAP output of the test programs that do not use the kselftest harness:
  * one line "ok - <prefix><text>" or "not ok - ..." ("ok N - ..." when

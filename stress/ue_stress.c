@@ -211,18 +211,10 @@ static void failf(const char *fmt, ...)
 
 /* ------------------------------------------------------------- helpers */
 
-/* Is e (0 = success) one of the allowed results? */
-static bool allowed(int e, const int *ok, int n)
-{
-	for (int i = 0; i < n; i++)
-		if (ok[i] == e)
-			return true;
-	return false;
-}
 #define EXPECT(e, what, ...)						\
 	do {								\
 		static const int _ok[] = { __VA_ARGS__ };		\
-		if (!allowed((e), _ok, sizeof(_ok) / sizeof(_ok[0])))	\
+		if (!ue_in_set((e), _ok, sizeof(_ok) / sizeof(_ok[0])))	\
 			failf("%s: unexpected %s", (what), ue_errno_name(e)); \
 	} while (0)
 

@@ -430,6 +430,18 @@ static void attach_count_copy(struct __test_metadata *_metadata,
 	}
 }
 
+/* The map's value: the hit count, then the last val and count copied */
+static void expect_counted(struct __test_metadata *_metadata, int map_fd,
+			   __u64 hits, __u64 val, __u64 count)
+{
+	__u64 value[3];
+
+	ASSERT_EQ(0, map_read(map_fd, value));
+	EXPECT_EQ(hits, value[0]);
+	EXPECT_EQ(val, value[1]);
+	EXPECT_EQ(count, value[2]);
+}
+
 /*
  * Ten writes, some on each CPU: the program ran ten times and copied the
  * u64 at offset hdr and the u32 at offset hdr + 8 of the last record (8
@@ -458,10 +470,7 @@ TEST_F(bpf, counts_hits_and_copies_fields)
 		ASSERT_EQ((ssize_t)sizeof(r), write(self->fd, &r, sizeof(r)));
 	}
 
-	ASSERT_EQ(0, map_read(self->map_fd, value));
-	EXPECT_EQ(10ULL, value[0]);
-	EXPECT_EQ(0x112233445566770aULL, value[1]);
-	EXPECT_EQ(10ULL, value[2]);
+	expect_counted(_metadata, self->map_fd, 10ULL, 0x112233445566770aULL, 10ULL);
 
 	/* Detached: nothing listens, writes are refused, no more hits */
 	ue_drop_fd(&self->perf_fd);
@@ -476,7 +485,6 @@ TEST_F(bpf, counts_hits_and_copies_fields)
 TEST_F(bpf, with_ftrace_enabled)
 {
 	const char *name = PREFIX "both";
-	__u64 value[3];
 	struct cnt_rec r;
 	int i, s = -1, w = -1;
 
@@ -492,10 +500,7 @@ TEST_F(bpf, with_ftrace_enabled)
 		ASSERT_EQ((ssize_t)sizeof(r), write(self->fd, &r, sizeof(r)));
 	}
 
-	ASSERT_EQ(0, map_read(self->map_fd, value));
-	EXPECT_EQ(3ULL, value[0]);
-	EXPECT_EQ(3000ULL, value[1]);
-	EXPECT_EQ(3ULL, value[2]);
+	expect_counted(_metadata, self->map_fd, 3ULL, 3000ULL, 3ULL);
 	ASSERT_EQ(3, ue_trace_lines(name, self->lines, MAX_LINES));
 	EXPECT_STREQ("val=1000 count=1", self->lines[0]);
 	EXPECT_STREQ("val=3000 count=3", self->lines[2]);
@@ -571,10 +576,7 @@ TEST_F(bpf, bpf_iter_gets_the_record)
 	io[1].iov_base = &r.val;
 	io[1].iov_len = 12;
 	ASSERT_EQ(16, writev(self->fd, io, 2));
-	ASSERT_EQ(0, map_read(self->map_fd, value));
-	EXPECT_EQ(2ULL, value[0]);
-	EXPECT_EQ(0x0102030405060708ULL, value[1]);
-	EXPECT_EQ(9ULL, value[2]);
+	expect_counted(_metadata, self->map_fd, 2ULL, 0x0102030405060708ULL, 9ULL);
 }
 
 /* A byte of the test pattern; no 8 of them in a row look like an address */

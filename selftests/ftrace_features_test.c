@@ -292,12 +292,20 @@ TEST_F(ftrace, filter_glob_and_combined)
 	EXPECT_STREQ("count=5 msg= rmsg=hz dmsg=", self->lines[1]);
 }
 
+/* One record of a "u32 count" event: its write index w, then v */
+static void write_count(struct __test_metadata *_metadata, int fd, int w,
+			__u32 v)
+{
+	__u32 rec[2] = { w, v };
+
+	ASSERT_EQ(8, write(fd, rec, sizeof(rec)));
+}
+
 /* --- triggers ------------------------------------------------------------ */
 
 TEST_F(ftrace, traceoff_and_traceon_triggers)
 {
 	const char *off = PREFIX "toff", *on = PREFIX "ton";
-	__u32 rec[2];
 	int i, woff = -1, won = -1;
 
 	ASSERT_EQ(0, ue_reg(self->fd, PREFIX "toff u32 count", NULL, &woff));
@@ -311,11 +319,8 @@ TEST_F(ftrace, traceoff_and_traceon_triggers)
 	ASSERT_TRUE(tracing_on());
 
 	/* The record that matches goes in, then tracing stops */
-	rec[0] = woff;
-	for (i = 1; i <= 5; i++) {
-		rec[1] = i;
-		ASSERT_EQ(8, write(self->fd, rec, sizeof(rec)));
-	}
+	for (i = 1; i <= 5; i++)
+		write_count(_metadata, self->fd, woff, i);
 	ASSERT_FALSE(tracing_on());
 	ASSERT_EQ(3, ue_trace_lines(off, self->lines, MAX_LINES));
 	EXPECT_STREQ("count=1", self->lines[0]);
@@ -323,16 +328,12 @@ TEST_F(ftrace, traceoff_and_traceon_triggers)
 	EXPECT_STREQ("count=3", self->lines[2]);
 
 	/* traceon (unconditional) turns tracing on before its record */
-	rec[0] = won;
-	rec[1] = 77;
-	ASSERT_EQ(8, write(self->fd, rec, sizeof(rec)));
+	write_count(_metadata, self->fd, won, 77);
 	ASSERT_TRUE(tracing_on());
 	ASSERT_EQ(1, ue_trace_lines(on, self->lines, MAX_LINES));
 	EXPECT_STREQ("count=77", self->lines[0]);
 
-	rec[0] = woff;
-	rec[1] = 6;
-	ASSERT_EQ(8, write(self->fd, rec, sizeof(rec)));
+	write_count(_metadata, self->fd, woff, 6);
 	ASSERT_TRUE(tracing_on());
 	ASSERT_EQ(4, ue_trace_lines(off, self->lines, MAX_LINES));
 	EXPECT_STREQ("count=6", self->lines[3]);

@@ -659,8 +659,7 @@ TEST_F_TIMEOUT(ftrace, trace_cmd_record_report, UE_TIMEOUT(280))
 
 	ASSERT_EQ(0, ue_reg(self->fd, TC_DESC, NULL, NULL));
 
-	hex[0] = '\0';
-	hex_append(hex, p, tc_payload(p));
+	hex_of(hex, p, tc_payload(p));
 	hex_append(hex, p, tc_payload_empty(p));
 
 	n = trace_cmd(_metadata, TC_DESC, PREFIX "tc", hex, self->lines, MAX_LINES);
@@ -690,14 +689,10 @@ TEST_F_TIMEOUT(ftrace, trace_cmd_narrow_signed_fields, UE_TIMEOUT(280))
 	memcpy(p + 3, &k, 2);
 	memcpy(p + 5, &m, 1);
 	memcpy(p + 6, &f, 4);
-	hex[0] = '\0';
-	hex_append(hex, p, 10);
+	hex_of(hex, p, 10);
 
 	lines = trace_cmd(_metadata, desc, PREFIX "tcs", hex, self->lines, MAX_LINES);
-	ASSERT_EQ(1, lines) {
-		log_file("record.err");
-		log_file("report.out");
-	}
+	UE_ASSERT_ONE_LINE(lines);
 	EXPECT_STREQ("b=-100 d=-30000 k=-7 m=-8 f=-2000000000", self->lines[0]);
 }
 
@@ -715,14 +710,10 @@ TEST_F_TIMEOUT(ftrace, trace_cmd_rel_loc_u8_array, UE_TIMEOUT(280))
 	memcpy(p, &n, 4);
 	memcpy(p + 4, &v, 4);
 	memcpy(p + 8, "\xcc\xdd", 2);
-	hex[0] = '\0';
-	hex_append(hex, p, 10);
+	hex_of(hex, p, 10);
 
 	lines = trace_cmd(_metadata, desc, PREFIX "tcv", hex, self->lines, MAX_LINES);
-	ASSERT_EQ(1, lines) {
-		log_file("record.err");
-		log_file("report.out");
-	}
+	UE_ASSERT_ONE_LINE(lines);
 	EXPECT_STREQ("n=1 v=cc dd", self->lines[0]);
 }
 

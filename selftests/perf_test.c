@@ -415,8 +415,7 @@ TEST_F_TIMEOUT(perf, perf_record_and_script, UE_TIMEOUT(280))
 	/* perf record -e needs the event to exist already */
 	ASSERT_EQ(0, ue_reg(self->fd, REC_DESC, NULL, NULL));
 
-	hex[0] = '\0';
-	hex_append(hex, p, rec_payload(p, 5, "abc", "hello", -3, "world"));
+	hex_of(hex, p, rec_payload(p, 5, "abc", "hello", -3, "world"));
 	hex_append(hex, p, rec_payload(p, 4000000000u, "0123456789abcde", "",
 				       9000000000LL, "w2"));
 
@@ -453,14 +452,10 @@ TEST_F_TIMEOUT(perf, perf_script_byte_arrays, UE_TIMEOUT(280))
 	memcpy(p + 2, &d, 4);
 	memcpy(p + 6, "\x07\x08", 2);
 	memcpy(p + 8, "\x03\x04\x05", 3);
-	hex[0] = '\0';
-	hex_append(hex, p, 11);
+	hex_of(hex, p, 11);
 
 	n = perf_record_script(_metadata, desc, PREFIX "hex", hex, self->lines, MAX_LINES);
-	ASSERT_EQ(1, n) {
-		log_file("record.err");
-		log_file("report.out");
-	}
+	UE_ASSERT_ONE_LINE(n);
 	EXPECT_STREQ("a=01 02 d=03 04 05 st=07 08", self->lines[0]);
 }
 

@@ -128,6 +128,25 @@ int am_mod_load(const char *ko)
 	return ret;
 }
 
+/* After a run: rmmod (retried for 5 s), no files left, insmod; TAP lines */
+void am_reload_after_run(const char *ko)
+{
+	int i, ret = -1;
+
+	for (i = 0; i < 100; i++) {
+		ret = am_mod_unload();
+		if (!ret || ret == -ENOENT)
+			break;
+		usleep(50000);
+	}
+	am_tap(!ret || ret == -ENOENT, "rmmod after the run: %s",
+	       ret ? strerror(-ret) : "done");
+	am_tap(access(AM_DATA_FILE, F_OK) &&
+	       access(AM_TRACEFS "/events/" USER_EVENTS_SYSTEM, F_OK),
+	       "no user_events files left in tracefs");
+	am_tap(!am_mod_load(ko), "insmod after the run");
+}
+
 /*
  * Deletes every event called <pfx>0 .. <pfx>(n-1), multi-format ones
  * included (DIAG_IOCSDEL deletes them all): how many names are left.

@@ -1347,7 +1347,7 @@ int am_relayout(const struct am_opts *o)
 	pid_t writers[64], others[4];
 	unsigned long long s = o->seed ^ 0xC0C0ULL;
 	long end, next_reload;
-	int i, st, nothers = 0, gen = 0, left, ret;
+	int i, st, nothers = 0, gen = 0, left;
 	bool perf = !am_excluded(o, "perf");
 
 	opt = o;
@@ -1468,20 +1468,7 @@ int am_relayout(const struct am_opts *o)
 	if (have_fields_opt)
 		am_write_str(AM_TRACEFS "/options/fields", "0");
 	am_write_str(AM_TRACEFS "/snapshot", "0");
-	if (o->module_ko) {
-		ret = -1;
-		for (i = 0; i < 100; i++) {
-			ret = am_mod_unload();
-			if (!ret || ret == -ENOENT)
-				break;
-			usleep(50000);
-		}
-		am_tap(!ret || ret == -ENOENT, "rmmod after the run: %s",
-		       ret ? strerror(-ret) : "done");
-		am_tap(access(AM_DATA_FILE, F_OK) &&
-		       access(AM_TRACEFS "/events/" USER_EVENTS_SYSTEM, F_OK),
-		       "no user_events files left in tracefs");
-		am_tap(!am_mod_load(o->module_ko), "insmod after the run");
-	}
+	if (o->module_ko)
+		am_reload_after_run(o->module_ko);
 	return am_tap_summary();
 }

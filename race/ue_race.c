@@ -1027,7 +1027,7 @@ static int clear_all(void)
 /* After the run: undo what the workers left, then check the module can go */
 static void cleanup_and_check(void)
 {
-	int j, fd, left = clear_all();
+	int j, left = clear_all();
 
 	/* Address spaces let go from work items: retry for a while */
 	for (j = 0; j < 100 && left; j++) {
@@ -1036,25 +1036,8 @@ static void cleanup_and_check(void)
 	}
 	am_tap(!left, "every event deleted after the run (%d busy)", left);
 
-	if (module_ko) {
-		int ret = -1;
-
-		for (j = 0; j < 100; j++) {
-			ret = am_mod_unload();
-			if (!ret || ret == -ENOENT)
-				break;
-			usleep(50000);
-		}
-		am_tap(!ret || ret == -ENOENT, "rmmod after the run: %s",
-		    ret ? strerror(-ret) : "done");
-		am_tap(access(DATA_FILE, F_OK) && access(TRACEFS "/events/user_events", F_OK),
-		    "no user_events files left in tracefs");
-		fd = open(module_ko, O_RDONLY | O_CLOEXEC);
-		ret = fd >= 0 && !syscall(SYS_finit_module, fd, "", 0);
-		if (fd >= 0)
-			close(fd);
-		am_tap(ret, "insmod after the run");
-	}
+	if (module_ko)
+		am_reload_after_run(module_ko);
 }
 
 int main(int argc, char **argv)

@@ -119,13 +119,22 @@ def count(what):
     counts[what] = counts.get(what, 0) + 1
 
 
+def attempt(op, ok, refused):
+    """op(): counted as ok, or as refused with the errno; its result or None."""
+    try:
+        ret = op()
+    except OSError as e:
+        count('%s (%s)' % (refused, errname(e)))
+        return None
+    count(ok)
+    return ret
+
+
 def late_trigger_write(o, b):
     """Write through A's trigger file, opened before A was removed."""
-    try:
-        os.write(o, b'traceoff')
-        count('traceoff written through A\'s removed trigger file')
-    except OSError as e:
-        count('write refused (%s)' % errname(e))
+    attempt(lambda: os.write(o, b'traceoff'),
+            'traceoff written through A\'s removed trigger file',
+            'write refused')
     if WHERE == 'inst2':
         return
     with open(enable_path(b, None, 'trigger')) as f:
@@ -136,17 +145,12 @@ def late_trigger_write(o, b):
 
 def late_open(o, b):
     """Open A's enable file through the O_PATH descriptor o, write 1."""
-    try:
-        w = os.open('/proc/self/fd/%d' % o, os.O_WRONLY)
-    except OSError as e:
-        count('late open refused (%s)' % errname(e))
+    w = attempt(lambda: os.open('/proc/self/fd/%d' % o, os.O_WRONLY),
+                'late open of a removed enable file succeeded',
+                'late open refused')
+    if w is None:
         return
-    count('late open of a removed enable file succeeded')
-    try:
-        os.write(w, b'1')
-        count('write 1 accepted')
-    except OSError as e:
-        count('write 1 refused (%s)' % errname(e))
+    attempt(lambda: os.write(w, b'1'), 'write 1 accepted', 'write 1 refused')
     if WHERE == 'inst2':
         with open(T + '/instances/%s/set_event' % inst) as f:
             on = f.read().split()

@@ -65,28 +65,12 @@
 /* A one-entry array map of value_size bytes */
 static int map_create(unsigned int value_size)
 {
-	union bpf_attr attr;
-
-	memset(&attr, 0, sizeof(attr));
-	attr.map_type = BPF_MAP_TYPE_ARRAY;
-	attr.key_size = 4;
-	attr.value_size = value_size;
-	attr.max_entries = 1;
-
-	return sys_bpf(BPF_MAP_CREATE, &attr);
+	return ue_bpf_map1(value_size);
 }
 
 static int map_read(int map_fd, void *value)
 {
-	union bpf_attr attr;
-	__u32 key = 0;
-
-	memset(&attr, 0, sizeof(attr));
-	attr.map_fd = map_fd;
-	attr.key = (__u64)(uintptr_t)&key;
-	attr.value = (__u64)(uintptr_t)value;
-
-	return sys_bpf(BPF_MAP_LOOKUP_ELEM, &attr);
+	return ue_bpf_map1_read(map_fd, value);
 }
 
 static char verifier_log[1 << 20];

@@ -69,15 +69,7 @@ static char verifier_log[1 << 16];
 /* A one-slot BPF array of a u64 (the count of held opens): fd or -errno */
 static int count_map_create(void)
 {
-	union bpf_attr attr;
-	int fd;
-
-	memset(&attr, 0, sizeof(attr));
-	attr.map_type = BPF_MAP_TYPE_ARRAY;
-	attr.key_size = sizeof(__u32);
-	attr.value_size = sizeof(__u64);
-	attr.max_entries = 1;
-	fd = sys_bpf(BPF_MAP_CREATE, &attr);
+	int fd = ue_bpf_map1(sizeof(__u64));
 
 	return fd < 0 ? -errno : fd;
 }
@@ -85,15 +77,9 @@ static int count_map_create(void)
 /* Its count, or -1 */
 static long long count_map_read(int map)
 {
-	union bpf_attr attr;
-	__u32 key = 0;
 	__u64 val = 0;
 
-	memset(&attr, 0, sizeof(attr));
-	attr.map_fd = map;
-	attr.key = (__u64)(uintptr_t)&key;
-	attr.value = (__u64)(uintptr_t)&val;
-	if (sys_bpf(BPF_MAP_LOOKUP_ELEM, &attr))
+	if (ue_bpf_map1_read(map, &val))
 		return -1;
 
 	return val;

@@ -842,11 +842,7 @@ TEST_F_TIMEOUT(bpf, bpftrace_tracepoint_args, UE_TIMEOUT(290))
 
 		ASSERT_LE(0, ue_read_file("bpftrace.out", buf, sizeof(buf)));
 		for (line = buf; *line; line = next) {
-			next = strchr(line, '\n');
-			if (next)
-				*next++ = '\0';
-			else
-				next = line + strlen(line);
+			next = ue_cut_line(line);
 			if (!strncmp(line, "count=", 6) && n < MAX_LINES)
 				snprintf(self->lines[n++], UE_LINE_MAX, "%s", line);
 			if (!strncmp(line, "@[", 2)) {
@@ -911,11 +907,7 @@ TEST_F_TIMEOUT(bpf, bpftrace_kstack_bpf_iter, UE_TIMEOUT(290))
 		SKIP(return, "bpftrace cannot resolve this kernel's types (no BTF it can use, no kernel headers)");
 	ASSERT_LE(0, ue_read_file("bpftrace.out", buf, sizeof(buf)));
 	for (line = buf; *line; line = next) {
-		next = strchr(line, '\n');
-		if (next)
-			*next++ = '\0';
-		else
-			next = line + strlen(line);
+		next = ue_cut_line(line);
 		if (!strncmp(line, "@[", 2))
 			stacks++;
 		if (!strncmp(line, "]: ", 3))

@@ -63,11 +63,7 @@ static int lines_with_prefix(char *buf, const char *prefix,
 	int n = 0;
 
 	for (line = buf; *line; line = next) {
-		next = strchr(line, '\n');
-		if (next)
-			*next++ = '\0';
-		else
-			next = line + strlen(line);
+		next = ue_cut_line(line);
 		if (strncmp(line, prefix, strlen(prefix)))
 			continue;
 		if (n < max)

@@ -298,6 +298,17 @@ static inline void ue_print_op_counts(const char *op, long n, long ok,
 	printf(")\n");
 }
 
+/* Ends the line at line (its '\n' becomes NUL): where the next one starts */
+static inline char *ue_cut_line(char *line)
+{
+	char *next = strchr(line, '\n');
+
+	if (!next)
+		return line + strlen(line);
+	*next = '\0';
+	return next + 1;
+}
+
 /* 0 or -errno of one write of s to path, opened O_WRONLY | flags */
 static inline int ue_write_str(const char *path, const char *s, int flags)
 {

@@ -446,11 +446,7 @@ static inline int ue_status_list(struct ue_status_ent *ents, int max)
 		char *p = line, *used, *owner;
 		size_t name_len;
 
-		next = strchr(line, '\n');
-		if (next)
-			*next++ = '\0';
-		else
-			next = line + strlen(line);
+		next = ue_cut_line(line);
 
 		/* "<index>:" prefix, present for events with a status byte */
 		while (isdigit((unsigned char)*p))
@@ -610,11 +606,7 @@ static inline int ue_file_lines(const char *path, const char *needle,
 	}
 
 	for (line = buf; *line; line = next) {
-		next = strchr(line, '\n');
-		if (next)
-			*next++ = '\0';
-		else
-			next = line + strlen(line);
+		next = ue_cut_line(line);
 
 		text = strstr(line, needle);
 		if (line[0] == '#' || !text)
@@ -846,11 +838,7 @@ static inline int ue_format_file_field(const char *path, const char *field,
 		char *end, *fname, *br;
 		int o, s;
 
-		next = strchr(line, '\n');
-		if (next)
-			*next++ = '\0';
-		else
-			next = line + strlen(line);
+		next = ue_cut_line(line);
 
 		if (ue_field_line(line, &o, &s))
 			continue;

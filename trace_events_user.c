@@ -345,14 +345,15 @@ static struct user_event *user_event_find_multi(const char *name,
  *  - else its records may still be in a buffer (or a snapshot): the type
  *    stays registered as a tombstone, and its records print as those of a
  *    deleted event, with no payload decoded. Nobody's records are erased.
- *    Tombstones are freed at module exit, after the ring buffers of the
- *    instances the tracing core marked are emptied (it marks an instance
- *    when it removes an event that was enabled there);
+ *    Tombstones are freed at module exit, after the ring buffers of every
+ *    instance where one of our events was ever enabled are emptied (the
+ *    purge event, below);
  *  - past MAX_TOMBSTONES, the event's id is freed at once instead, right
  *    after emptying the instances its own removal just marked, as the
- *    core does when root deletes a dynamic event. The marks are used only
- *    right after they are set: the core drops every instance's mark when
- *    it refuses to remove a busy event, so older marks cannot be trusted.
+ *    core does when root deletes a dynamic event. The core's marks are
+ *    used only right after they are set: it drops every instance's mark
+ *    when it refuses to remove a busy event (root's "!NAME" of an enabled
+ *    synthetic event), so older marks cannot be trusted.
  *
  * @user is written under event_mutex, before the event's call is removed,
  * and read by readers under the core's trace_event_sem (read), which
@@ -453,8 +454,117 @@ static void user_event_type_free(struct user_event_type *type)
 }
 
 /*
- * Frees every tombstone at module exit, after emptying the instances the
- * core still has marked (see Open issues in Documentation/security.rst)
+ * The purge event: which instances module exit must empty
+ *
+ * At exit, the instances that may hold records of ours are those where
+ * one of our events was ever enabled, and no instance of the core says so
+ * reliably (its marks, tr->clear_trace, are dropped at every refused
+ * removal). So the module keeps its own marks, with the core's mechanism:
+ * user_event_purge_call is an event of ours that lives as long as the
+ * module (added at load, removed at exit), so every instance has a file
+ * of it, made and freed by the core with the instance. When one of our
+ * events is attached to an instance's file (user_event_reg()), the purge
+ * event's file in that instance gets EVENT_FILE_FL_WAS_ENABLED, which the
+ * core never clears. At exit, removing the purge event makes the core mark
+ * exactly those instances (probe_remove_event_call() sets clear_trace
+ * wherever the removed event's file has WAS_ENABLED), and
+ * ue_tracing_reset_marked() empties them right after, under the same
+ * event_mutex, so no refused removal can come between.
+ *
+ * The purge event can never be enabled: its removal is never refused as
+ * busy. TRACE_EVENT_FL_IGNORE_ENABLE keeps it out of the enable, filter
+ * and trigger files, set_event, available_events and the system-wide
+ * enable switches, and its reg() refuses ftrace and perf attachment
+ * alike. It has no type id, so no record can be of it. What shows in
+ * tracefs is events/user_events_unload/purge/ in every instance, with a
+ * format file (and hist, where the kernel has it).
+ *
+ * Who can set a mark: whoever can enable one of our events in an instance
+ * (root, or whom root gave the instance's files); a member of the granted
+ * group cannot. A mark costs nothing until the unload, which empties the
+ * instance once. An event that was never enabled marks nothing.
+ *
+ * Lifetimes: user_event_purge_call is module data; added and removed under
+ * event_mutex (user_event_purge_added says which), before the first event
+ * can exist and after the last is gone. Its files belong to the core,
+ * and are found and marked under event_mutex only.
+ */
+#define USER_EVENTS_PURGE_SYSTEM "user_events_unload"
+#define USER_EVENTS_PURGE_NAME "purge"
+
+static int user_event_purge_reg(struct trace_event_call *call,
+				enum trace_reg type, void *data)
+{
+	switch (type) {
+	case TRACE_REG_REGISTER:
+#ifdef CONFIG_PERF_EVENTS
+	case TRACE_REG_PERF_REGISTER:
+#endif
+		return -EPERM;
+	default:
+		return 0;
+	}
+}
+
+static struct trace_event_fields user_event_purge_fields[] = { {} };
+
+static struct trace_event_class user_event_purge_class = {
+	.system		= USER_EVENTS_PURGE_SYSTEM,
+	.reg		= user_event_purge_reg,
+	.fields_array	= user_event_purge_fields,
+	.fields		= LIST_HEAD_INIT(user_event_purge_class.fields),
+};
+
+static struct trace_event_call user_event_purge_call = {
+	.class		= &user_event_purge_class,
+	.name		= USER_EVENTS_PURGE_NAME,
+	.print_fmt	= "\"\"",
+	.flags		= TRACE_EVENT_FL_IGNORE_ENABLE |
+			  UE_TRACE_EVENT_FL_DYNAMIC,
+};
+
+/* Under event_mutex: added; a purge file of it marked in some instance */
+static bool user_event_purge_added;
+static bool user_event_purge_marked;
+
+/*
+ * Marks the instance of @file, which one of our events is being attached
+ * to, for emptying at module exit. event_mutex held (the core's attach).
+ * Fails only if the instance has no purge file of ours, which cannot
+ * happen unless root made another event of the same system and name:
+ * then the attach is refused, since the unload could not empty it.
+ */
+static int user_event_purge_mark(struct trace_event_file *file)
+{
+	struct trace_event_file *purge;
+
+	ue_lockdep_assert_event_mutex();
+
+	/*
+	 * The core sets WAS_ENABLED on @file after its first attach
+	 * succeeded, which marked this instance already.
+	 */
+	if (test_bit(EVENT_FILE_FL_WAS_ENABLED_BIT, &file->flags))
+		return 0;
+
+	purge = ue_find_event_file(file->tr, USER_EVENTS_PURGE_SYSTEM,
+				   USER_EVENTS_PURGE_NAME);
+	if (!purge || purge->event_call != &user_event_purge_call) {
+		pr_warn_ratelimited("no %s/%s event of ours in this instance: enable refused\n",
+				    USER_EVENTS_PURGE_SYSTEM,
+				    USER_EVENTS_PURGE_NAME);
+		return -EBUSY;
+	}
+
+	set_bit(EVENT_FILE_FL_WAS_ENABLED_BIT, &purge->flags);
+	user_event_purge_marked = true;
+	return 0;
+}
+
+/*
+ * Frees every tombstone at module exit, once the instances where one of
+ * our events was enabled are empty (user_event_purge_remove(), called
+ * first, under the same event_mutex)
  */
 static void user_event_tombstones_free(void)
 {
@@ -462,10 +572,6 @@ static void user_event_tombstones_free(void)
 
 	ue_lockdep_assert_event_mutex();
 
-	if (!user_event_nr_tombstones)
-		return;
-
-	ue_tracing_reset_marked();
 	list_for_each_entry_safe(type, next, &user_event_tombstones, link) {
 		list_del(&type->link);
 		user_event_type_free(type);
@@ -712,7 +818,12 @@ static int user_event_probe_file(struct user_event *user,
 	spare = user->spare_probes;
 	n = old ? old->nr_files : 0;
 
-	if (!add) {
+	if (add) {
+		int ret = user_event_purge_mark(file);
+
+		if (ret)
+			return ret;
+	} else {
 		for (i = 0; i < n && old->files[i] != file; i++)
 			;
 		if (i == n)
@@ -1391,7 +1502,8 @@ static ssize_t user_events_write_iter(struct kiocb *kiocb,
  */
 static const struct cred *user_event_cred;
 
-static int user_event_set_call_visible(struct user_event *user, bool visible)
+static int user_event_call_set_visible(struct trace_event_call *call,
+				       bool visible)
 {
 	const struct cred *old_cred;
 	int ret;
@@ -1405,13 +1517,18 @@ static int user_event_set_call_visible(struct user_event *user, bool visible)
 	old_cred = override_creds(user_event_cred);
 
 	if (visible)
-		ret = ue_trace_add_event_call(&user->call);
+		ret = ue_trace_add_event_call(call);
 	else
-		ret = ue_trace_remove_event_call(&user->call);
+		ret = ue_trace_remove_event_call(call);
 
 	revert_creds(old_cred);
 
 	return ret;
+}
+
+static int user_event_set_call_visible(struct user_event *user, bool visible)
+{
+	return user_event_call_set_visible(&user->call, visible);
 }
 
 /* Makes a parsed event a live trace event; takes ownership of @user */
@@ -2233,6 +2350,48 @@ const struct file_operations user_status_fops = {
 
 /* Setup and teardown, called by user_events_main.c */
 
+/* Adds the purge event (see user_event_purge_mark()), at load */
+static int __init user_event_purge_add(void)
+{
+	int ret;
+
+	ue_event_mutex_lock();
+	ret = user_event_call_set_visible(&user_event_purge_call, true);
+	if (!ret)
+		user_event_purge_added = true;
+	ue_event_mutex_unlock();
+
+	if (ret)
+		pr_err("cannot add the %s/%s event (%d)\n",
+		       USER_EVENTS_PURGE_SYSTEM, USER_EVENTS_PURGE_NAME, ret);
+	return ret;
+}
+
+/*
+ * Removes the purge event, at exit, once no event of ours exists, and
+ * empties the instances where one of ours was enabled: the removal makes
+ * the core mark every instance whose purge file has WAS_ENABLED, and the
+ * reset right after, under the same event_mutex, empties them before any
+ * refused removal could drop the marks. (It also empties any instance
+ * the core marked before and did not reset: a removal of ours only marks
+ * instances whose purge file is marked already.) The removal cannot be
+ * refused: the event is never enabled, in ftrace or perf
+ * (user_event_purge_reg()).
+ */
+static void user_event_purge_remove(void)
+{
+	ue_lockdep_assert_event_mutex();
+
+	if (!user_event_purge_added)
+		return;
+
+	WARN_ON(user_event_call_set_visible(&user_event_purge_call, false));
+	user_event_purge_added = false;
+	if (user_event_purge_marked)
+		ue_tracing_reset_marked();
+	user_event_purge_marked = false;
+}
+
 /* Everything but the files and "u:", which come later */
 int __init user_events_core_init(void)
 {
@@ -2271,8 +2430,15 @@ int __init user_events_core_init(void)
 		ret = -ENOMEM;
 		goto put_cred;
 	}
+
+	/* Before any event of ours can be enabled anywhere */
+	ret = user_event_purge_add();
+	if (ret)
+		goto destroy_wq;
 	return 0;
 
+destroy_wq:
+	destroy_workqueue(user_event_wq);
 put_cred:
 	put_cred(user_event_cred);
 free_buffer:
@@ -2303,7 +2469,12 @@ void user_events_core_stop(void)
 	 * tracing core releases only after our callback returned to it.
 	 */
 	ue_event_mutex_lock();
-	/* The ids of deleted events: their records go first */
+	/*
+	 * The ids of deleted events: their records go first, from every
+	 * instance where one of our events was enabled, which the removal
+	 * of the purge event marks
+	 */
+	user_event_purge_remove();
 	user_event_tombstones_free();
 	ue_event_mutex_unlock();
 }
@@ -2311,6 +2482,11 @@ void user_events_core_stop(void)
 /* Undoes user_events_core_init(), last at unload */
 void user_events_core_exit(void)
 {
+	/* Still there if the load failed after user_events_core_init() */
+	ue_event_mutex_lock();
+	user_event_purge_remove();
+	ue_event_mutex_unlock();
+
 	/* A reap queued before the last event was deleted finds nothing */
 	cancel_delayed_work_sync(&user_event_reap_work);
 	destroy_workqueue(user_event_wq);

@@ -125,6 +125,7 @@ static const struct {
 	KSYM(tracefs_create_file),
 	KSYM(tracefs_remove),
 	KSYM(tracing_reset_all_online_cpus),
+	KSYM(__find_event_file),
 #ifndef UE_HAVE_EXPORTED_ADD_EVENT_CALL
 	KSYM(trace_add_event_call),
 	KSYM(trace_remove_event_call),

@@ -29,6 +29,9 @@ struct user_events_ksyms {
 					      const struct file_operations *fops);
 	void (*tracefs_remove)(struct dentry *dentry);
 	void (*tracing_reset_all_online_cpus)(void);
+	struct trace_event_file *(*__find_event_file)(struct trace_array *tr,
+						      const char *system,
+						      const char *event);
 	struct mutex *event_mutex;		/* the tracing core's */
 	struct mutex *dyn_event_ops_mutex;	/* guards dyn_event_ops_list */
 	struct list_head *dyn_event_ops_list;
@@ -163,6 +166,25 @@ static inline void ue_event_file_put(struct trace_event_file *file)
 			 0);
 }
 #endif
+
+/*
+ * The file of the event SYSTEM:EVENT in the instance @tr, or NULL: the
+ * core's __find_event_file(), which unlike find_event_file() also finds
+ * events made with TRACE_EVENT_FL_IGNORE_ENABLE. event_mutex held: the
+ * instance's event list changes only under it, and a file found stays on
+ * it until event_mutex is released.
+ */
+static inline struct trace_event_file *
+ue_find_event_file(struct trace_array *tr, const char *system,
+		   const char *event)
+{
+	lockdep_assert_held(ue_ksyms.event_mutex);
+
+	return (struct trace_event_file *)
+		user_events_call(ue_ksyms.__find_event_file, (unsigned long)tr,
+				 (unsigned long)system, (unsigned long)event,
+				 0, 0);
+}
 
 /* Both expect event_mutex held, in Linux 5.10 as in 6.12 */
 static inline int ue_trace_add_event_call(struct trace_event_call *call)

@@ -372,8 +372,15 @@ static void user_event_mm_exit_twork(struct callback_head *twork)
 
 /*
  * sched_process_exit, in the exiting task, after exit_mm(): that cleared
- * task->mm and left the old mm as active_mm (lazy TLB, grabbed until the
- * task's last switch). If no user of it is left, this exit is the last of
+ * task->mm and left the old mm as active_mm (lazy TLB), but only until the
+ * task's next switch: exit_mm()'s mmput() (the last one runs __mmput()
+ * there) may sleep, and a task with no mm switched back in takes the
+ * previous task's active_mm (context_switch()). This then looks at another
+ * mm: mostly one in use (nothing done; the scan kills our record, and the
+ * parent's wait() may return before its teardown), rarely a dead one lent
+ * on lazily, whose record this exit kills and waits for, up to the second
+ * (Documentation/security.rst, open issue 14). If no user of it is left,
+ * this exit is the last of
  * the address space: kill its record (unless a scan did already; the
  * record stays in the table until its teardown is done) and wait in task
  * work (see above). One exiting task waits per record (UEMM_TWORK_EXIT):

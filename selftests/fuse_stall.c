@@ -73,6 +73,11 @@ struct shared {
 	/* -s: the mapper process is queued; the late registration's result */
 	atomic_int s2_queued, late_done, late_ret, late_bit;
 	pid_t s_pid, s2_pid;
+	/* -x: held reads' node ids; the node whose held reads to answer */
+	uint64_t stalled_node[64];
+	atomic_ullong release_node;
+	atomic_int x_ready, x_hold, x_exit, x_a_go, x_spin, x_spinning, x_read_done;
+	uint64_t x_addr;
 };
 static struct shared *sh;
 static char rbuf[1 << 20];
@@ -91,7 +96,7 @@ static double now(void)
 /* No FUSE_ASYNC_READ; aio on O_DIRECT files (-a) */
 static struct ue_fuse fuse = {
 	.fsize = FSIZE, .valid = 1000, .init_flags = FUSE_ASYNC_DIO,
-	.direct_io = true,
+	.direct_io = true, .second = "g",	/* -x: a page of its own */
 };
 
 static void reply(uint64_t unique, int error, const void *data, size_t len)
@@ -125,8 +130,10 @@ static void *daemon_thread(void *arg __attribute__((unused)))
 			if (atomic_load(&stall)) {
 				int i = atomic_fetch_add(&nstalled, 1);
 
-				if (i < 64)
+				if (i < 64) {
 					stalled_unique[i] = ih->unique;
+					sh->stalled_node[i] = ih->nodeid;
+				}
 				if (!atomic_fetch_add(&sh->held_total, 1))
 					sh->first_held = now();
 				fprintf(stderr, "daemon: holding READ %d\n", i);
@@ -153,11 +160,33 @@ static void *releaser_thread(void *arg __attribute__((unused)))
 	int i, n;
 
 	for (;;) {
+		uint64_t node = atomic_load(&sh->release_node);
+
+		if (node) {
+			/* -x: answer that node's held reads, keep the others */
+			int k = 0;
+
+			n = atomic_load(&nstalled);
+			for (i = 0; i < n && i < 64; i++) {
+				if (sh->stalled_node[i] == node) {
+					reply_read(stalled_unique[i]);
+					continue;
+				}
+				stalled_unique[k] = stalled_unique[i];
+				sh->stalled_node[k++] = sh->stalled_node[i];
+			}
+			atomic_store(&nstalled, k);
+			atomic_store(&sh->release_node, 0);
+			continue;
+		}
 		while (!atomic_load(&sh->release) &&
+		       !atomic_load(&sh->release_node) &&
 		       !(atomic_load(&nstalled) &&
 			 !atomic_load(&sh->no_auto_release) &&
 			 now() - sh->first_held >= HOLD_S))
 			usleep(10000);
+		if (atomic_load(&sh->release_node))
+			continue;
 		atomic_store(&stall, 0);
 		n = atomic_load(&nstalled);
 		for (i = 0; i < n && i < 64; i++)
@@ -733,6 +762,290 @@ static int last_put_async(void)
 	return ret;
 }
 
+/*
+ * -x: an exit waits for no other address space's teardown (security.rst,
+ * history 24; the reap in the data file's release that it replaced waited
+ * for any dead record it found, up to a second per release).
+ *
+ * A teardown that stalls: root enables a uprobe on the FUSE file f, which
+ * a holder process H maps; uprobe_register() takes H's mmap_lock for
+ * writing, under event_mutex, and H's own /proc/self/mem read of its page
+ * of f holds that lock for as long as the server holds the read (here, to
+ * the end). A process B registers the only enabler of an event (uexstall)
+ * and exits while a /proc/B/mem read of its page of g (R, a clone of ours
+ * sharing our address space, the read held too) keeps its mm_users: B's
+ * record is not killed at its exit. Once that read is answered, R's
+ * mmput() is the address space's last: its record is dead, and its
+ * teardown's last put of uexstall will wait for event_mutex. R lives on
+ * until A has exited: R's exit would have the scan work kill B's record
+ * before A's exit looks.
+ *
+ * Then a child A with XN data files, each with a registration of an event
+ * the parent keeps (uexkeep), and the enabler it inherited, exits: its
+ * parent's wait() must return within the bound (0.5 s times
+ * UE_TIMEOUT_FACTOR), with uexstall still there. A is forked before the
+ * attach: uprobe_register() holds dup_mmap_sem for writing while it waits,
+ * so no fork anywhere gets through dup_mmap(). A and one spinner per other
+ * CPU run SCHED_FIFO, pinned, while A exits (x_spinner()).
+ */
+#define XN 4
+static uint32_t x_word, x_bword;
+static char x_stack[64 * 1024] __attribute__((aligned(16)));
+
+static void x_holder(void)
+{
+	volatile uint32_t *m;
+	int fd = open(MNT "/f", O_RDONLY), mem;
+	uint32_t v;
+
+	m = mmap(NULL, FSIZE, PROT_READ, MAP_PRIVATE, fd, 0);
+	if (fd < 0 || m == MAP_FAILED) {
+		perror("holder setup");
+		_exit(1);
+	}
+	posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
+	atomic_fetch_add(&sh->x_ready, 1);
+	while (!atomic_load(&sh->x_hold))
+		usleep(1000);
+	mem = open("/proc/self/mem", O_RDONLY);
+	if (mem < 0 || pread(mem, &v, sizeof(v), (off_t)(uintptr_t)m) < 0)
+		perror("holder: pread /proc/self/mem");
+	pause();	/* killed */
+	_exit(0);
+}
+
+static void x_dead_registrant(void)
+{
+	struct user_reg reg;
+	void *m;
+	int dfd = open(TR "/user_events_data", O_RDWR);
+	int fd = open(MNT "/g", O_RDONLY);
+
+	m = mmap(NULL, FSIZE, PROT_READ, MAP_PRIVATE, fd, 0);
+	if (dfd < 0 || fd < 0 || m == MAP_FAILED) {
+		perror("registrant setup");
+		_exit(1);
+	}
+	posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
+	memset(&reg, 0, sizeof(reg));
+	reg.size = sizeof(reg);
+	reg.enable_size = 4;
+	reg.enable_addr = (uintptr_t)&x_bword;
+	reg.name_args = (uintptr_t)"uexstall u32 a";
+	if (ioctl(dfd, DIAG_IOCSREG, &reg)) {
+		perror("DIAG_IOCSREG uexstall");
+		_exit(1);
+	}
+	sh->x_addr = (uintptr_t)m;
+	atomic_fetch_add(&sh->x_ready, 1);
+	while (!atomic_load(&sh->x_exit))
+		usleep(1000);
+	_exit(0);
+}
+
+/* R: holds B's mm_users (and mmap_lock) while the read of g is held */
+static int x_reader(void *arg)
+{
+	char path[64];
+	uint32_t v;
+	int mem;
+
+	snprintf(path, sizeof(path), "/proc/%d/mem", *(pid_t *)arg);
+	mem = open(path, O_RDONLY);
+	if (mem < 0 || pread(mem, &v, sizeof(v), (off_t)sh->x_addr) < 0)
+		perror("reader: pread /proc/B/mem");
+	/* Not an exit yet: that would have the scan kill B's record first */
+	atomic_store(&sh->x_read_done, 1);
+	while (atomic_load(&sh->x_spin) != 2)
+		usleep(1000);
+	return 0;
+}
+
+/* To CPU @cpu, SCHED_FIFO */
+static void x_pin(int cpu)
+{
+	struct sched_param sp = { .sched_priority = 1 };
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	if (sched_setaffinity(0, sizeof(set), &set) ||
+	    sched_setscheduler(0, SCHED_FIFO, &sp))
+		perror("x_pin");
+}
+
+/*
+ * Keeps a CPU other than A's from ordinary tasks (the module's workers)
+ * while A exits: a scan work queued by A's exit runs only once A sleeps,
+ * so whatever A's exit finds and waits for, it finds itself (the reap in
+ * the data file's release lost that race to the worker otherwise).
+ */
+static void x_spinner(int cpu)
+{
+	double t0;
+
+	x_pin(cpu);
+	while (!atomic_load(&sh->x_spin))
+		usleep(1000);
+	atomic_fetch_add(&sh->x_spinning, 1);
+	t0 = now();
+	while (atomic_load(&sh->x_spin) == 1 && now() - t0 < 3)
+		;
+	_exit(0);
+}
+
+static void x_exiting_child(void)
+{
+	struct user_reg reg;
+	int i, dfd;
+
+	for (i = 0; i < XN; i++) {
+		dfd = open(TR "/user_events_data", O_RDWR);
+		memset(&reg, 0, sizeof(reg));
+		reg.size = sizeof(reg);
+		reg.enable_bit = i + 1;
+		reg.enable_size = 4;
+		reg.enable_addr = (uintptr_t)&x_word;
+		reg.name_args = (uintptr_t)"uexkeep u32 a";
+		if (dfd < 0 || ioctl(dfd, DIAG_IOCSREG, &reg))
+			_exit(1);
+	}
+	x_pin(0);
+	atomic_fetch_add(&sh->x_ready, 1);
+	while (!atomic_load(&sh->x_a_go))
+		usleep(100);
+	_exit(0);
+}
+
+static int x_present(void)
+{
+	return !access(TR "/events/user_events/uexstall", F_OK);
+}
+
+static int exit_elsewhere(void)
+{
+	const char *factor = getenv("UE_TIMEOUT_FACTOR");
+	double bound = 0.5 * (factor ? atof(factor) : 1), t0, t, tb;
+	int dfd, st, e_blocked, before, after, ret = 2;
+	struct user_reg reg;
+	int i, nspin = sysconf(_SC_NPROCESSORS_ONLN) - 1;
+	pid_t h, b, e, a, r;
+
+	atomic_store(&sh->no_auto_release, 1);
+	dfd = open(TR "/user_events_data", O_RDWR);
+	memset(&reg, 0, sizeof(reg));
+	reg.size = sizeof(reg);
+	reg.enable_size = 4;
+	reg.enable_addr = (uintptr_t)&x_word;
+	reg.name_args = (uintptr_t)"uexkeep u32 a";
+	if (dfd < 0 || ioctl(dfd, DIAG_IOCSREG, &reg)) {
+		perror("DIAG_IOCSREG uexkeep");
+		return 1;
+	}
+	h = fork();
+	if (!h)
+		x_holder();
+	b = fork();
+	if (!b)
+		x_dead_registrant();
+	/* Forked now: uprobe_register() holds dup_mmap_sem, forks wait */
+	a = fork();
+	if (!a)
+		x_exiting_child();
+	for (i = 0; i < nspin; i++)
+		if (!fork())
+			x_spinner(i + 1);
+	t0 = now();
+	while (atomic_load(&sh->x_ready) < 3 && now() - t0 < 10)
+		usleep(10000);
+	if (atomic_load(&sh->x_ready) < 3) {
+		printf("helpers not ready\n");
+		goto out;
+	}
+	atomic_store(&stall, 1);
+	r = clone(x_reader, x_stack + sizeof(x_stack), CLONE_VM | SIGCHLD, &b);
+	t0 = now();
+	while (atomic_load(&sh->held_total) < 1 && now() - t0 < 10)
+		usleep(10000);
+	atomic_store(&sh->x_hold, 1);
+	while (atomic_load(&sh->held_total) < 2 && now() - t0 < 10)
+		usleep(10000);
+	usleep(200000);
+	printf("held reads: %d\n", atomic_load(&sh->held_total));
+	if (atomic_load(&sh->held_total) < 2)
+		goto out;
+
+	/* B exits; R keeps its address space */
+	tb = now();
+	atomic_store(&sh->x_exit, 1);
+	waitpid(b, NULL, 0);
+	tb = now() - tb;
+
+	/* Root attaches a uprobe to f: event_mutex held behind H's lock */
+	st = write_file(TR "/uprobe_events", "p:uexprobe/ue " MNT "/f:0x0\n");
+	if (st) {
+		printf("uprobe_events: %d\n", st);
+		goto out;
+	}
+	e = fork();
+	if (!e)
+		_exit(write_file(TR "/events/uexprobe/ue/enable", "1") ? 1 : 0);
+	usleep(500000);
+	e_blocked = waitpid(e, &st, WNOHANG) == 0;
+	printf("uprobe enable blocked: %s\n", e_blocked ? "yes" : "no");
+
+	/* R's read answered: its mmput() is B's address space's last */
+	atomic_store(&sh->release_node, 3);
+	while (atomic_load(&sh->release_node))
+		usleep(1000);
+	while (!atomic_load(&sh->x_read_done))
+		usleep(1000);
+	before = x_present();
+
+	atomic_store(&sh->x_spin, 1);
+	while (atomic_load(&sh->x_spinning) < nspin)
+		usleep(1000);
+	t = now();
+	atomic_store(&sh->x_a_go, 1);
+	waitpid(a, &st, 0);
+	t = now() - t;
+	atomic_store(&sh->x_spin, 2);
+	waitpid(r, NULL, 0);
+	after = x_present();
+	printf("B's exit took %.3f s\n", tb);
+	printf("uexstall before the exit: %s, after: %s\n",
+	       before ? "present" : "gone", after ? "present" : "gone");
+	printf("exit with %d data files took %.3f s (status %d), bound %.3f s\n",
+	       XN, t, WIFEXITED(st) ? WEXITSTATUS(st) : -1, bound);
+	if (e_blocked && before && after && WIFEXITED(st) &&
+	    !WEXITSTATUS(st))
+		ret = t < bound ? 0 : 2;
+
+	release_reads();
+	waitpid(e, NULL, 0);
+	write_file(TR "/events/uexprobe/ue/enable", "0");
+	write_file(TR "/uprobe_events", "-:uexprobe/ue\n");
+	t0 = now();
+	while (x_present() && now() - t0 < 10)
+		usleep(10000);
+	printf("uexstall after the release: %s (%.3f s)\n",
+	       x_present() ? "present" : "gone", now() - t0);
+out:
+	release_reads();
+	atomic_store(&sh->x_a_go, 1);
+	atomic_store(&sh->x_exit, 1);
+	atomic_store(&sh->x_spin, 2);
+	while (waitpid(-1, NULL, WNOHANG) > 0)
+		;
+	kill(h, SIGKILL);
+	waitpid(h, NULL, 0);
+	close(dfd);
+	usleep(500000);
+	write_file(TR "/dynamic_events", "!u:uexkeep\n");
+	umount2(MNT, MNT_DETACH);
+	return ret;
+}
+
 int main(int argc, char **argv)
 {
 	struct timed st = { .what = "status read" }, dy = { .what = "u: command" };
@@ -801,6 +1114,8 @@ int main(int argc, char **argv)
 		return last_put_async();
 	if (argc > 1 && !strcmp(argv[1], "-s"))
 		return stopped_owner();
+	if (argc > 1 && !strcmp(argv[1], "-x"))
+		return exit_elsewhere();
 	if (!userns) {
 		/* Every thread and process before the page is held */
 		enabler = fork();

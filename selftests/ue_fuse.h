@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * A FUSE server of one file, "f" (node 2) in the root, for the test
- * programs that hold a page fault on a file (selftests/fuse_stall.c,
- * race/held.c): the replies and the requests every such server answers
- * the same way (INIT, LOOKUP, GETATTR, OPEN, INTERRUPT, FORGET). Each program reads the
- * requests itself and answers READ, FLUSH and the rest as its test needs.
+ * A FUSE server of one file, "f" (node 2) in the root, and a second one
+ * (node 3) where asked, for the test programs that hold a page fault on a
+ * file (selftests/fuse_stall.c, race/held.c): the replies and the requests
+ * every such server answers the same way (INIT, LOOKUP, GETATTR, OPEN,
+ * INTERRUPT, FORGET). Each program reads the requests itself and answers
+ * READ, FLUSH and the rest as its test needs.
  */
 #ifndef UE_FUSE_H
 #define UE_FUSE_H
@@ -25,6 +26,7 @@ struct ue_fuse {
 	uint64_t valid;		/* seconds the entry and attributes are valid */
 	uint32_t init_flags;	/* of the INIT flags the kernel offers */
 	bool direct_io;		/* an O_DIRECT open gets FOPEN_DIRECT_IO */
+	const char *second;	/* a second file like "f" (node 3), or NULL */
 };
 
 static inline void ue_fuse_reply(const struct ue_fuse *f, uint64_t unique,
@@ -83,15 +85,18 @@ static inline bool ue_fuse_answer(const struct ue_fuse *f,
 	case FUSE_LOOKUP: {
 		struct fuse_entry_out eo;
 
-		if (strcmp(in, "f")) {
+		memset(&eo, 0, sizeof(eo));
+		if (!strcmp(in, "f"))
+			eo.nodeid = 2;
+		else if (f->second && !strcmp(in, f->second))
+			eo.nodeid = 3;
+		else {
 			ue_fuse_reply(f, ih->unique, -ENOENT, NULL, 0);
 			return true;
 		}
-		memset(&eo, 0, sizeof(eo));
-		eo.nodeid = 2;
 		eo.entry_valid = f->valid;
 		eo.attr_valid = f->valid;
-		ue_fuse_attr(f, &eo.attr, 2);
+		ue_fuse_attr(f, &eo.attr, eo.nodeid);
 		ue_fuse_reply(f, ih->unique, 0, &eo, sizeof(eo));
 		return true;
 	}

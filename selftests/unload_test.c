@@ -741,6 +741,9 @@ static int remote_regs_in_child(const char *persist_desc, const char *desc)
 	return ret;
 }
 
+/* The module's purge event (trace_events_user.c, user_event_purge_mark()) */
+#define UE_PURGE_DIR UE_TRACEFS "/events/user_events_unload"
+
 /* Nothing of the module left in tracefs: files, events, dynamic_events */
 static bool tracefs_clean(char *out, size_t size)
 {
@@ -748,7 +751,8 @@ static bool tracefs_clean(char *out, size_t size)
 
 	if (!access(UE_DATA_FILE, F_OK) || !access(UE_STATUS_FILE, F_OK) ||
 	    !access(UE_EVENTS_DIR, F_OK) ||
-	    !access(UE_EVENTS_DIR "_multi", F_OK)) {
+	    !access(UE_EVENTS_DIR "_multi", F_OK) ||
+	    !access(UE_PURGE_DIR, F_OK)) {
 		snprintf(out, size, "user_events files left");
 		return false;
 	}
@@ -888,6 +892,234 @@ TEST_F(unload, max_enablers_param)
 	ASSERT_EQ(0, do_insmod(self->out, sizeof(self->out))) {
 		TH_LOG("insmod: %s", self->out);
 	}
+}
+
+/* Does the file at @path hold @str? 1, 0 or -errno */
+static int file_has(const char *path, const char *str)
+{
+	size_t size = 8 << 20;
+	char *buf = malloc(size);
+	ssize_t len;
+	int ret;
+
+	if (!buf)
+		return -ENOMEM;
+	len = ue_read_file(path, buf, size);
+	ret = len < 0 ? (int)len : !!strstr(buf, str);
+	free(buf);
+	return ret;
+}
+
+/*
+ * The purge event, which marks the instances the unload empties, can be
+ * neither enabled nor filtered nor triggered, is in no list of events to
+ * enable, and has no id (tracefs shows its format only).
+ */
+TEST_F(unload, purge_event_never_enabled)
+{
+	static const char *const absent[] = { "enable", "filter", "trigger",
+					      "id", "inject" };
+	char buf[4096];
+	unsigned int i;
+	ssize_t len;
+
+	ASSERT_EQ(0, access(UE_PURGE_DIR "/purge/format", R_OK));
+	for (i = 0; i < ARRAY_SIZE(absent); i++) {
+		char path[256];
+
+		snprintf(path, sizeof(path), UE_PURGE_DIR "/purge/%s",
+			 absent[i]);
+		errno = 0;
+		EXPECT_EQ(-1, access(path, F_OK)) {
+			TH_LOG("%s exists", path);
+		}
+		EXPECT_EQ(ENOENT, errno);
+	}
+	/* Nothing in its system can be enabled */
+	EXPECT_EQ(-EINVAL, ue_write_file(UE_PURGE_DIR "/enable", "1\n", false));
+	EXPECT_EQ(-EINVAL, ue_write_file(UE_TRACEFS "/set_event",
+					 "user_events_unload:purge\n", false));
+	len = ue_read_file(UE_PURGE_DIR "/enable", buf, sizeof(buf));
+	ASSERT_LT(0, len);
+	/* The state of a system none of whose events can be enabled */
+	EXPECT_STREQ("?\n", buf);
+	EXPECT_EQ(0, file_has(UE_TRACEFS "/available_events",
+			      "user_events_unload"));
+	EXPECT_EQ(0, file_has(UE_TRACEFS "/set_event", "user_events_unload"));
+}
+
+#define PU_INST UE_TRACEFS "/instances/" PREFIX "pu"
+#define PU_KEEP UE_TRACEFS "/instances/" PREFIX "pukeep"
+#define PU_SYNTH PREFIX "pusyn"
+
+/*
+ * Creates and deletes (DIAG_IOCSDEL) one event that nobody enables; its
+ * id, or -errno. Through the status page ABI: an enable bit would make
+ * this address space pin the module until it exits.
+ */
+static long pu_churn_once(void)
+{
+	long id;
+	int fd;
+
+	fd = ue_open_data();
+	if (fd < 0)
+		return -errno;
+	id = ue_reg(fd, PREFIX "puchurn u64 v", NULL, NULL);
+	if (!id)
+		id = ue_event_id(PREFIX "puchurn");
+	close(fd);
+	if (ue_del(PREFIX "puchurn") && id > 0)
+		id = -EBUSY;
+	return id;
+}
+
+#define PU_UPROBES UE_TRACEFS "/uprobe_events"
+#define PU_UPROBE PREFIX "puup"
+
+/*
+ * Makes the tracing core refuse to remove an enabled event of its own
+ * (probe_remove_event_call()'s busy path, which drops every instance's
+ * mark), as an administrator would: "!NAME" of an enabled synthetic event,
+ * or where the kernel has none (Debian 11's 5.10), "-:NAME" of an enabled
+ * uprobe event (never hit: an offset in this program). 0 or -errno.
+ */
+static int pu_refused_removal(void)
+{
+	const char *enable, *del, *file;
+	char exe[256], cmd[512];
+	ssize_t len;
+	int ret;
+
+	if (ue_have_synth_events()) {
+		file = UE_TRACEFS "/synthetic_events";
+		snprintf(cmd, sizeof(cmd), PU_SYNTH " u32 x\n");
+		enable = UE_TRACEFS "/events/synthetic/" PU_SYNTH "/enable";
+		del = "!" PU_SYNTH "\n";
+	} else {
+		len = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+		if (len < 0)
+			return -errno;
+		exe[len] = '\0';
+		file = PU_UPROBES;
+		snprintf(cmd, sizeof(cmd), "p:uprobes/" PU_UPROBE " %s:0x100\n",
+			 exe);
+		enable = UE_TRACEFS "/events/uprobes/" PU_UPROBE "/enable";
+		del = "-:uprobes/" PU_UPROBE "\n";
+	}
+
+	ret = ue_write_file(file, cmd, false);
+	if (ret)
+		return ret;
+	ret = ue_write_file(enable, "1", false);
+	if (!ret) {
+		/* Refused: EBUSY. Done anyway: not what is tested */
+		ret = ue_write_file(file, del, false);
+		ret = ret == -EBUSY ? 0 : ret ? ret : -EEXIST;
+		ue_write_file(enable, "0", false);
+	}
+	if (ue_write_file(file, del, false) && !ret)
+		ret = -EIO;
+	return ret;
+}
+
+/*
+ * The records of a deleted event go at the unload from the instances where
+ * it was enabled, even after the tracing core forgot those instances: the
+ * core drops every instance's "clear on removal" mark when it refuses to
+ * remove a busy event (an administrator deleting an enabled synthetic
+ * event, or uprobe event where there are no synthetic ones). An event
+ * created after the reload takes the deleted one's type id; before, it
+ * printed the old records with its own fields (found by make race
+ * RACE_MODE=relayout). An instance where no event of ours was ever
+ * enabled keeps its records.
+ */
+TEST_F_TIMEOUT(unload, deleted_records_purged_at_unload, UE_TIMEOUT(600))
+{
+	static char lines[16][UE_LINE_MAX];
+	long old_id, new_id, id = 0, prev = 0;
+	int i, n, same = 0, w = -1, fd;
+	unsigned char rec[12];
+	__u64 v;
+
+	if (!ue_have_synth_events() && access(PU_UPROBES, F_OK))
+		SKIP(return,
+		     "kernel without synthetic or uprobe events: no removal the core refuses");
+	rmdir(PU_INST);
+	rmdir(PU_KEEP);
+	ue_write_file(UE_TRACEFS "/synthetic_events", "!" PU_SYNTH "\n",
+		      false);
+	ue_write_file(PU_UPROBES, "-:uprobes/" PU_UPROBE "\n", false);
+
+	/* No tombstone of earlier tests: ours is the only id freed below */
+	ASSERT_EQ(0, ue_mod_reload(""));
+	/* Until the core hands out the lowest free id (6.1: once wrapped) */
+	for (i = 0; i < 140000 && same < 3; i++) {
+		id = pu_churn_once();
+		ASSERT_LT(0, id);
+		same = id == prev ? same + 1 : 0;
+		prev = id;
+	}
+	TH_LOG("%d events created and deleted, then id %ld each time", i, id);
+	ASSERT_EQ(3, same);
+
+	ASSERT_EQ(0, mkdir(PU_INST, 0755));
+	ASSERT_EQ(0, mkdir(PU_KEEP, 0755));
+	ASSERT_EQ(0, ue_write_file(PU_KEEP "/trace_marker", "keep me\n",
+				   false));
+
+	/* Records of the old event in the instance only */
+	self->fd = ue_open_data();
+	ASSERT_LE(0, self->fd);
+	ASSERT_EQ(0, ue_reg(self->fd, PREFIX "puold u64 v", NULL, &w));
+	old_id = ue_event_id(PREFIX "puold");
+	ASSERT_EQ(id, old_id);
+	ASSERT_EQ(0, ue_write_file(PU_INST "/events/user_events/" PREFIX
+				   "puold/enable", "1", false));
+	for (i = 0; i < 3; i++) {
+		v = 0x4141414141414141ULL + i;
+		memcpy(rec, &w, sizeof(w));
+		memcpy(rec + sizeof(w), &v, sizeof(v));
+		ASSERT_EQ((ssize_t)sizeof(rec),
+			  write(self->fd, rec, sizeof(rec)));
+	}
+	ASSERT_EQ(3, ue_file_lines(PU_INST "/trace", ": " PREFIX "puold: ",
+				   lines, 16));
+	ASSERT_EQ(0, ue_write_file(PU_INST "/events/user_events/" PREFIX
+				   "puold/enable", "0", false));
+	/* Deleted: its id stays, a tombstone */
+	close(self->fd);
+	self->fd = -1;
+	ASSERT_EQ(0, ue_del(PREFIX "puold"));
+	ASSERT_FALSE(ue_event_exists(PREFIX "puold"));
+
+	/* An administrator tries to delete an enabled event: refused */
+	ASSERT_EQ(0, pu_refused_removal());
+	/* The records are still there, as a deleted event's */
+	ASSERT_EQ(3, ue_file_lines(PU_INST "/trace", ": ", lines, 16));
+	for (i = 0; i < 3; i++)
+		EXPECT_STREQ(PREFIX "puold: (deleted event)", lines[i]);
+
+	/* Unload, load: the next event takes the freed id */
+	ASSERT_EQ(0, ue_mod_reload(""));
+	fd = ue_open_data();
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, ue_reg(fd, PREFIX "punew u64 v", NULL, NULL));
+	new_id = ue_event_id(PREFIX "punew");
+	EXPECT_EQ(old_id, new_id);
+
+	/* Exactly: nothing in the instance, the other one untouched */
+	n = ue_file_lines(PU_INST "/trace", ": ", lines, 16);
+	for (i = 0; i < n && i < 16; i++)
+		TH_LOG("left in the instance: %s", lines[i]);
+	EXPECT_EQ(0, n);
+	ASSERT_EQ(1, ue_file_lines(PU_KEEP "/trace", ": ", lines, 16));
+	EXPECT_STREQ("tracing_mark_write: keep me", lines[0]);
+
+	close(fd);
+	EXPECT_EQ(0, ue_del(PREFIX "punew"));
+	EXPECT_EQ(0, rmdir(PU_INST));
+	EXPECT_EQ(0, rmdir(PU_KEEP));
 }
 
 TEST_HARNESS_MAIN

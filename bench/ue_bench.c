@@ -71,6 +71,7 @@
 #include <linux/perf_event.h>
 
 #include "uapi/linux/user_events.h"
+#include "../selftests/ue_helpers.h"
 
 #define TRACEFS "/sys/kernel/tracing"
 #define DATA_FILE TRACEFS "/user_events_data"
@@ -116,22 +117,10 @@ static uint64_t now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
 }
 
+/* 0 or -errno (selftests/ue_helpers.h) */
 static int write_file(const char *path, const char *text)
 {
-	int fd = open(path, O_WRONLY | O_CLOEXEC);
-	ssize_t n;
-
-	if (fd < 0)
-		return -errno;
-	n = write(fd, text, strlen(text));
-	if (n < 0) {
-		int err = -errno;
-
-		close(fd);
-		return err;
-	}
-	close(fd);
-	return 0;
+	return ue_write_str(path, text, 0);
 }
 
 static void must_write_file(const char *path, const char *text)
@@ -142,27 +131,12 @@ static void must_write_file(const char *path, const char *text)
 		die("write '%s' to %s: %s", text, path, strerror(-ret));
 }
 
-static ssize_t read_file(const char *path, char *buf, size_t size)
-{
-	size_t len = 0;
-	ssize_t n;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-
-	if (fd < 0)
-		return -errno;
-	while (len + 1 < size && (n = read(fd, buf + len, size - 1 - len)) > 0)
-		len += n;
-	buf[len] = '\0';
-	close(fd);
-	return len;
-}
-
 static long event_id(const char *system, const char *name)
 {
 	char path[512], buf[64];
 
 	snprintf(path, sizeof(path), TRACEFS "/events/%s/%s/id", system, name);
-	if (read_file(path, buf, sizeof(buf)) <= 0)
+	if (ue_read_upto(path, buf, sizeof(buf)) <= 0)
 		die("cannot read %s", path);
 	return atol(buf);
 }
@@ -186,7 +160,7 @@ static long long ftrace_records(void)
 	for (cpu = 0; cpu < 256; cpu++) {
 		snprintf(path, sizeof(path), TRACEFS "/per_cpu/cpu%d/stats",
 			 cpu);
-		if (read_file(path, buf, sizeof(buf)) < 0)
+		if (ue_read_upto(path, buf, sizeof(buf)) < 0)
 			break;
 		p = strstr(buf, "entries:");
 		if (p)
@@ -209,48 +183,28 @@ static int open_data(void)
 	return fd;
 }
 
-/* Status page ABI: returns the write index, *status_index set */
+/*
+ * Registration in both ABIs (selftests/ue_helpers.h): the write index, or
+ * -errno; the status page one sets *status_index
+ */
 static int reg_status(int fd, const char *desc, int *status_index)
 {
-	struct user_status_reg reg = {
-		.size = sizeof(reg),
-		.name_args = (uint64_t)(uintptr_t)desc,
-	};
+	int w = -1, ret = ue_reg(fd, desc, status_index, &w);
 
-	if (ioctl(fd, DIAG_IOCSREG, &reg) < 0)
-		return -errno;
-	if (status_index)
-		*status_index = reg.status_index;
-	return reg.write_index;
+	return ret ?: w;
 }
 
-/* Remote write ABI: returns the write index */
 static int reg_write(int fd, const char *desc, void *addr, int bit,
 		     uint16_t flags)
 {
-	struct user_write_reg reg = {
-		.size = sizeof(reg),
-		.enable_bit = bit,
-		.enable_size = 4,
-		.flags = flags,
-		.enable_addr = (uint64_t)(uintptr_t)addr,
-		.name_args = (uint64_t)(uintptr_t)desc,
-	};
+	int w = -1, ret = ue_wreg(fd, desc, addr, 4, bit, flags, &w);
 
-	if (ioctl(fd, DIAG_IOCSREG, &reg) < 0)
-		return -errno;
-	return reg.write_index;
+	return ret ?: w;
 }
 
 static int unreg_write(int fd, void *addr, int bit)
 {
-	struct user_write_unreg unreg = {
-		.size = sizeof(unreg),
-		.disable_bit = bit,
-		.disable_addr = (uint64_t)(uintptr_t)addr,
-	};
-
-	return ioctl(fd, DIAG_IOCSUNREG, &unreg) < 0 ? -errno : 0;
+	return ue_wunreg(fd, addr, bit);
 }
 
 /* Deletes an unused event, waiting for a pending reap to finish */
@@ -277,7 +231,7 @@ static long active_events(void)
 
 	if (!buf)
 		buf = malloc(size);
-	if (read_file(STATUS_FILE, buf, size) < 0)
+	if (ue_read_upto(STATUS_FILE, buf, size) < 0)
 		die("read %s", STATUS_FILE);
 	p = strstr(buf, "\nActive: ");
 	if (!p)
@@ -944,7 +898,7 @@ static void prof_parse(const char *row, long count, bool tree)
 	char *line, *save;
 	int n = 0, i;
 
-	if (read_file(TRACEFS "/trace", buf, sizeof(buf)) < 0)
+	if (ue_read_upto(TRACEFS "/trace", buf, sizeof(buf)) < 0)
 		die("read trace");
 	for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
 		char *bar, *us, *fn, *end, name[128];
@@ -1392,7 +1346,7 @@ static void snapshot(struct snapshot *s)
 	write_file("/proc/sys/vm/drop_caches", "3");
 
 	memset(s, 0, sizeof(*s));
-	if (read_file("/proc/meminfo", buf, sizeof(buf)) < 0)
+	if (ue_read_upto("/proc/meminfo", buf, sizeof(buf)) < 0)
 		die("read /proc/meminfo");
 	for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save))
 		for (i = 0; mem_fields[i]; i++) {
@@ -1401,7 +1355,7 @@ static void snapshot(struct snapshot *s)
 			if (!strncmp(line, mem_fields[i], l) && line[l] == ':')
 				s->mem[i] = atoll(line + l + 1) * 1024;
 		}
-	if (read_file("/proc/slabinfo", buf, sizeof(buf)) <= 0)
+	if (ue_read_upto("/proc/slabinfo", buf, sizeof(buf)) <= 0)
 		return;
 	for (line = strtok_r(buf, "\n", &save); line && s->nslabs < MAX_SLABS;
 	     line = strtok_r(NULL, "\n", &save)) {
@@ -1603,7 +1557,7 @@ static void *fork_status_reader(void *arg)
 		uint64_t t0 = now_ns();
 		double dt;
 
-		read_file(TRACEFS "/user_events_status", buf, sizeof(buf));
+		ue_read_upto(TRACEFS "/user_events_status", buf, sizeof(buf));
 		dt = (now_ns() - t0) / 1e6;
 		if (dt > fork_status_worst)
 			fork_status_worst = dt;
@@ -1700,7 +1654,7 @@ static long thread_vcsw(void)
 {
 	char buf[4096], *p;
 
-	if (read_file("/proc/thread-self/status", buf, sizeof(buf)) <= 0)
+	if (ue_read_upto("/proc/thread-self/status", buf, sizeof(buf)) <= 0)
 		return 0;
 	p = strstr(buf, "\nvoluntary_ctxt_switches:");
 	return p ? atol(p + 26) : 0;

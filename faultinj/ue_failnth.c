@@ -38,6 +38,7 @@
 
 #define USER_EVENTS_REMOTE_WRITE_ABI
 #include "uapi/linux/user_events.h"
+#include "../selftests/ue_helpers.h"
 
 #define TRACEFS "/sys/kernel/tracing"
 #define DATA TRACEFS "/user_events_data"
@@ -46,21 +47,15 @@
 #define PREPARE "/sys/module/user_events/parameters/prepare_unload"
 #define DEBUGFS "/sys/kernel/debug"
 
-static int passed, failed, max_n = 200;
+static struct ue_tally tally;
+static int max_n = 200;
 static long base_active;
 static long base_refcnt;
 static __u64 word;
 
 static int write_str(const char *path, const char *s)
 {
-	int fd = open(path, O_WRONLY | O_CLOEXEC), ret = 0;
-
-	if (fd < 0)
-		return -errno;
-	if (write(fd, s, strlen(s)) < 0)
-		ret = -errno;
-	close(fd);
-	return ret;
+	return ue_write_str(path, s, 0);
 }
 
 static int read_str(const char *path, char *buf, size_t size)
@@ -265,55 +260,25 @@ static void tap(bool ok, const char *fmt, ...)
 {
 	va_list ap;
 
-	printf("%s %d - ", ok ? "ok" : "not ok", passed + failed + 1);
 	va_start(ap, fmt);
-	vprintf(fmt, ap);
+	ue_vtap(&tally, true, "", ok, fmt, ap);
 	va_end(ap);
-	printf("\n");
-	fflush(stdout);
-	if (ok)
-		passed++;
-	else
-		failed++;
 }
 
+/* Registration in both ABIs and unregistration of the enable word */
 static int reg(int fd, const char *desc, __u16 flags, __u8 bit, int *idx)
 {
-	struct user_reg r = {
-		.size = sizeof(r),
-		.enable_size = sizeof(word),
-		.enable_bit = bit,
-		.flags = flags,
-		.enable_addr = (__u64)(uintptr_t)&word,
-		.name_args = (__u64)(uintptr_t)desc,
-	};
-
-	if (ioctl(fd, DIAG_IOCSREG, &r) < 0)
-		return -errno;
-	if (idx)
-		*idx = r.write_index;
-	return 0;
+	return ue_wreg(fd, desc, &word, sizeof(word), bit, flags, idx);
 }
 
 static int reg_status_abi(int fd, const char *desc)
 {
-	struct user_status_reg r = {
-		.size = sizeof(r),
-		.name_args = (__u64)(uintptr_t)desc,
-	};
-
-	return ioctl(fd, DIAG_IOCSREG, &r) < 0 ? -errno : 0;
+	return ue_reg(fd, desc, NULL, NULL);
 }
 
 static int unreg(int fd, __u8 bit)
 {
-	struct user_unreg u = {
-		.size = sizeof(u),
-		.disable_bit = bit,
-		.disable_addr = (__u64)(uintptr_t)&word,
-	};
-
-	return ioctl(fd, DIAG_IOCSUNREG, &u) < 0 ? -errno : 0;
+	return ue_wunreg(fd, &word, bit);
 }
 
 static int del(int fd, const char *name)
@@ -332,7 +297,6 @@ static int enable(const char *name, bool on)
 
 static int perf_open(const char *name)
 {
-	struct perf_event_attr pe = { 0 };
 	char path[256], buf[32];
 	int fd;
 
@@ -340,12 +304,7 @@ static int perf_open(const char *name)
 		 name);
 	if (read_str(path, buf, sizeof(buf)))
 		return -errno;
-	pe.type = PERF_TYPE_TRACEPOINT;
-	pe.size = sizeof(pe);
-	pe.config = strtoull(buf, NULL, 10);
-	pe.sample_period = 1;
-	pe.sample_type = PERF_SAMPLE_RAW;
-	fd = syscall(__NR_perf_event_open, &pe, -1, 0, -1, PERF_FLAG_FD_CLOEXEC);
+	fd = ue_perf_open_id(strtoull(buf, NULL, 10), PERF_SAMPLE_RAW, -1, 0);
 	return fd < 0 ? -errno : fd;
 }
 
@@ -679,6 +638,5 @@ int main(int argc, char **argv)
 	close(data_fd);
 	tap(active_events() == base, "nothing left: %ld events (want %ld)",
 	    active_events(), base);
-	printf("%d passed, %d failed\n", passed, failed);
-	return failed ? 1 : 0;
+	return ue_tally_summary(&tally);
 }

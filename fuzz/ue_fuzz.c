@@ -53,6 +53,7 @@
 #include <unistd.h>
 
 #include "uapi/linux/user_events.h"
+#include "../selftests/ue_helpers.h"
 
 #define TRACEFS "/sys/kernel/tracing"
 #define DATA_FILE TRACEFS "/user_events_data"
@@ -113,44 +114,7 @@ struct input {
 
 /* ------------------------------------------------------------------ utils */
 
-struct rng { uint64_t s; };
-
-static uint64_t rnext(struct rng *r)
-{
-	uint64_t z = (r->s += 0x9e3779b97f4a7c15ULL);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-	return z ^ (z >> 31);
-}
-static unsigned int rn(struct rng *r, unsigned int n) { return n ? rnext(r) % n : 0; }
-static bool one_in(struct rng *r, unsigned int n) { return rn(r, n) == 0; }
-
-static const char *errname(int e)
-{
-	static char b[32];
-
-	switch (e) {
-	case 0: return "success";
-	case EINVAL: return "EINVAL";
-	case EFAULT: return "EFAULT";
-	case E2BIG: return "E2BIG";
-	case ENOENT: return "ENOENT";
-	case EADDRINUSE: return "EADDRINUSE";
-	case EBUSY: return "EBUSY";
-	case ENOSPC: return "ENOSPC";
-	case EMFILE: return "EMFILE";
-	case EBADF: return "EBADF";
-	case EPERM: return "EPERM";
-	case ESPIPE: return "ESPIPE";
-	case ENOMEM: return "ENOMEM";
-	case ENOTTY: return "ENOTTY";
-	case EACCES: return "EACCES";
-	case ENODEV: return "ENODEV";
-	}
-	snprintf(b, sizeof(b), "errno %d", e);
-	return b;
-}
+/* The generator: struct ue_rng, ue_rn() (selftests/ue_helpers.h) */
 
 static const int documented[] = {
 	0, EINVAL, EFAULT, E2BIG, ENOENT, EADDRINUSE, EBUSY, ENOSPC, EMFILE,
@@ -570,47 +534,47 @@ static const char *gtypes[] = {
 	"unsigned", "signed int", "struct", "__data_loc", "__rel_loc", "U32", "u32 ",
 };
 
-static void gen_name(struct rng *r, char *out, int max)
+static void gen_name(struct ue_rng *r, char *out, int max)
 {
 	static const char *pool[] = { "fz_a", "fz_b", "fz_c", "fz_d", "fz_e", "fz_f" };
 	static const char cs[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_";
 	int len;
 
-	switch (rn(r, 8)) {
+	switch (ue_rn(r, 8)) {
 	case 0: case 1: case 2: case 3: case 4:
-		snprintf(out, max, "%s", pool[rn(r, 6)]);
+		snprintf(out, max, "%s", pool[ue_rn(r, 6)]);
 		return;
 	case 5:
-		len = one_in(r, 2) ? 250 + rn(r, 10) : 1 + rn(r, 12);
+		len = ue_one_in(r, 2) ? 250 + ue_rn(r, 10) : 1 + ue_rn(r, 12);
 		break;
 	case 6:
-		len = rn(r, 3);
+		len = ue_rn(r, 3);
 		break;
 	default:
-		len = 1 + rn(r, 20);
+		len = 1 + ue_rn(r, 20);
 		break;
 	}
 	if (len >= max)
 		len = max - 1;
 	for (int i = 0; i < len; i++)
-		out[i] = cs[rn(r, sizeof(cs) - 1)];
+		out[i] = cs[ue_rn(r, sizeof(cs) - 1)];
 	out[len] = 0;
-	if (len && one_in(r, 6))
-		out[rn(r, len)] = "-.:/ \xe9\x7f\xa0!#"[rn(r, 11)];
+	if (len && ue_one_in(r, 6))
+		out[ue_rn(r, len)] = "-.:/ \xe9\x7f\xa0!#"[ue_rn(r, 11)];
 }
 
-static int gen_field(struct rng *r, char *out, int max, int i)
+static int gen_field(struct ue_rng *r, char *out, int max, int i)
 {
 	char fname[300], type[64];
-	int k = rn(r, 16);
+	int k = ue_rn(r, 16);
 
-	if (one_in(r, 10))
+	if (ue_one_in(r, 10))
 		gen_name(r, fname, sizeof(fname));
-	else if (one_in(r, 20))
-		snprintf(fname, sizeof(fname), "%s", one_in(r, 2) ? "common_pid" : "9x");
+	else if (ue_one_in(r, 20))
+		snprintf(fname, sizeof(fname), "%s", ue_one_in(r, 2) ? "common_pid" : "9x");
 	else
-		snprintf(fname, sizeof(fname), "f%d", one_in(r, 12) ? 0 : i);
-	snprintf(type, sizeof(type), "%s", gtypes[rn(r, one_in(r, 5) ? sizeof(gtypes) / sizeof(gtypes[0]) : 14)]);
+		snprintf(fname, sizeof(fname), "f%d", ue_one_in(r, 12) ? 0 : i);
+	snprintf(type, sizeof(type), "%s", gtypes[ue_rn(r, ue_one_in(r, 5) ? sizeof(gtypes) / sizeof(gtypes[0]) : 14)]);
 	switch (k) {
 	case 0: case 1: { /* array */
 		static const char *const counts[] = {
@@ -620,19 +584,19 @@ static int gen_field(struct rng *r, char *out, int max, int i)
 		};
 
 		return snprintf(out, max, "%s[%s] %s", type,
-				counts[rn(r, sizeof(counts) / sizeof(counts[0]))], fname);
+				counts[ue_rn(r, sizeof(counts) / sizeof(counts[0]))], fname);
 	}
 	case 2: /* dynamic */
-		return snprintf(out, max, "%s %s[] %s", one_in(r, 2) ? "__data_loc" : "__rel_loc",
-				one_in(r, 3) ? type : one_in(r, 2) ? "char" : "u8", fname);
+		return snprintf(out, max, "%s %s[] %s", ue_one_in(r, 2) ? "__data_loc" : "__rel_loc",
+				ue_one_in(r, 3) ? type : ue_one_in(r, 2) ? "char" : "u8", fname);
 	case 3: { /* struct */
 		static const char *sizes[] = { "1", "16", "1024", "1025", "0", "-3", "x", "+8" };
 
-		return snprintf(out, max, "struct %s %s %s", one_in(r, 6) ? "9bad" : "tag", fname,
-				sizes[rn(r, 8)]);
+		return snprintf(out, max, "struct %s %s %s", ue_one_in(r, 6) ? "9bad" : "tag", fname,
+				sizes[ue_rn(r, 8)]);
 	}
 	case 4: /* words missing or extra */
-		return one_in(r, 2) ? snprintf(out, max, "%s", type) :
+		return ue_one_in(r, 2) ? snprintf(out, max, "%s", type) :
 				      snprintf(out, max, "%s %s extra words here", type, fname);
 	default:
 		return snprintf(out, max, "%s %s", type, fname);
@@ -640,21 +604,21 @@ static int gen_field(struct rng *r, char *out, int max, int i)
 }
 
 /* Build a descriptor, then maybe mutate its bytes */
-static int gen_desc(struct rng *r, char *out, int max)
+static int gen_desc(struct ue_rng *r, char *out, int max)
 {
 	char name[300];
 	int n, nf;
 
 	gen_name(r, name, sizeof(name));
 	n = snprintf(out, max, "%s", name);
-	if (one_in(r, 6)) {
+	if (ue_one_in(r, 6)) {
 		static const char *fl[] = { ":BPF_ITER", ":", ":BPF_ITER,BPF_ITER", ":bpf_iter", ":FOO", ":BPF_ITER,", "::" };
 
-		n += snprintf(out + n, max - n, "%s", fl[rn(r, 7)]);
+		n += snprintf(out + n, max - n, "%s", fl[ue_rn(r, 7)]);
 	}
-	nf = one_in(r, 8) ? 0 : one_in(r, 10) ? 60 + rn(r, 8) : 1 + rn(r, 4);
+	nf = ue_one_in(r, 8) ? 0 : ue_one_in(r, 10) ? 60 + ue_rn(r, 8) : 1 + ue_rn(r, 4);
 	for (int i = 0; i < nf && n < max - 1; i++) {
-		const char *sep = i ? (one_in(r, 4) ? ";" : "; ") : " ";
+		const char *sep = i ? (ue_one_in(r, 4) ? ";" : "; ") : " ";
 
 		n += snprintf(out + n, max - n, "%s", sep);
 		if (n >= max - 1)
@@ -663,32 +627,32 @@ static int gen_desc(struct rng *r, char *out, int max)
 	}
 	if (n >= max)
 		n = max - 1;
-	if (one_in(r, 8) && n < max - 2)
-		out[n++] = one_in(r, 2) ? ';' : ' ';
+	if (ue_one_in(r, 8) && n < max - 2)
+		out[n++] = ue_one_in(r, 2) ? ';' : ' ';
 	out[n] = 0;
 	/* byte-level mutations */
-	int muts = one_in(r, 3) ? 1 + rn(r, 3) : 0;
+	int muts = ue_one_in(r, 3) ? 1 + ue_rn(r, 3) : 0;
 
 	for (int i = 0; i < muts && n > 0; i++) {
-		int at = rn(r, n);
+		int at = ue_rn(r, n);
 
-		switch (rn(r, 5)) {
+		switch (ue_rn(r, 5)) {
 		case 0: /* truncate */
 			n = at;
 			break;
 		case 1: /* replace */
-			out[at] = one_in(r, 2) ? " \t;:[]_,\n#"[rn(r, 10)] : (char)(1 + rn(r, 255));
+			out[at] = ue_one_in(r, 2) ? " \t;:[]_,\n#"[ue_rn(r, 10)] : (char)(1 + ue_rn(r, 255));
 			break;
 		case 2: /* insert */
 			if (n < max - 2) {
 				memmove(out + at + 1, out + at, n - at);
-				out[at] = " ;\t\xa0"[rn(r, 4)];
+				out[at] = " ;\t\xa0"[ue_rn(r, 4)];
 				n++;
 			}
 			break;
 		case 3: /* duplicate a chunk */
 			{
-				int len = 1 + rn(r, 40);
+				int len = 1 + ue_rn(r, 40);
 
 				if (at + len > n)
 					len = n - at;
@@ -700,7 +664,7 @@ static int gen_desc(struct rng *r, char *out, int max)
 			break;
 		default: /* pad to the length limits */
 			{
-				int target = 505 + rn(r, 12);
+				int target = 505 + ue_rn(r, 12);
 
 				while (n < target && n < max - 1)
 					out[n++] = ' ';
@@ -726,23 +690,23 @@ static const char *wdescs[] = {
 };
 #define NWDESCS ((int)(sizeof(wdescs) / sizeof(wdescs[0])))
 
-static void gen_payload(struct rng *r, struct input *in)
+static void gen_payload(struct ue_rng *r, struct input *in)
 {
 	struct model m = model_desc(in->str);
 	int len;
 
-	switch (rn(r, 8)) {
-	case 0: len = rn(r, 4); break;
-	case 1: len = MAX_PAYLOAD - 2 + rn(r, 4); break;
+	switch (ue_rn(r, 8)) {
+	case 0: len = ue_rn(r, 4); break;
+	case 1: len = MAX_PAYLOAD - 2 + ue_rn(r, 4); break;
 	case 2: len = m.min ? m.min - 1 : 0; break;
-	case 3: len = rn(r, 4100); break;
-	default: len = m.min + rn(r, 64); break;
+	case 3: len = ue_rn(r, 4100); break;
+	default: len = m.min + ue_rn(r, 64); break;
 	}
 	if (len > (int)sizeof(in->payload))
 		len = sizeof(in->payload);
 	in->plen = len;
 	for (int i = 0; i < len; i++)
-		in->payload[i] = rnext(r);
+		in->payload[i] = ue_rnext(r);
 	/* Plausible and implausible __data_loc/__rel_loc words */
 	for (int i = 0; m.valid && i < m.nfields; i++) {
 		struct model_field *f = &m.f[i];
@@ -750,15 +714,15 @@ static void gen_payload(struct rng *r, struct input *in)
 
 		if (!f->dyn || f->offset + 4 > len)
 			continue;
-		size = rn(r, 3) ? rn(r, 20) : rnext(r) & 0xffff;
+		size = ue_rn(r, 3) ? ue_rn(r, 20) : ue_rnext(r) & 0xffff;
 		if (f->dyn == 1)
-			off = rn(r, 3) ? 8 + m.min + rn(r, 8) : rnext(r) & 0xffff;
+			off = ue_rn(r, 3) ? 8 + m.min + ue_rn(r, 8) : ue_rnext(r) & 0xffff;
 		else
-			off = rn(r, 3) ? m.min - f->offset - 4 + rn(r, 8) : rnext(r) & 0xffff;
+			off = ue_rn(r, 3) ? m.min - f->offset - 4 + ue_rn(r, 8) : ue_rnext(r) & 0xffff;
 		loc = size << 16 | (off & 0xffff);
 		memcpy(in->payload + f->offset, &loc, 4);
 		/* NUL-terminate char data sometimes */
-		if (f->is_char && rn(r, 3)) {
+		if (f->is_char && ue_rn(r, 3)) {
 			long at = (f->dyn == 1 ? (long)off - 8 : (long)off + f->offset + 4) + (long)size - 1;
 
 			if (size && at >= 0 && at < len)
@@ -767,42 +731,42 @@ static void gen_payload(struct rng *r, struct input *in)
 	}
 }
 
-static void gen_input(struct rng *r, struct input *in)
+static void gen_input(struct ue_rng *r, struct input *in)
 {
 	static const uint32_t sizes[] = { 0, 1, 16, 23, 24, 25, 27, 28, 29, 32, 64, 4096, 4097, 0xffffffff };
-	int k = rn(r, 100);
+	int k = ue_rn(r, 100);
 
 	memset(in, 0, sizeof(*in));
 	in->kind = k < 30 ? K_REG_STATUS : k < 52 ? K_REG_WRITE : k < 60 ? K_UNREG : k < 64 ? K_DEL :
 		   k < 86 ? K_WRITE : k < 95 ? K_DYN : k < 97 ? K_IOCTL : K_MMAP;
-	in->ptr = one_in(r, 15) ? rn(r, NWHERE) : WH_OK;
+	in->ptr = ue_one_in(r, 15) ? ue_rn(r, NWHERE) : WH_OK;
 	switch (in->kind) {
 	case K_REG_STATUS:
-		in->size = one_in(r, 8) ? sizes[rn(r, 14)] : 24;
+		in->size = ue_one_in(r, 8) ? sizes[ue_rn(r, 14)] : 24;
 		in->slen = gen_desc(r, in->str, MAX_DESC + 40);
 		break;
 	case K_REG_WRITE:
-		in->size = one_in(r, 6) ? sizes[rn(r, 14)] : 28;
-		in->esize = one_in(r, 8) ? rn(r, 17) : one_in(r, 2) ? 4 : 8;
-		in->bit = one_in(r, 8) ? rn(r, 256) : rn(r, in->esize == 4 ? 32 : 64);
-		in->flags = one_in(r, 6) ? rnext(r) : rn(r, 4);
-		in->addr = one_in(r, 4) ? rn(r, NWHERE) : WH_OK;
-		in->off = one_in(r, 6) ? rn(r, PAGE) : rn(r, PAGE / 8) * 8;
-		in->slen = one_in(r, 2) ? snprintf(in->str, sizeof(in->str), "%s", wdescs[rn(r, NWDESCS)])
+		in->size = ue_one_in(r, 6) ? sizes[ue_rn(r, 14)] : 28;
+		in->esize = ue_one_in(r, 8) ? ue_rn(r, 17) : ue_one_in(r, 2) ? 4 : 8;
+		in->bit = ue_one_in(r, 8) ? ue_rn(r, 256) : ue_rn(r, in->esize == 4 ? 32 : 64);
+		in->flags = ue_one_in(r, 6) ? ue_rnext(r) : ue_rn(r, 4);
+		in->addr = ue_one_in(r, 4) ? ue_rn(r, NWHERE) : WH_OK;
+		in->off = ue_one_in(r, 6) ? ue_rn(r, PAGE) : ue_rn(r, PAGE / 8) * 8;
+		in->slen = ue_one_in(r, 2) ? snprintf(in->str, sizeof(in->str), "%s", wdescs[ue_rn(r, NWDESCS)])
 					: gen_desc(r, in->str, MAX_DESC + 40);
 		break;
 	case K_UNREG:
-		in->size = one_in(r, 6) ? sizes[rn(r, 14)] : 16;
-		in->bit = rn(r, one_in(r, 8) ? 256 : 64);
-		in->addr = one_in(r, 4) ? rn(r, NWHERE) : WH_OK;
-		in->off = rn(r, PAGE / 8) * 8;
-		in->res1 = one_in(r, 10) ? rnext(r) : 0;
-		in->res2 = one_in(r, 10) ? rnext(r) : 0;
+		in->size = ue_one_in(r, 6) ? sizes[ue_rn(r, 14)] : 16;
+		in->bit = ue_rn(r, ue_one_in(r, 8) ? 256 : 64);
+		in->addr = ue_one_in(r, 4) ? ue_rn(r, NWHERE) : WH_OK;
+		in->off = ue_rn(r, PAGE / 8) * 8;
+		in->res1 = ue_one_in(r, 10) ? ue_rnext(r) : 0;
+		in->res2 = ue_one_in(r, 10) ? ue_rnext(r) : 0;
 		break;
 	case K_DEL:
-		if (one_in(r, 4))
-			in->slen = snprintf(in->str, sizeof(in->str), "%.*s", 5, wdescs[rn(r, NWDESCS)]);
-		else if (one_in(r, 10))
+		if (ue_one_in(r, 4))
+			in->slen = snprintf(in->str, sizeof(in->str), "%.*s", 5, wdescs[ue_rn(r, NWDESCS)]);
+		else if (ue_one_in(r, 10))
 			in->slen = gen_desc(r, in->str, MAX_DESC + 40);
 		else {
 			gen_name(r, in->str, 300);
@@ -811,18 +775,18 @@ static void gen_input(struct rng *r, struct input *in)
 		break;
 	case K_WRITE:
 		in->slen = snprintf(in->str, sizeof(in->str), "%s",
-				    one_in(r, 5) ? "fz_a u32 a" : wdescs[rn(r, NWDESCS)]);
-		in->idx = one_in(r, 8) ? (int32_t)rnext(r) : INT32_MIN;
-		in->enable = !one_in(r, 6);
-		in->split = one_in(r, 3) ? 1 + rn(r, 40) : 0;
-		in->pay = one_in(r, 12) ? rn(r, NWHERE) : WH_OK;
+				    ue_one_in(r, 5) ? "fz_a u32 a" : wdescs[ue_rn(r, NWDESCS)]);
+		in->idx = ue_one_in(r, 8) ? (int32_t)ue_rnext(r) : INT32_MIN;
+		in->enable = !ue_one_in(r, 6);
+		in->split = ue_one_in(r, 3) ? 1 + ue_rn(r, 40) : 0;
+		in->pay = ue_one_in(r, 12) ? ue_rn(r, NWHERE) : WH_OK;
 		gen_payload(r, in);
 		break;
 	case K_DYN: {
 		static const char *pfx[] = { "u:", "u:", "u:", "!u:", "-:", "!u:user_events/", "u:user_events/" };
-		int p = rn(r, 7), n = snprintf(in->str, sizeof(in->str), "%s", pfx[p]);
+		int p = ue_rn(r, 7), n = snprintf(in->str, sizeof(in->str), "%s", pfx[p]);
 
-		if (p >= 3 && p <= 5 && one_in(r, 2)) {
+		if (p >= 3 && p <= 5 && ue_one_in(r, 2)) {
 			char nm[300];
 
 			gen_name(r, nm, sizeof(nm));
@@ -840,7 +804,7 @@ static void gen_input(struct rng *r, struct input *in)
 			_IO(DIAG_IOC_MAGIC, 0), _IOW('x', 1, int), 0, 0xffffffff,
 		};
 
-		in->cmd = one_in(r, 2) ? cmds[rn(r, 6)] : (uint32_t)rnext(r);
+		in->cmd = ue_one_in(r, 2) ? cmds[ue_rn(r, 6)] : (uint32_t)ue_rnext(r);
 		if (in->cmd == IOC_REG || in->cmd == IOC_DEL || in->cmd == IOC_UNREG)
 			in->cmd ^= 0x100;
 		break;
@@ -848,12 +812,12 @@ static void gen_input(struct rng *r, struct input *in)
 	case K_MMAP: {
 		static const uint32_t lens[] = { 4096, 4096, 8192, 1, 0, 4095 };
 
-		in->mlen = lens[rn(r, 6)];
-		in->moff = one_in(r, 4) ? PAGE * (1 + rn(r, 3)) : 0;
-		in->mprot = rn(r, 8);
-		in->mflags = one_in(r, 3) ? MAP_PRIVATE : MAP_SHARED;
-		in->oflags = one_in(r, 2) ? O_RDWR : O_RDONLY;
-		in->mprotect = one_in(r, 2) ? (int)rn(r, 8) : -1;
+		in->mlen = lens[ue_rn(r, 6)];
+		in->moff = ue_one_in(r, 4) ? PAGE * (1 + ue_rn(r, 3)) : 0;
+		in->mprot = ue_rn(r, 8);
+		in->mflags = ue_one_in(r, 3) ? MAP_PRIVATE : MAP_SHARED;
+		in->oflags = ue_one_in(r, 2) ? O_RDWR : O_RDONLY;
+		in->mprotect = ue_one_in(r, 2) ? (int)ue_rn(r, 8) : -1;
 		break;
 	}
 	default:
@@ -862,13 +826,13 @@ static void gen_input(struct rng *r, struct input *in)
 	if (in->kind == K_REG_STATUS || in->kind == K_REG_WRITE || in->kind == K_UNREG) {
 		uint32_t natural = in->kind == K_REG_STATUS ? 24 : in->kind == K_REG_WRITE ? 28 : 16;
 
-		if (in->size > natural && in->size <= natural + 64 && rn(r, 2)) {
+		if (in->size > natural && in->size <= natural + 64 && ue_rn(r, 2)) {
 			in->tlen = in->size - natural;
 			for (int i = 0; i < in->tlen; i++)
-				in->tail[i] = one_in(r, 3) ? rnext(r) : 0;
+				in->tail[i] = ue_one_in(r, 3) ? ue_rnext(r) : 0;
 		}
-		in->avail = one_in(r, 10) ? natural + in->tlen - 1 - rn(r, 4) : natural + in->tlen;
-		if (in->size == 4096 && rn(r, 2))
+		in->avail = ue_one_in(r, 10) ? natural + in->tlen - 1 - ue_rn(r, 4) : natural + in->tlen;
+		if (in->size == 4096 && ue_rn(r, 2))
 			in->avail = 4096;
 	}
 }
@@ -984,19 +948,11 @@ static void verdict_set(struct verdict *v, const char *fmt, ...)
 	va_end(ap);
 }
 
-static bool in_set(int e, const int *set, int n)
-{
-	for (int i = 0; i < n; i++)
-		if (set[i] == e)
-			return true;
-	return false;
-}
-
 #define ALLOW(v, e, ...)							\
 	do {									\
 		static const int _s[] = { __VA_ARGS__ };			\
-		if (!in_set((e), _s, sizeof(_s) / sizeof(_s[0])))		\
-			verdict_set((v), "%s, expected one of: %s", errname(e), #__VA_ARGS__); \
+		if (!ue_in_set((e), _s, sizeof(_s) / sizeof(_s[0])))		\
+			verdict_set((v), "%s, expected one of: %s", ue_errno_name(e), #__VA_ARGS__); \
 	} while (0)
 
 static int enable_event(const char *name)
@@ -1021,12 +977,32 @@ static int enable_event(const char *name)
 
 static int reg_status_plain(const char *desc, uint32_t *widx)
 {
-	struct user_status_reg reg = { .size = sizeof(reg), .name_args = (uintptr_t)desc };
+	int w = 0, ret = ue_reg(data_fd, desc, NULL, &w);
 
-	if (ioctl(data_fd, IOC_REG, &reg) < 0)
-		return errno;
-	*widx = reg.write_index;
+	if (ret)
+		return -ret;
+	*widx = w;
 	return 0;
+}
+
+/*
+ * What DIAG_IOCSREG's result e must be whatever the ABI: a documented
+ * errno; EFAULT when the size cannot be read, E2BIG above a page. True
+ * when that decides it.
+ */
+static bool reg_size_decided(const struct input *in, struct verdict *v, int e)
+{
+	if (!is_documented(e, in->kind))
+		verdict_set(v, "undocumented errno %s", ue_errno_name(e));
+	if (in->avail < 4) {
+		ALLOW(v, e, EFAULT);
+		return true;
+	}
+	if (in->size > PAGE) {
+		ALLOW(v, e, E2BIG);
+		return true;
+	}
+	return false;
 }
 
 static void run_reg_status(const struct input *in, struct verdict *v)
@@ -1039,16 +1015,8 @@ static void run_reg_status(const struct input *in, struct verdict *v)
 	reg.name_args = (uintptr_t)place_str(in);
 	p = place_struct(in, &reg, sizeof(reg));
 	e = ioctl(data_fd, IOC_REG, p) < 0 ? errno : 0;
-	if (!is_documented(e, in->kind))
-		verdict_set(v, "undocumented errno %s", errname(e));
-	if (in->avail < 4) {
-		ALLOW(v, e, EFAULT);
+	if (reg_size_decided(in, v, e))
 		return;
-	}
-	if (in->size > PAGE) {
-		ALLOW(v, e, E2BIG);
-		return;
-	}
 	if (in->size != 24)
 		return; /* < 24 and 25..27: EINVAL; >= 28: the other ABI (checked there) */
 	if (in->avail < 24) {
@@ -1069,7 +1037,7 @@ static void run_reg_status(const struct input *in, struct verdict *v)
 			verdict_set(v, "EINVAL for a descriptor the spec allows");
 	} else {
 		if (e == 0 || e == EADDRINUSE)
-			verdict_set(v, "%s for a descriptor the spec rejects (%s)", errname(e), m.why);
+			verdict_set(v, "%s for a descriptor the spec rejects (%s)", ue_errno_name(e), m.why);
 		ALLOW(v, e, EINVAL, ENOMEM);
 	}
 	if (!e) {
@@ -1096,16 +1064,8 @@ static void run_reg_write(const struct input *in, struct verdict *v)
 	reg.name_args = (uintptr_t)place_str(in);
 	p = place_struct(in, &reg, sizeof(reg));
 	e = ioctl(data_fd, IOC_REG, p) < 0 ? errno : 0;
-	if (!is_documented(e, in->kind))
-		verdict_set(v, "undocumented errno %s", errname(e));
-	if (in->avail < 4) {
-		ALLOW(v, e, EFAULT);
+	if (reg_size_decided(in, v, e))
 		return;
-	}
-	if (in->size > PAGE) {
-		ALLOW(v, e, E2BIG);
-		return;
-	}
 	if (in->size < 28) {
 		if (in->size != 24)
 			ALLOW(v, e, EINVAL);
@@ -1145,9 +1105,9 @@ static void run_reg_write(const struct input *in, struct verdict *v)
 		reasons[nr++] = EMFILE;
 	}
 	if (nr) {
-		if (!in_set(e, reasons, nr) && e != ENOMEM)
-			verdict_set(v, "%s, but the input calls for %s%s%s", errname(e), errname(reasons[0]),
-				    nr > 1 ? " or " : "", nr > 1 ? errname(reasons[1]) : "");
+		if (!ue_in_set(e, reasons, nr) && e != ENOMEM)
+			verdict_set(v, "%s, but the input calls for %s%s%s", ue_errno_name(e), ue_errno_name(reasons[0]),
+				    nr > 1 ? " or " : "", nr > 1 ? ue_errno_name(reasons[1]) : "");
 	} else {
 		/* valid: only the state can refuse it */
 		ALLOW(v, e, 0, EADDRINUSE, EMFILE, ENOMEM, ENOSPC);
@@ -1193,7 +1153,7 @@ static void run_unreg(const struct input *in, struct verdict *v)
 	p = place_struct(in, &u, sizeof(u));
 	e = ioctl(data_fd, IOC_UNREG, p) < 0 ? errno : 0;
 	if (!is_documented(e, in->kind))
-		verdict_set(v, "undocumented errno %s", errname(e));
+		verdict_set(v, "undocumented errno %s", ue_errno_name(e));
 	if (in->avail < 4)
 		ALLOW(v, e, EFAULT);
 	else if (in->size > PAGE)
@@ -1223,7 +1183,7 @@ static void run_del(const struct input *in, struct verdict *v)
 	int e = ioctl(data_fd, IOC_DEL, place_str(in)) < 0 ? errno : 0;
 
 	if (!is_documented(e, in->kind))
-		verdict_set(v, "undocumented errno %s", errname(e));
+		verdict_set(v, "undocumented errno %s", ue_errno_name(e));
 	if (ptr_bad(in))
 		ALLOW(v, e, EFAULT);
 	else if (in->ptr == WH_EDGE)
@@ -1317,7 +1277,7 @@ static void run_write(const struct input *in, struct verdict *v)
 	}
 	e = ret < 0 ? errno : 0;
 	if (!is_documented(e, in->kind))
-		verdict_set(v, "undocumented errno %s", errname(e));
+		verdict_set(v, "undocumented errno %s", ue_errno_name(e));
 	if (!e && ret != total)
 		verdict_set(v, "write returned %zd for %d bytes", ret, total);
 	if (!m.valid)
@@ -1332,8 +1292,8 @@ static void run_write(const struct input *in, struct verdict *v)
 	if (bad && in->pay == WH_EDGE && e == EFAULT)
 		x = EFAULT;
 	if (e != x)
-		verdict_set(v, "%s, the model says %s (min %u, %d bytes, enabled %d)", errname(e),
-			    errname(x), m.min, in->plen, enabled);
+		verdict_set(v, "%s, the model says %s (min %u, %d bytes, enabled %d)", ue_errno_name(e),
+			    ue_errno_name(x), m.min, in->plen, enabled);
 }
 
 /*
@@ -1388,13 +1348,13 @@ static void run_dyn(const struct input *in, struct verdict *v)
 	char seen[sizeof(in->str)];
 
 	if (fd < 0) {
-		verdict_set(v, "open %s: %s", DYN_FILE, errname(errno));
+		verdict_set(v, "open %s: %s", DYN_FILE, ue_errno_name(errno));
 		return;
 	}
 	e = write(fd, in->str, in->slen) < 0 ? errno : 0;
 	close(fd);
 	if (!is_documented(e, in->kind))
-		verdict_set(v, "undocumented errno %s", errname(e));
+		verdict_set(v, "undocumented errno %s", ue_errno_name(e));
 	/* Lines are split at \n and cut at '#' by the tracing core */
 	if (!strncmp(in->str, "u:", 2) && !strpbrk(in->str, "\n#") && (int)strlen(in->str) == in->slen &&
 	    strncmp(in->str, "u:user_events/", 14)) {
@@ -1408,7 +1368,7 @@ static void run_dyn(const struct input *in, struct verdict *v)
 			ALLOW(v, e, 0, EADDRINUSE, EMFILE, ENOMEM);
 		} else {
 			if (!e || e == EADDRINUSE)
-				verdict_set(v, "%s for a descriptor the spec rejects (%s)", errname(e), m.why);
+				verdict_set(v, "%s for a descriptor the spec rejects (%s)", ue_errno_name(e), m.why);
 		}
 	}
 }
@@ -1426,14 +1386,14 @@ static void run_mmap(const struct input *in, struct verdict *v)
 	void *p;
 
 	if (fd < 0) {
-		verdict_set(v, "open %s: %s", STATUS_FILE, errname(errno));
+		verdict_set(v, "open %s: %s", STATUS_FILE, ue_errno_name(errno));
 		return;
 	}
 	p = mmap(NULL, in->mlen, in->mprot, in->mflags, fd, in->moff);
 	e = p == MAP_FAILED ? errno : 0;
 	close(fd);
 	if (!is_documented(e, in->kind))
-		verdict_set(v, "undocumented errno %s", errname(e));
+		verdict_set(v, "undocumented errno %s", ue_errno_name(e));
 	{
 		/* Every check that applies; the VFS and the module each do some */
 		int reasons[4], nr = 0;
@@ -1445,10 +1405,10 @@ static void run_mmap(const struct input *in, struct verdict *v)
 			reasons[nr++] = EACCES;
 		if (in->mprot & PROT_WRITE)
 			reasons[nr++] = EPERM;
-		if (nr && !in_set(e, reasons, nr))
-			verdict_set(v, "%s, but the input calls for %s", errname(e), errname(reasons[0]));
+		if (nr && !ue_in_set(e, reasons, nr))
+			verdict_set(v, "%s, but the input calls for %s", ue_errno_name(e), ue_errno_name(reasons[0]));
 		if (!nr && e)
-			verdict_set(v, "%s for a valid mapping", errname(e));
+			verdict_set(v, "%s for a valid mapping", ue_errno_name(e));
 	}
 	if (!e) {
 		int prot = in->mprot;
@@ -1674,14 +1634,14 @@ int main(int argc, char **argv)
 	int secs = 30, opt, nsig = 0;
 	unsigned long sigs[256];
 	bool verbose = false;
-	struct rng r;
+	struct ue_rng r;
 	double t0;
 
 	if (argc >= 2 && !strcmp(argv[1], "--replay"))
 		return replay(argc - 2, argv + 2);
 	if (argc == 4 && !strcmp(argv[1], "--selftest")) {
 		/* generation and serialization only, no kernel needed */
-		struct rng g = { strtoull(argv[2], NULL, 0) };
+		struct ue_rng g = { strtoull(argv[2], NULL, 0) };
 		long n = atol(argv[3]), bad = 0;
 
 		for (long i = 0; i < n; i++) {

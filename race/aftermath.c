@@ -61,15 +61,7 @@ bool am_excluded(const struct am_opts *o, const char *part)
 /* 0 or -errno of the write */
 int am_write_str(const char *path, const char *s)
 {
-	int fd = open(path, O_WRONLY | O_APPEND | O_CLOEXEC), err;
-	ssize_t n;
-
-	if (fd < 0)
-		return -errno;
-	n = write(fd, s, strlen(s));
-	err = errno;
-	close(fd);
-	return n < 0 ? -err : 0;
+	return ue_write_str(path, s, O_APPEND);
 }
 
 /*
@@ -136,6 +128,25 @@ int am_mod_load(const char *ko)
 	return ret;
 }
 
+/* After a run: rmmod (retried for 5 s), no files left, insmod; TAP lines */
+void am_reload_after_run(const char *ko)
+{
+	int i, ret = -1;
+
+	for (i = 0; i < 100; i++) {
+		ret = am_mod_unload();
+		if (!ret || ret == -ENOENT)
+			break;
+		usleep(50000);
+	}
+	am_tap(!ret || ret == -ENOENT, "rmmod after the run: %s",
+	       ret ? strerror(-ret) : "done");
+	am_tap(access(AM_DATA_FILE, F_OK) &&
+	       access(AM_TRACEFS "/events/" USER_EVENTS_SYSTEM, F_OK),
+	       "no user_events files left in tracefs");
+	am_tap(!am_mod_load(ko), "insmod after the run");
+}
+
 /*
  * Deletes every event called <pfx>0 .. <pfx>(n-1), multi-format ones
  * included (DIAG_IOCSDEL deletes them all): how many names are left.
@@ -183,61 +194,35 @@ int am_count(struct am_counter *c, int ret)
 long am_print_counts(const char *const *names, struct am_counter *c, int n)
 {
 	long total = 0;
-	int i, e, k, j;
+	int i;
 
 	for (i = 0; i < n; i++) {
-		long cnt = atomic_load(&c[i].n), top[3] = { 0 };
-		int code[3] = { 0 };
+		long cnt = atomic_load(&c[i].n);
 
 		if (!cnt)
 			continue;
 		total += cnt;
-		/* The three most frequent errnos */
-		for (e = 1; e < AM_ERRNO_MAX; e++) {
-			long v = atomic_load(&c[i].err[e]);
-
-			for (k = 0; k < 3 && v <= top[k]; k++)
-				;
-			if (k == 3)
-				continue;
-			for (j = 2; j > k; j--) {
-				top[j] = top[j - 1];
-				code[j] = code[j - 1];
-			}
-			top[k] = v;
-			code[k] = e;
-		}
-		printf("# %-12s %8ld (%ld ok", names[i], cnt,
-		       atomic_load(&c[i].ok));
-		for (k = 0; k < 3 && top[k]; k++)
-			printf(", %ld %s", top[k], strerrorname_np(code[k]) ?: "?");
-		printf(")\n");
+		ue_print_op_counts(names[i], cnt, atomic_load(&c[i].ok),
+				   c[i].err, AM_ERRNO_MAX);
 	}
 	return total;
 }
 
-static int npass, nfail;
+static struct ue_tally tally;
 
 void am_tap(bool ok, const char *fmt, ...)
 {
 	va_list ap;
 
-	printf("%s - race: ", ok ? "ok" : "not ok");
 	va_start(ap, fmt);
-	vprintf(fmt, ap);
+	ue_vtap(&tally, false, "race: ", ok, fmt, ap);
 	va_end(ap);
-	printf("\n");
-	if (ok)
-		npass++;
-	else
-		nfail++;
 }
 
 /* The last line, "N passed, N failed"; the exit status */
 int am_tap_summary(void)
 {
-	printf("%d passed, %d failed\n", npass, nfail);
-	return nfail ? 1 : 0;
+	return ue_tally_summary(&tally);
 }
 
 /* Every task in D state (or stopped), with where it waits */

@@ -13,6 +13,8 @@
 #include <stddef.h>
 #include <linux/types.h>
 
+#include "../selftests/ue_helpers.h"
+
 typedef __u16 u16;
 typedef __u32 u32;
 typedef __u64 u64;
@@ -61,6 +63,7 @@ int am_event_enable(const struct am_opts *o, const char *inst, const char *sys,
 int am_read_all(const char *path, char *buf, size_t size);
 int am_mod_unload(void);
 int am_mod_load(const char *ko);
+void am_reload_after_run(const char *ko);
 int am_delete_names(const char *pfx, int n);
 __printf(2, 3) void am_tap(bool ok, const char *fmt, ...);
 int am_tap_summary(void);

@@ -31,24 +31,16 @@ created; then B's trigger file is read.
 Output: one line per outcome class, "ghost_open: KIND WHERE FILE: N of
 ROUNDS rounds: what happened", then GHOST_DONE.
 """
-import errno
 import os
 import sys
 import time
 
-T = '/sys/kernel/tracing'
+from ue_tracefs import T, errname, put
+
 KIND = sys.argv[1] if len(sys.argv) > 1 else 'kprobe'
 ROUNDS = int(sys.argv[2]) if len(sys.argv) > 2 else 200
 WHERE = sys.argv[3] if len(sys.argv) > 3 else 'top'
 FILE = sys.argv[4] if len(sys.argv) > 4 else 'enable'
-
-
-def put(path, text):
-    fd = os.open(path, os.O_WRONLY | os.O_APPEND)
-    try:
-        os.write(fd, text.encode())
-    finally:
-        os.close(fd)
 
 
 DEFS = {
@@ -127,13 +119,22 @@ def count(what):
     counts[what] = counts.get(what, 0) + 1
 
 
+def attempt(op, ok, refused):
+    """op(): counted as ok, or as refused with the errno; its result or None."""
+    try:
+        ret = op()
+    except OSError as e:
+        count('%s (%s)' % (refused, errname(e)))
+        return None
+    count(ok)
+    return ret
+
+
 def late_trigger_write(o, b):
     """Write through A's trigger file, opened before A was removed."""
-    try:
-        os.write(o, b'traceoff')
-        count('traceoff written through A\'s removed trigger file')
-    except OSError as e:
-        count('write refused (%s)' % errno.errorcode.get(e.errno, e.errno))
+    attempt(lambda: os.write(o, b'traceoff'),
+            'traceoff written through A\'s removed trigger file',
+            'write refused')
     if WHERE == 'inst2':
         return
     with open(enable_path(b, None, 'trigger')) as f:
@@ -144,17 +145,12 @@ def late_trigger_write(o, b):
 
 def late_open(o, b):
     """Open A's enable file through the O_PATH descriptor o, write 1."""
-    try:
-        w = os.open('/proc/self/fd/%d' % o, os.O_WRONLY)
-    except OSError as e:
-        count('late open refused (%s)' % errno.errorcode.get(e.errno, e.errno))
+    w = attempt(lambda: os.open('/proc/self/fd/%d' % o, os.O_WRONLY),
+                'late open of a removed enable file succeeded',
+                'late open refused')
+    if w is None:
         return
-    count('late open of a removed enable file succeeded')
-    try:
-        os.write(w, b'1')
-        count('write 1 accepted')
-    except OSError as e:
-        count('write 1 refused (%s)' % errno.errorcode.get(e.errno, e.errno))
+    attempt(lambda: os.write(w, b'1'), 'write 1 accepted', 'write 1 refused')
     if WHERE == 'inst2':
         with open(T + '/instances/%s/set_event' % inst) as f:
             on = f.read().split()

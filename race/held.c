@@ -67,6 +67,7 @@
 
 #include "uapi/linux/user_events.h"
 #include "aftermath.h"
+#include "../selftests/ue_fuse.h"
 
 #define HF_PFX		"ue_hf"
 #define HF_NAMES	3
@@ -258,33 +259,13 @@ static void holder_process(void)
 /* The error by which a FUSE server says it has no such operation (ENOSYS) */
 #define FUSE_NOT_IMPLEMENTED 38
 
-static int fuse_fd = -1;
 static int fuse_file = -1;	/* HF_MNT/f, open in every victim */
+
+static struct ue_fuse fuse = { .fd = -1, .fsize = HF_FSIZE, .valid = 100000 };
 
 static void fuse_reply(u64 unique, int error, const void *data, size_t len)
 {
-	struct fuse_out_header oh = {
-		.len = sizeof(oh) + len, .error = error, .unique = unique,
-	};
-	struct iovec iov[2] = { { &oh, sizeof(oh) }, { (void *)data, len } };
-
-	if (writev(fuse_fd, iov, len ? 2 : 1) < 0 && errno != ENOENT)
-		perror("fuse reply");
-}
-
-static void fuse_attr_fill(struct fuse_attr *a, u64 ino)
-{
-	memset(a, 0, sizeof(*a));
-	a->ino = ino;
-	a->nlink = 1;
-	a->blksize = 4096;
-	if (ino == FUSE_ROOT_ID) {
-		a->mode = S_IFDIR | 0755;
-	} else {
-		a->mode = S_IFREG | 0644;
-		a->size = HF_FSIZE;
-		a->blocks = HF_FSIZE / 512;
-	}
+	ue_fuse_reply(&fuse, unique, error, data, len);
 }
 
 static void fuse_server_process(void)
@@ -300,7 +281,7 @@ static void fuse_server_process(void)
 			usleep(5000);
 		if (atomic_load(&sh->stop))
 			break;
-		n = read(fuse_fd, rbuf, sizeof(rbuf));
+		n = read(fuse.fd, rbuf, sizeof(rbuf));
 		if (n < 0) {
 			if (errno == EINTR || errno == ENOENT || errno == EAGAIN) {
 				usleep(1000);
@@ -308,53 +289,9 @@ static void fuse_server_process(void)
 			}
 			break;	/* unmounted */
 		}
+		if (ue_fuse_answer(&fuse, ih, in))
+			continue;
 		switch (ih->opcode) {
-		case FUSE_INIT: {
-			struct fuse_init_in *ii = in;
-			struct fuse_init_out io;
-
-			memset(&io, 0, sizeof(io));
-			io.major = FUSE_KERNEL_VERSION;
-			io.minor = ii->minor < FUSE_KERNEL_MINOR_VERSION ?
-				   ii->minor : FUSE_KERNEL_MINOR_VERSION;
-			io.max_readahead = ii->max_readahead;
-			io.max_background = 16;
-			io.congestion_threshold = 12;
-			io.max_write = 4096;
-			fuse_reply(ih->unique, 0, &io, sizeof(io));
-			break;
-		}
-		case FUSE_LOOKUP: {
-			struct fuse_entry_out eo;
-
-			if (strcmp(in, "f")) {
-				fuse_reply(ih->unique, -ENOENT, NULL, 0);
-				break;
-			}
-			memset(&eo, 0, sizeof(eo));
-			eo.nodeid = 2;
-			eo.entry_valid = 100000;
-			eo.attr_valid = 100000;
-			fuse_attr_fill(&eo.attr, 2);
-			fuse_reply(ih->unique, 0, &eo, sizeof(eo));
-			break;
-		}
-		case FUSE_GETATTR: {
-			struct fuse_attr_out ao;
-
-			memset(&ao, 0, sizeof(ao));
-			ao.attr_valid = 100000;
-			fuse_attr_fill(&ao.attr, ih->nodeid);
-			fuse_reply(ih->unique, 0, &ao, sizeof(ao));
-			break;
-		}
-		case FUSE_OPEN: {
-			struct fuse_open_out oo;
-
-			memset(&oo, 0, sizeof(oo));
-			fuse_reply(ih->unique, 0, &oo, sizeof(oo));
-			break;
-		}
 		case FUSE_READ: {
 			struct fuse_read_in *ri = in;
 			size_t len = ri->size;
@@ -367,10 +304,6 @@ static void fuse_server_process(void)
 			fuse_reply(ih->unique, 0, data + (len ? ri->offset : 0), len);
 			break;
 		}
-		case FUSE_INTERRUPT:
-		case FUSE_FORGET:
-		case FUSE_BATCH_FORGET:
-			break;
 		case FUSE_FLUSH:
 			/*
 			 * No flushes from now on: a close waits for its flush
@@ -397,16 +330,16 @@ static pid_t fuse_start(void)
 	if (am_excluded(opt, "fuse"))
 		return -1;
 	mkdir(HF_MNT, 0755);
-	fuse_fd = open("/dev/fuse", O_RDWR | O_CLOEXEC);
-	if (fuse_fd < 0) {
+	fuse.fd = open("/dev/fuse", O_RDWR | O_CLOEXEC);
+	if (fuse.fd < 0) {
 		printf("# held: no /dev/fuse (%s): FUSE left out\n", strerror(errno));
 		return -1;
 	}
 	snprintf(opts, sizeof(opts), "fd=%d,rootmode=40000,user_id=0,group_id=0",
-		 fuse_fd);
+		 fuse.fd);
 	if (mount("ue_hf", HF_MNT, "fuse", MS_NOSUID | MS_NODEV, opts)) {
 		printf("# held: FUSE mount: %s: FUSE left out\n", strerror(errno));
-		close(fuse_fd);
+		close(fuse.fd);
 		return -1;
 	}
 	/* fusectl: the count of requests waiting, for the report */
@@ -414,8 +347,8 @@ static pid_t fuse_start(void)
 	pid = fork();
 	if (!pid)
 		fuse_server_process();
-	close(fuse_fd);
-	fuse_fd = -1;
+	close(fuse.fd);
+	fuse.fd = -1;
 	fuse_ok = pid > 0;
 	/* One close while the server answers: it refuses FLUSH (see there) */
 	fd = open(HF_MNT "/f", O_RDONLY | O_CLOEXEC);
@@ -482,37 +415,32 @@ static void *pick_word(int where, int *size)
 static int v_reg(unsigned long long *s, int where)
 {
 	char desc[64];
-	struct user_write_reg r;
-	int size, ret;
+	int size, bit, idx, ret;
+	__u16 flags;
+	void *addr;
 
 	snprintf(desc, sizeof(desc), HF_PFX "%d" HF_DESC, am_rn(s, HF_NAMES));
-	memset(&r, 0, sizeof(r));
-	r.size = sizeof(r);
-	r.enable_addr = (uintptr_t)pick_word(where, &size);
-	r.enable_size = size;
-	r.enable_bit = am_rn(s, size * 8);
-	r.flags = am_rn(s, 4) ? 0 : USER_EVENT_REG_PERSIST;
-	r.name_args = (uintptr_t)desc;
-	ret = ioctl(vic->fd, DIAG_IOCSREG, &r) ? -errno : 0;
+	/* The seed's order of draws: the word, the bit, the flags */
+	addr = pick_word(where, &size);
+	bit = am_rn(s, size * 8);
+	flags = am_rn(s, 4) ? 0 : USER_EVENT_REG_PERSIST;
+	ret = ue_wreg(vic->fd, desc, addr, size, bit, flags, &idx);
 	if (!ret) {
 		int i = atomic_fetch_add(&vic->nidx, 1);
 
 		if (i < 64)
-			atomic_store(&vic->idx[i], r.write_index);
+			atomic_store(&vic->idx[i], idx);
 	}
 	return ret;
 }
 
 static int v_unreg(unsigned long long *s)
 {
-	struct user_write_unreg u;
+	void *addr;
 	int size;
 
-	memset(&u, 0, sizeof(u));
-	u.size = sizeof(u);
-	u.disable_addr = (uintptr_t)pick_word(am_rn(s, 3), &size);
-	u.disable_bit = am_rn(s, size * 8);
-	return ioctl(vic->fd, DIAG_IOCSUNREG, &u) ? -errno : 0;
+	addr = pick_word(am_rn(s, 3), &size);
+	return ue_wunreg(vic->fd, addr, am_rn(s, size * 8));
 }
 
 static int v_drop(unsigned long long *s, bool fuse)

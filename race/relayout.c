@@ -710,45 +710,27 @@ struct writer {
 static int reg28(struct writer *w, int k, int name, int lay, __u16 flags)
 {
 	char desc[256];
-	struct user_write_reg r;
+	int idx = -1, ret;
 
 	snprintf(desc, sizeof(desc), RL_PFX "%d %s", name, layouts[lay].desc);
-	memset(&r, 0, sizeof(r));
-	r.size = sizeof(r);
-	r.enable_addr = (uintptr_t)&w->words[k];
-	r.enable_size = 4;
-	r.enable_bit = 0;
-	r.flags = flags;
-	r.name_args = (uintptr_t)desc;
-	if (ioctl(w->slot[k].fd, DIAG_IOCSREG, &r))
-		return -errno;
-	return r.write_index;
+	ret = ue_wreg(w->slot[k].fd, desc, &w->words[k], 4, 0, flags, &idx);
+	return ret ?: idx;
 }
 
 static int reg24(struct writer *w, int k, int name, int lay)
 {
 	char desc[256];
-	struct user_status_reg r;
+	int idx = -1, ret;
 
 	snprintf(desc, sizeof(desc), RL_PFX "%d %s", name, layouts[lay].desc);
-	memset(&r, 0, sizeof(r));
-	r.size = sizeof(r);
-	r.name_args = (uintptr_t)desc;
-	if (ioctl(w->slot[k].fd, DIAG_IOCSREG, &r))
-		return -errno;
-	return r.write_index;
+	ret = ue_reg(w->slot[k].fd, desc, NULL, &idx);
+	return ret ?: idx;
 }
 
 static int unreg(struct writer *w, int k)
 {
-	struct user_write_unreg u;
-
-	memset(&u, 0, sizeof(u));
-	u.size = sizeof(u);
-	u.disable_addr = (uintptr_t)&w->words[k];
-	u.disable_bit = 0;
 	w->slot[k].word = false;
-	return ioctl(w->slot[k].fd, DIAG_IOCSUNREG, &u) ? -errno : 0;
+	return ue_wunreg(w->slot[k].fd, &w->words[k], 0);
 }
 
 static void slot_close(struct writer *w, int k)
@@ -1230,17 +1212,7 @@ static int perf_session(unsigned long long *s)
 		return -ENOENT;
 	id = atol(buf);
 	for (i = 0; i < ncpu; i++) {
-		struct perf_event_attr pe;
-
-		memset(&pe, 0, sizeof(pe));
-		pe.type = PERF_TYPE_TRACEPOINT;
-		pe.size = sizeof(pe);
-		pe.config = id;
-		pe.sample_period = 1;
-		pe.sample_type = PERF_SAMPLE_RAW;
-		pe.wakeup_events = 1;
-		fds[n] = syscall(__NR_perf_event_open, &pe, -1, i, -1,
-				 PERF_FLAG_FD_CLOEXEC);
+		fds[n] = ue_perf_open_id(id, PERF_SAMPLE_RAW, -1, i);
 		if (fds[n] < 0)
 			continue;
 		rings[n] = mmap(NULL, (PERF_PAGES + 1) * 4096UL,
@@ -1375,7 +1347,7 @@ int am_relayout(const struct am_opts *o)
 	pid_t writers[64], others[4];
 	unsigned long long s = o->seed ^ 0xC0C0ULL;
 	long end, next_reload;
-	int i, st, nothers = 0, gen = 0, left, ret;
+	int i, st, nothers = 0, gen = 0, left;
 	bool perf = !am_excluded(o, "perf");
 
 	opt = o;
@@ -1496,20 +1468,7 @@ int am_relayout(const struct am_opts *o)
 	if (have_fields_opt)
 		am_write_str(AM_TRACEFS "/options/fields", "0");
 	am_write_str(AM_TRACEFS "/snapshot", "0");
-	if (o->module_ko) {
-		ret = -1;
-		for (i = 0; i < 100; i++) {
-			ret = am_mod_unload();
-			if (!ret || ret == -ENOENT)
-				break;
-			usleep(50000);
-		}
-		am_tap(!ret || ret == -ENOENT, "rmmod after the run: %s",
-		       ret ? strerror(-ret) : "done");
-		am_tap(access(AM_DATA_FILE, F_OK) &&
-		       access(AM_TRACEFS "/events/" USER_EVENTS_SYSTEM, F_OK),
-		       "no user_events files left in tracefs");
-		am_tap(!am_mod_load(o->module_ko), "insmod after the run");
-	}
+	if (o->module_ko)
+		am_reload_after_run(o->module_ko);
 	return am_tap_summary();
 }

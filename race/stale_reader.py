@@ -22,23 +22,11 @@ O_NONBLOCK). Output: "stale_reader: ..." lines, then STALE_DONE.
 import os
 import sys
 
-T = '/sys/kernel/tracing'
+from ue_tracefs import T, get, put
+
 FILE = sys.argv[1] if len(sys.argv) > 1 else 'trace'
 B = sys.argv[2] if len(sys.argv) > 2 else 'kprobe'
 ROUNDS = int(sys.argv[3]) if len(sys.argv) > 3 else 3
-
-
-def put(path, text):
-    fd = os.open(path, os.O_WRONLY | os.O_APPEND)
-    try:
-        os.write(fd, text.encode())
-    finally:
-        os.close(fd)
-
-
-def get(path):
-    with open(path) as f:
-        return f.read().strip()
 
 
 def say(*a):

@@ -79,7 +79,6 @@
 #define STATUS_FILE	TRACEFS "/user_events_status"
 #define DYN_FILE	TRACEFS "/dynamic_events"
 #define SYNTH_FILE	TRACEFS "/synthetic_events"
-#define MOD_NAME	"user_events"
 #define NAME_PFX	"ue_z"
 #define MAX_NAMES	4
 #define NFDS		8
@@ -184,18 +183,6 @@ static void bad(const char *fmt, ...)
 	va_end(ap);
 }
 
-static int write_str(const char *path, const char *s, int flags)
-{
-	int fd = open(path, O_WRONLY | O_CLOEXEC | flags), err;
-	ssize_t n;
-
-	if (fd < 0)
-		return -errno;
-	n = write(fd, s, strlen(s));
-	err = errno;
-	close(fd);
-	return n < 0 ? -err : 0;
-}
 
 static void name_of(char *buf, size_t size, int i)
 {
@@ -245,44 +232,36 @@ static int do_reg_write(unsigned long long *s)
 		USER_EVENT_REG_PERSIST | USER_EVENT_REG_MULTI_FORMAT,
 	};
 	char desc[128], name[32];
-	struct user_write_reg r;
-	int size;
+	int size, bit;
+	void *addr;
+	__u16 flags;
 
 	name_of(name, sizeof(name), pick_name(s, COLD));
 	snprintf(desc, sizeof(desc), "%s %s", name, formats[rn(s, 4)]);
-	memset(&r, 0, sizeof(r));
-	r.size = sizeof(r);
-	r.enable_addr = (uintptr_t)word_addr(s, &size);
-	r.enable_size = size;
-	r.enable_bit = rn(s, 4);
-	r.flags = flagset[rn(s, 5)];
-	r.name_args = (uintptr_t)desc;
-	return ioctl(pick_fd(s), IOC_WREG, &r) < 0 ? -errno : 0;
+	/* The seed's order of draws: the word, the bit, the flags, the fd */
+	addr = word_addr(s, &size);
+	bit = rn(s, 4);
+	flags = flagset[rn(s, 5)];
+	return ue_wreg(pick_fd(s), desc, addr, size, bit, flags, NULL);
 }
 
 static int do_reg_status(unsigned long long *s)
 {
 	char desc[128], name[32];
-	struct user_status_reg r;
 
 	name_of(name, sizeof(name), pick_name(s, COLD));
 	snprintf(desc, sizeof(desc), "%s %s", name, formats[rn(s, 4)]);
-	memset(&r, 0, sizeof(r));
-	r.size = sizeof(r);
-	r.name_args = (uintptr_t)desc;
-	return ioctl(pick_fd(s), IOC_WREG, &r) < 0 ? -errno : 0;
+	return ue_reg(pick_fd(s), desc, NULL, NULL);
 }
 
 static int do_unreg(unsigned long long *s)
 {
-	struct user_write_unreg u;
-	int size;
+	void *addr;
+	int size, bit;
 
-	memset(&u, 0, sizeof(u));
-	u.size = sizeof(u);
-	u.disable_addr = (uintptr_t)word_addr(s, &size);
-	u.disable_bit = rn(s, 4);
-	return ioctl(pick_fd(s), IOC_WUNREG, &u) < 0 ? -errno : 0;
+	addr = word_addr(s, &size);
+	bit = rn(s, 4);
+	return ue_wunreg(pick_fd(s), addr, bit);
 }
 
 /*
@@ -349,36 +328,45 @@ static int do_del(unsigned long long *s)
 	return ret;
 }
 
-static int do_open(unsigned long long *s)
+/* fd into a random slot of tab, closing the one it replaces; 0 */
+static int slot_put(unsigned long long *s, atomic_int *tab, int fd)
 {
-	int fd = open(DATA_FILE, O_RDWR | (rn(s, 2) ? O_CLOEXEC : 0));
-	int old;
+	int old = atomic_exchange(&tab[rn(s, NFDS)], fd);
 
-	if (fd < 0)
-		return -errno;
-	old = atomic_exchange(&fds[rn(s, NFDS)], fd);
 	if (old >= 0)
 		close(old);
 	return 0;
 }
 
-static int do_close(unsigned long long *s)
+/* Closes the fd of a random slot of tab: 0, -errno, or -EBADF if empty */
+static int slot_close(unsigned long long *s, atomic_int *tab)
 {
-	int old = atomic_exchange(&fds[rn(s, NFDS)], -1);
+	int old = atomic_exchange(&tab[rn(s, NFDS)], -1);
 
 	return old >= 0 ? (close(old) ? -errno : 0) : -EBADF;
 }
 
-static int do_dup(unsigned long long *s)
+static int do_open(unsigned long long *s)
 {
-	int fd = dup(pick_fd(s)), old;
+	int fd = open(DATA_FILE, O_RDWR | (rn(s, 2) ? O_CLOEXEC : 0));
 
 	if (fd < 0)
 		return -errno;
-	old = atomic_exchange(&fds[rn(s, NFDS)], fd);
-	if (old >= 0)
-		close(old);
-	return 0;
+	return slot_put(s, fds, fd);
+}
+
+static int do_close(unsigned long long *s)
+{
+	return slot_close(s, fds);
+}
+
+static int do_dup(unsigned long long *s)
+{
+	int fd = dup(pick_fd(s));
+
+	if (fd < 0)
+		return -errno;
+	return slot_put(s, fds, fd);
 }
 
 static int do_write(unsigned long long *s, bool vec)
@@ -418,7 +406,7 @@ static int do_enable(unsigned long long *s, bool inst)
 		all = !rn(s, 4);
 	on = rn(s, 2);
 	if (all)	/* the system's enable file: safe on every kernel */
-		return write_str(TRACEFS "/events/user_events/enable",
+		return ue_write_str(TRACEFS "/events/user_events/enable",
 				 on ? "1\n" : "0\n", 0);
 	if (no_event_files) {
 		/* By name under event_mutex, never through a dentry (-F) */
@@ -429,7 +417,7 @@ static int do_enable(unsigned long long *s, bool inst)
 			snprintf(path, sizeof(path), TRACEFS "/set_event");
 		snprintf(line, sizeof(line), "%suser_events:%s\n",
 			 on ? "" : "!", name);
-		return write_str(path, line, O_APPEND);
+		return ue_write_str(path, line, O_APPEND);
 	}
 	if (inst)
 		snprintf(path, sizeof(path),
@@ -438,7 +426,7 @@ static int do_enable(unsigned long long *s, bool inst)
 	else
 		snprintf(path, sizeof(path), TRACEFS "/events/user_events/%s/enable",
 			 name);
-	return write_str(path, on ? "1\n" : "0\n", 0);
+	return ue_write_str(path, on ? "1\n" : "0\n", 0);
 }
 
 static int do_inst(unsigned long long *s, bool mk)
@@ -472,7 +460,7 @@ static int do_perf(unsigned long long *s)
 {
 	char path[256], name[32], buf[32];
 	struct perf_event_attr pe;
-	int fd, idf, old;
+	int fd, idf;
 	ssize_t n;
 
 	name_of(name, sizeof(name), pick_name(s, MOSTLY_COLD));
@@ -498,17 +486,12 @@ static int do_perf(unsigned long long *s)
 		return -errno;
 	if (bpf_prog >= 0 && rn(s, 2))
 		ioctl(fd, PERF_EVENT_IOC_SET_BPF, bpf_prog);
-	old = atomic_exchange(&perf_fds[rn(s, NFDS)], fd);
-	if (old >= 0)
-		close(old);
-	return 0;
+	return slot_put(s, perf_fds, fd);
 }
 
 static int do_perf_close(unsigned long long *s)
 {
-	int old = atomic_exchange(&perf_fds[rn(s, NFDS)], -1);
-
-	return old >= 0 ? (close(old) ? -errno : 0) : -EBADF;
+	return slot_close(s, perf_fds);
 }
 
 static int do_dyn(unsigned long long *s, bool create)
@@ -520,7 +503,7 @@ static int do_dyn(unsigned long long *s, bool create)
 		snprintf(line, sizeof(line), "u:%s %s\n", name, formats[rn(s, 4)]);
 	else
 		snprintf(line, sizeof(line), "!u:%s\n", name);
-	return write_str(DYN_FILE, line, O_APPEND);
+	return ue_write_str(DYN_FILE, line, O_APPEND);
 }
 
 static int do_eprobe(unsigned long long *s, bool create)
@@ -534,7 +517,7 @@ static int do_eprobe(unsigned long long *s, bool create)
 			 i, name);
 	else
 		snprintf(line, sizeof(line), "-:ue_race_ep%d\n", i);
-	return write_str(DYN_FILE, line, O_APPEND);
+	return ue_write_str(DYN_FILE, line, O_APPEND);
 }
 
 static int do_hist(unsigned long long *s, bool create)
@@ -549,12 +532,12 @@ static int do_hist(unsigned long long *s, bool create)
 	name_of(name, sizeof(name), pick_name(s, MOSTLY_COLD));
 	snprintf(path, sizeof(path), TRACEFS "/events/user_events/%s/trigger", name);
 	snprintf(line, sizeof(line), "%s%s\n", create ? "" : "!", trig[t]);
-	return write_str(path, line, O_APPEND);
+	return ue_write_str(path, line, O_APPEND);
 }
 
 static int do_synth(bool create)
 {
-	return write_str(SYNTH_FILE, create ? "ue_race_syn u32 v\n" :
+	return ue_write_str(SYNTH_FILE, create ? "ue_race_syn u32 v\n" :
 			 "!ue_race_syn\n", O_APPEND);
 }
 
@@ -634,18 +617,6 @@ static int do_fork(unsigned long long *s, bool exec)
  * files (they pin the module until then), then delete_module; if that is
  * refused, the files come back. 0 or -errno of delete_module.
  */
-static int mod_unload(void)
-{
-	int ret;
-
-	write_str("/sys/module/" MOD_NAME "/parameters/prepare_unload", "1", 0);
-	ret = syscall(SYS_delete_module, MOD_NAME, O_NONBLOCK) ? -errno : 0;
-	if (ret)
-		write_str("/sys/module/" MOD_NAME "/parameters/prepare_unload",
-			  "0", 0);
-	return ret;
-}
-
 static int do_rmmod(unsigned long long *s)
 {
 	char name[32], line[128];
@@ -657,11 +628,11 @@ static int do_rmmod(unsigned long long *s)
 	 * events must stay)
 	 */
 	if (atomic_load(&sh->quiet) && !rn(s, 4)) {
-		write_str(TRACEFS "/events/user_events/enable", "0\n", 0);
+		ue_write_str(TRACEFS "/events/user_events/enable", "0\n", 0);
 		for (i = 0; i < NINST; i++) {
 			snprintf(line, sizeof(line),
 				 TRACEFS "/instances/ue_race%d/events/user_events/enable", i);
-			write_str(line, "0\n", 0);
+			ue_write_str(line, "0\n", 0);
 		}
 	}
 	/* Now and then, in quiet phases, clear everything first */
@@ -672,9 +643,9 @@ static int do_rmmod(unsigned long long *s)
 		for (i = 0; i < nnames; i++) {
 			name_of(name, sizeof(name), i);
 			snprintf(line, sizeof(line), "!u:%s\n", name);
-			write_str(DYN_FILE, line, O_APPEND);
+			ue_write_str(DYN_FILE, line, O_APPEND);
 		}
-	ret = mod_unload();
+	ret = am_mod_unload();
 	if (ret && ret != -EWOULDBLOCK && ret != -ENOENT && ret != -EBUSY)
 		bad("delete_module: %s", strerror(-ret));
 	if (!ret)
@@ -684,13 +655,8 @@ static int do_rmmod(unsigned long long *s)
 
 static int do_insmod(void)
 {
-	int fd = open(module_ko, O_RDONLY | O_CLOEXEC), ret = 0;
+	int ret = am_mod_load(module_ko);
 
-	if (fd < 0)
-		return -errno;
-	if (syscall(SYS_finit_module, fd, "", 0))
-		ret = -errno;
-	close(fd);
 	if (ret && ret != -EEXIST)
 		bad("finit_module: %s", strerror(-ret));
 	if (!ret)
@@ -1002,27 +968,8 @@ static void modder_process(void)
 /* "# op  count (N ok, N EBUSY, ...)": the three most frequent errnos */
 static void print_counts(int op, long n)
 {
-	long top[3] = { 0 };
-	int e, k, j, code[3] = { 0 };
-
-	for (e = 1; e < ERRNO_MAX; e++) {
-		long c = atomic_load(&sh->err[op][e]);
-
-		for (k = 0; k < 3 && c <= top[k]; k++)
-			;
-		if (k == 3)
-			continue;
-		for (j = 2; j > k; j--) {
-			top[j] = top[j - 1];
-			code[j] = code[j - 1];
-		}
-		top[k] = c;
-		code[k] = e;
-	}
-	printf("# %-12s %8ld (%ld ok", op_names[op], n, atomic_load(&sh->ok[op]));
-	for (k = 0; k < 3 && top[k]; k++)
-		printf(", %ld %s", top[k], strerrorname_np(code[k]) ?: "?");
-	printf(")\n");
+	ue_print_op_counts(op_names[op], n, atomic_load(&sh->ok[op]),
+			   sh->err[op], ERRNO_MAX);
 }
 
 static void print_usage(void)
@@ -1030,23 +977,6 @@ static void print_usage(void)
 	fprintf(stderr,
 		"ue_race [-s SEED] [-t SECONDS] [-p PROCS] [-T THREADS] [-n NAMES (1-4)] [-m MODULE.ko [-R]] [-F] [-M relayout|held [-x PART,...]] [-v]\n");
 	exit(2);
-}
-
-static int npass, nfail;
-
-static void tap(bool ok, const char *fmt, ...)
-{
-	va_list ap;
-
-	printf("%s - race: ", ok ? "ok" : "not ok");
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	printf("\n");
-	if (ok)
-		npass++;
-	else
-		nfail++;
 }
 
 /*
@@ -1059,28 +989,28 @@ static int clear_all(void)
 	char name[32], line[64], path[128];
 	int i, fd, busy = 0;
 
-	write_str(TRACEFS "/events/user_events/enable", "0\n", 0);
+	ue_write_str(TRACEFS "/events/user_events/enable", "0\n", 0);
 	for (i = 0; i < NINST; i++) {
 		snprintf(path, sizeof(path), TRACEFS "/instances/ue_race%d", i);
 		rmdir(path);
 	}
 	for (i = 0; i < MAX_NAMES; i++) {
 		snprintf(line, sizeof(line), "-:ue_race_ep%d\n", i);
-		write_str(DYN_FILE, line, O_APPEND);
+		ue_write_str(DYN_FILE, line, O_APPEND);
 	}
 	for (i = 0; !no_event_files && i < nnames; i++) {
 		name_of(name, sizeof(name), i);
 		snprintf(path, sizeof(path),
 			 TRACEFS "/events/user_events/%s/trigger", name);
-		write_str(path, "!hist:keys=common_pid:onmatch(user_events." NAME_PFX
+		ue_write_str(path, "!hist:keys=common_pid:onmatch(user_events." NAME_PFX
 			  "0).trace(ue_race_syn,$va)\n", O_APPEND);
 	}
 	for (i = 0; !no_event_files && i < nnames; i++) {
 		name_of(name, sizeof(name), i);
 		snprintf(path, sizeof(path),
 			 TRACEFS "/events/user_events/%s/trigger", name);
-		write_str(path, "!hist:keys=common_pid\n", O_APPEND);
-		write_str(path, "!hist:keys=a:va=a\n", O_APPEND);
+		ue_write_str(path, "!hist:keys=common_pid\n", O_APPEND);
+		ue_write_str(path, "!hist:keys=a:va=a\n", O_APPEND);
 	}
 	do_synth(false);
 	fd = open(DATA_FILE, O_RDWR | O_CLOEXEC);
@@ -1097,34 +1027,17 @@ static int clear_all(void)
 /* After the run: undo what the workers left, then check the module can go */
 static void cleanup_and_check(void)
 {
-	int j, fd, left = clear_all();
+	int j, left = clear_all();
 
 	/* Address spaces let go from work items: retry for a while */
 	for (j = 0; j < 100 && left; j++) {
 		usleep(50000);
 		left = clear_all();
 	}
-	tap(!left, "every event deleted after the run (%d busy)", left);
+	am_tap(!left, "every event deleted after the run (%d busy)", left);
 
-	if (module_ko) {
-		int ret = -1;
-
-		for (j = 0; j < 100; j++) {
-			ret = mod_unload();
-			if (!ret || ret == -ENOENT)
-				break;
-			usleep(50000);
-		}
-		tap(!ret || ret == -ENOENT, "rmmod after the run: %s",
-		    ret ? strerror(-ret) : "done");
-		tap(access(DATA_FILE, F_OK) && access(TRACEFS "/events/user_events", F_OK),
-		    "no user_events files left in tracefs");
-		fd = open(module_ko, O_RDONLY | O_CLOEXEC);
-		ret = fd >= 0 && !syscall(SYS_finit_module, fd, "", 0);
-		if (fd >= 0)
-			close(fd);
-		tap(ret, "insmod after the run");
-	}
+	if (module_ko)
+		am_reload_after_run(module_ko);
 }
 
 int main(int argc, char **argv)
@@ -1263,11 +1176,11 @@ int main(int argc, char **argv)
 				st = 0;
 			}
 			if (r < 0)
-				tap(false, "process %d: waitpid: %s", i, strerror(errno));
+				am_tap(false, "process %d: waitpid: %s", i, strerror(errno));
 			else if (WIFSIGNALED(st))
-				tap(false, "process %d killed by signal %d", i, WTERMSIG(st));
+				am_tap(false, "process %d killed by signal %d", i, WTERMSIG(st));
 			else if (WEXITSTATUS(st))
-				tap(false, "process %d exited with status %d", i, WEXITSTATUS(st));
+				am_tap(false, "process %d exited with status %d", i, WEXITSTATUS(st));
 			pids[i] = 0;
 			alive--;
 		}
@@ -1276,12 +1189,12 @@ int main(int argc, char **argv)
 	for (i = 0; i < nchildren; i++) {
 		if (!pids[i])
 			continue;
-		tap(false, "process %d still running 60 s after the end", i);
+		am_tap(false, "process %d still running 60 s after the end", i);
 		kill(pids[i], SIGKILL);
 		waitpid(pids[i], &st, 0);
 	}
 	printf("# %d worker processes forked again for the unload\n", respawns);
-	tap(nchildren == nprocs + (module_ko && !no_modder ? 1 : 0),
+	am_tap(nchildren == nprocs + (module_ko && !no_modder ? 1 : 0),
 	    "%d processes ran to the end",
 	    nchildren);
 
@@ -1299,10 +1212,9 @@ int main(int argc, char **argv)
 	}
 	for (i = 0; i < atomic_load(&sh->bad) && i < 8; i++)
 		printf("#   %s\n", sh->bad_msg[i]);
-	tap(!atomic_load(&sh->bad), "every result one the operation allows (%d not)",
+	am_tap(!atomic_load(&sh->bad), "every result one the operation allows (%d not)",
 	    atomic_load(&sh->bad));
 
 	cleanup_and_check();
-	printf("%d passed, %d failed\n", npass, nfail);
-	return nfail ? 1 : 0;
+	return am_tap_summary();
 }

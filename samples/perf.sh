@@ -30,20 +30,9 @@ if [ ! -x "$example" ]; then
 	make -s -C "$here" OUT="$(dirname "$example")"
 fi
 command -v perf >/dev/null || { echo "perf is not installed" >&2; exit 1; }
-[ -e /sys/kernel/tracing/user_events_data ] ||
-	{ echo "no /sys/kernel/tracing/user_events_data: load user_events.ko" >&2; exit 1; }
-
-"$example" 600 >/dev/null &
-writer=$!
-trap 'kill $writer 2>/dev/null || true' EXIT
-
-# perf resolves user_events:<name> from tracefs: wait for the writer
-i=0
-until [ -d /sys/kernel/tracing/events/user_events/$event ]; do
-	i=$((i + 1))
-	[ $i -lt 50 ] || { echo "the writer did not register $event" >&2; exit 1; }
-	sleep 0.1
-done
+# shellcheck source=samples/writer.sh
+. "$here/writer.sh"
+ue_writer_start "$example" "$event"
 
 echo "== perf stat -e user_events:$event -a sleep $secs"
 perf stat -e user_events:$event -a sleep "$secs"
@@ -52,6 +41,4 @@ echo "== perf record -e user_events:$event -a sleep $secs; perf script"
 perf record -q -e user_events:$event -a -o "$out" sleep "$secs"
 perf script -i "$out"
 
-kill $writer 2>/dev/null || true
-wait $writer 2>/dev/null || true
-trap - EXIT
+ue_writer_stop

@@ -30,25 +30,13 @@ if [ ! -x "$example" ]; then
 	make -s -C "$here" OUT="$(dirname "$example")"
 fi
 command -v trace-cmd >/dev/null || { echo "trace-cmd is not installed" >&2; exit 1; }
-[ -e /sys/kernel/tracing/user_events_data ] ||
-	{ echo "no /sys/kernel/tracing/user_events_data: load user_events.ko" >&2; exit 1; }
-
 # The writer runs until the recording is done
-"$example" 600 >/dev/null &
-writer=$!
-trap 'kill $writer 2>/dev/null || true' EXIT
-
-i=0
-until [ -d /sys/kernel/tracing/events/user_events/$event ]; do
-	i=$((i + 1))
-	[ $i -lt 50 ] || { echo "the writer did not register $event" >&2; exit 1; }
-	sleep 0.1
-done
+# shellcheck source=samples/writer.sh
+. "$here/writer.sh"
+ue_writer_start "$example" "$event"
 
 trace-cmd record -q -e user_events:$event -o "$out" sleep "$secs"
-kill $writer 2>/dev/null || true
-wait $writer 2>/dev/null || true
-trap - EXIT
+ue_writer_stop
 
 trace-cmd report -i "$out"
 

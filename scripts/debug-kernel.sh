@@ -268,7 +268,8 @@ if [[ $skip != *" stress "* ]]; then
 fi
 # The concurrency fuzzer (race/): RACE_S (default 120), RACE_SEED,
 # RACE_ARGS (e.g. -R: no rmmod/insmod loop)
-if [[ $skip != *" race "* ]] && ue_build_tool ue_race race/ue_race.c; then
+if [[ $skip != *" race "* ]] && ue_build_tool ue_race race/ue_race.c \
+	"$UE_REPO/race/aftermath.c" "$UE_REPO/race/relayout.c" "$UE_REPO/race/held.c"; then
 	rsecs=${RACE_S:-120}
 	rseed=$(ue_seed "${RACE_SEED:-}")
 	read -r -a rargs <<<"${RACE_ARGS:-}"

@@ -57,6 +57,14 @@
 	ASSERT_EQ(__want, __got);					\
 } while (0)
 
+/* Bit 0 of the 4-byte word at addr follows ftrace's enable of name */
+#define ASSERT_BIT0_FOLLOWS(name, addr) do {				\
+	ASSERT_EQ(0, ue_enable((name), true));				\
+	ASSERT_WORD((addr), 4, FILL32 | 1);				\
+	ASSERT_EQ(0, ue_enable((name), false));				\
+	ASSERT_WORD((addr), 4, FILL32 & ~1U);				\
+} while (0)
+
 /* Bytes in [mem, mem + len) that differ from FILL, outside [skip, +n) */
 static int fill_damage(const char *mem, size_t len, const char *skip, size_t n)
 {
@@ -89,20 +97,6 @@ static char *map_mem(size_t pages, int prot)
 	}
 
 	return mem;
-}
-
-/* Wait up to ms for events/user_events/NAME to exist (or not) */
-static bool event_wait(const char *name, bool exists, int ms)
-{
-	int waited;
-
-	for (waited = 0; waited <= ms; waited += 10) {
-		if (ue_event_exists(name) == exists)
-			return true;
-		ue_sleep_ms(10);
-	}
-
-	return false;
 }
 
 /*
@@ -654,7 +648,7 @@ TEST_F(abi, bad_name_args_efault)
 TEST_F(abi, persist_needs_perfmon)
 {
 	int res[6] = { 1, 1, 1, 1, 1, 1 };
-	int pipefd[2], status;
+	int pipefd[2];
 	pid_t pid;
 
 	ASSERT_EQ(0, pipe(pipefd));
@@ -679,11 +673,7 @@ TEST_F(abi, persist_needs_perfmon)
 			_exit(2);
 		_exit(0);
 	}
-	close(pipefd[1]);
-	ASSERT_EQ((ssize_t)sizeof(res), read(pipefd[0], res, sizeof(res)));
-	close(pipefd[0]);
-	ASSERT_EQ(pid, waitpid(pid, &status, 0));
-	ASSERT_EQ(0, status);
+	UE_ASSERT_CHILD_RESULTS(pid, pipefd, res);
 
 	ASSERT_EQ(0, res[0]);
 	EXPECT_EQ(-EPERM, res[1]);
@@ -703,7 +693,7 @@ TEST_F(abi, persist_needs_perfmon)
 TEST_F(abi, delete_persistent_needs_perfmon)
 {
 	int res[4] = { 1, 1, 1, 1 };
-	int pipefd[2], status, fd;
+	int pipefd[2], fd;
 	pid_t pid;
 
 	/* Registered on a file of their own, closed: nothing holds them */
@@ -736,11 +726,7 @@ TEST_F(abi, delete_persistent_needs_perfmon)
 			_exit(2);
 		_exit(0);
 	}
-	close(pipefd[1]);
-	ASSERT_EQ((ssize_t)sizeof(res), read(pipefd[0], res, sizeof(res)));
-	close(pipefd[0]);
-	ASSERT_EQ(pid, waitpid(pid, &status, 0));
-	ASSERT_EQ(0, status);
+	UE_ASSERT_CHILD_RESULTS(pid, pipefd, res);
 
 	ASSERT_EQ(0, res[0]);
 	EXPECT_EQ(-EPERM, res[1]);
@@ -833,8 +819,7 @@ TEST_F(abi, registration_reflects_state)
 	w[2] = FILL32 & ~1U;
 	ASSERT_EQ(0, creg(&self->c, self->c.fd, desc, &w[2], 4, 0, 0, NULL));
 	ASSERT_WORD(&w[2], 4, FILL32 | 1);
-	close(self->c.perf_fd);
-	self->c.perf_fd = -1;
+	ue_drop_fd(&self->c.perf_fd);
 	ASSERT_WORD(&w[2], 4, FILL32 & ~1U);
 	ASSERT_WORD(w64, 8, FILL64 & ~(1ULL << 63));
 }
@@ -941,6 +926,14 @@ TEST_F(abi, unregister)
  * Event lifetime
  */
 
+/* name still exists ms milliseconds from now: something holds it */
+static void assert_stays(struct __test_metadata *_metadata, const char *name,
+			 int ms)
+{
+	ue_sleep_ms(ms);
+	ASSERT_TRUE(ue_event_exists(name));
+}
+
 TEST_F(abi, auto_delete_unreg_then_close)
 {
 	const char *name = PREFIX "auto1";
@@ -951,12 +944,10 @@ TEST_F(abi, auto_delete_unreg_then_close)
 
 	/* The data fd still holds a reference */
 	ASSERT_EQ(0, cunreg(&self->c, self->c.fd, self->c.mem, 0));
-	ue_sleep_ms(200);
-	ASSERT_TRUE(ue_event_exists(name));
+	assert_stays(_metadata, name, 200);
 
-	close(self->c.fd);
-	self->c.fd = -1;
-	ASSERT_TRUE(event_wait(name, false, WAIT_MS));
+	ue_drop_fd(&self->c.fd);
+	ASSERT_TRUE(ue_event_wait(name, false, WAIT_MS));
 }
 
 TEST_F(abi, auto_delete_close_then_unreg)
@@ -967,19 +958,14 @@ TEST_F(abi, auto_delete_close_then_unreg)
 			  self->c.mem, 4, 0, 0, NULL));
 
 	/* The enabler still holds a reference: the bit still follows */
-	close(self->c.fd);
-	self->c.fd = -1;
-	ue_sleep_ms(200);
-	ASSERT_TRUE(ue_event_exists(name));
-	ASSERT_EQ(0, ue_enable(name, true));
-	ASSERT_WORD(self->c.mem, 4, FILL32 | 1);
-	ASSERT_EQ(0, ue_enable(name, false));
-	ASSERT_WORD(self->c.mem, 4, FILL32 & ~1U);
+	ue_drop_fd(&self->c.fd);
+	assert_stays(_metadata, name, 200);
+	ASSERT_BIT0_FOLLOWS(name, self->c.mem);
 
 	self->c.fd = ue_open_data();
 	ASSERT_LE(0, self->c.fd);
 	ASSERT_EQ(0, cunreg(&self->c, self->c.fd, self->c.mem, 0));
-	ASSERT_TRUE(event_wait(name, false, WAIT_MS));
+	ASSERT_TRUE(ue_event_wait(name, false, WAIT_MS));
 }
 
 TEST_F(abi, auto_delete_waits_for_ftrace)
@@ -990,15 +976,13 @@ TEST_F(abi, auto_delete_waits_for_ftrace)
 			  self->c.mem, 4, 0, 0, NULL));
 	ASSERT_EQ(0, ue_enable(name, true));
 	ASSERT_EQ(0, cunreg(&self->c, self->c.fd, self->c.mem, 0));
-	close(self->c.fd);
-	self->c.fd = -1;
+	ue_drop_fd(&self->c.fd);
 
 	/* Still in use by ftrace */
-	ue_sleep_ms(300);
-	ASSERT_TRUE(ue_event_exists(name));
+	assert_stays(_metadata, name, 300);
 
 	ASSERT_EQ(0, ue_enable(name, false));
-	ASSERT_TRUE(event_wait(name, false, WAIT_MS));
+	ASSERT_TRUE(ue_event_wait(name, false, WAIT_MS));
 }
 
 TEST_F(abi, auto_delete_waits_for_perf)
@@ -1010,15 +994,12 @@ TEST_F(abi, auto_delete_waits_for_perf)
 	self->c.perf_fd = ue_perf_open(name);
 	ASSERT_LE(0, self->c.perf_fd);
 	ASSERT_EQ(0, cunreg(&self->c, self->c.fd, self->c.mem, 0));
-	close(self->c.fd);
-	self->c.fd = -1;
+	ue_drop_fd(&self->c.fd);
 
-	ue_sleep_ms(300);
-	ASSERT_TRUE(ue_event_exists(name));
+	assert_stays(_metadata, name, 300);
 
-	close(self->c.perf_fd);
-	self->c.perf_fd = -1;
-	ASSERT_TRUE(event_wait(name, false, WAIT_MS));
+	ue_drop_fd(&self->c.perf_fd);
+	ASSERT_TRUE(ue_event_wait(name, false, WAIT_MS));
 }
 
 TEST_F(abi, auto_delete_then_register_again)
@@ -1031,16 +1012,13 @@ TEST_F(abi, auto_delete_then_register_again)
 	close(self->c.fd);
 	self->c.fd = ue_open_data();
 	ASSERT_LE(0, self->c.fd);
-	ASSERT_TRUE(event_wait(name, false, WAIT_MS));
+	ASSERT_TRUE(ue_event_wait(name, false, WAIT_MS));
 
 	/* Gone for good: the name takes other fields now */
 	ASSERT_EQ(0, creg(&self->c, self->c.fd, PREFIX "again u64 b",
 			  self->c.mem, 4, 0, 0, NULL));
 	ASSERT_TRUE(ue_event_exists(name));
-	ASSERT_EQ(0, ue_enable(name, true));
-	ASSERT_WORD(self->c.mem, 4, FILL32 | 1);
-	ASSERT_EQ(0, ue_enable(name, false));
-	ASSERT_WORD(self->c.mem, 4, FILL32 & ~1U);
+	ASSERT_BIT0_FOLLOWS(name, self->c.mem);
 }
 
 TEST_F(abi, persist_stays_until_delete)
@@ -1057,16 +1035,13 @@ TEST_F(abi, persist_stays_until_delete)
 	ASSERT_EQ(-EBUSY, ue_del_fd(self->c.fd2, name));
 
 	ASSERT_EQ(0, cunreg(&self->c, self->c.fd, self->c.mem, 0));
-	close(self->c.fd);
-	self->c.fd = -1;
-	ue_sleep_ms(300);
-	ASSERT_TRUE(ue_event_exists(name));
+	ue_drop_fd(&self->c.fd);
+	assert_stays(_metadata, name, 300);
 
 	/* Still usable */
 	ASSERT_EQ(0, ue_enable(name, true));
 	ASSERT_EQ(0, ue_enable(name, false));
-	ue_sleep_ms(200);
-	ASSERT_TRUE(ue_event_exists(name));
+	assert_stays(_metadata, name, 200);
 
 	ASSERT_EQ(0, ue_del_fd(self->c.fd2, name));
 	ASSERT_FALSE(ue_event_exists(name));
@@ -1136,16 +1111,14 @@ TEST_F(abi, multi_format)
 	/* The "u64 b" event goes with its last registration (fd1) */
 	ASSERT_EQ(0, cunreg(&self->c, self->c.fd, &w[0], 0));
 	ASSERT_EQ(0, cunreg(&self->c, self->c.fd, &w[0], 1));
-	close(self->c.fd);
-	self->c.fd = -1;
+	ue_drop_fd(&self->c.fd);
 	ASSERT_TRUE(multi_wait_count(name, 1, WAIT_MS));
 	ASSERT_EQ(1, multi_dirs(name, dirs, 4));
 	ASSERT_STREQ(dir_a, dirs[0]);
 
 	/* The "u32 a" one with fd2's */
 	ASSERT_EQ(0, cunreg(&self->c, self->c.fd2, &w[1], 0));
-	close(self->c.fd2);
-	self->c.fd2 = -1;
+	ue_drop_fd(&self->c.fd2);
 	ASSERT_TRUE(multi_wait_count(name, 0, WAIT_MS));
 }
 
@@ -1179,9 +1152,8 @@ TEST_F(abi, multi_format_beside_single_format)
 	ASSERT_EQ(0, cunreg(&self->c, self->c.fd, w, 0));
 	ASSERT_EQ(0, cunreg(&self->c, self->c.fd, w, 1));
 	ASSERT_EQ(0, cunreg(&self->c, self->c.fd, w, 2));
-	close(self->c.fd);
-	self->c.fd = -1;
-	ASSERT_TRUE(event_wait(name, false, WAIT_MS));
+	ue_drop_fd(&self->c.fd);
+	ASSERT_TRUE(ue_event_wait(name, false, WAIT_MS));
 	ASSERT_TRUE(multi_wait_count(name, 0, WAIT_MS));
 }
 
@@ -1215,8 +1187,7 @@ TEST_F(abi, write_needs_enabled_event)
 	self->c.perf_fd = ue_perf_open(name);
 	ASSERT_LE(0, self->c.perf_fd);
 	ASSERT_EQ((ssize_t)sizeof(rec), write(self->c.fd, &rec, sizeof(rec)));
-	close(self->c.perf_fd);
-	self->c.perf_fd = -1;
+	ue_drop_fd(&self->c.perf_fd);
 	ASSERT_EQ(-1, write(self->c.fd, &rec, sizeof(rec)));
 	ASSERT_EQ(EBADF, errno);
 
@@ -1357,8 +1328,7 @@ TEST_F(abi, status_and_remote_write_on_one_event)
 	ASSERT_EQ(0, ue_enable(name, false));
 	ASSERT_EQ(EVENT_STATUS_PERF, page[sidx]);
 	ASSERT_WORD(w, 4, FILL32 | (1U << 31));
-	close(self->c.perf_fd);
-	self->c.perf_fd = -1;
+	ue_drop_fd(&self->c.perf_fd);
 	ASSERT_EQ(0, page[sidx]);
 	ASSERT_WORD(w, 4, FILL32 & ~(1U << 31));
 
@@ -1372,10 +1342,9 @@ TEST_F(abi, status_and_remote_write_on_one_event)
 
 	/* Remove: unregister, close, delete (status page events persist) */
 	ASSERT_EQ(0, cunreg(&self->c, self->c.fd, w, 31));
-	close(self->c.fd);
-	self->c.fd = -1;
+	ue_drop_fd(&self->c.fd);
 	ue_del(name);
-	ASSERT_TRUE(event_wait(name, false, WAIT_MS));
+	ASSERT_TRUE(ue_event_wait(name, false, WAIT_MS));
 }
 
 /* =====================================================================

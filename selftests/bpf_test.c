@@ -27,6 +27,7 @@
 
 #include "ue_test.h"
 #include "ue_writer.h"
+#include "ue_bpf.h"
 
 #define PREFIX "ue_b_"
 
@@ -35,53 +36,41 @@
 
 /* --- BPF by hand --------------------------------------------------------- */
 
-#define INSN(c, d, s, o, i) \
-	((struct bpf_insn){ .code = (c), .dst_reg = (d), .src_reg = (s), \
-			    .off = (o), .imm = (i) })
-#define MOV64_REG(d, s)		INSN(BPF_ALU64 | BPF_MOV | BPF_X, d, s, 0, 0)
-#define MOV64_IMM(d, i)		INSN(BPF_ALU64 | BPF_MOV | BPF_K, d, 0, 0, i)
-#define ADD64_IMM(d, i)		INSN(BPF_ALU64 | BPF_ADD | BPF_K, d, 0, 0, i)
+/* More than selftests/ue_bpf.h has */
 #define LDX(sz, d, s, o)	INSN(BPF_LDX | BPF_MEM | (sz), d, s, o, 0)
 #define STX(sz, d, s, o)	INSN(BPF_STX | BPF_MEM | (sz), d, s, o, 0)
 #define ST(sz, d, o, i)		INSN(BPF_ST | BPF_MEM | (sz), d, 0, o, i)
 #define XADD64(d, s, o)		INSN(BPF_STX | BPF_ATOMIC | BPF_DW, d, s, o, BPF_ADD)
 #define LD_MAP_FD(d, fd)	INSN(BPF_LD | BPF_DW | BPF_IMM, d, BPF_PSEUDO_MAP_FD, 0, fd), \
 				INSN(0, 0, 0, 0, 0)
-#define CALL(f)			INSN(BPF_JMP | BPF_CALL, 0, 0, 0, f)
-#define JEQ_IMM(d, i, o)	INSN(BPF_JMP | BPF_JEQ | BPF_K, d, 0, o, i)
 #define JLE_IMM(d, i, o)	INSN(BPF_JMP | BPF_JLE | BPF_K, d, 0, o, i)
-#define EXIT()			INSN(BPF_JMP | BPF_EXIT, 0, 0, 0, 0)
-
-static int sys_bpf(int cmd, union bpf_attr *attr)
-{
-	return syscall(__NR_bpf, cmd, attr, sizeof(*attr));
-}
+/*
+ * r0 = the value of the map's slot 0 (the key at fp + key_off), or a jump
+ * over skip instructions when there is none: 7 instructions
+ */
+#define MAP_SLOT0(map_fd, key_off, skip)				\
+	ST(BPF_W, BPF_REG_10, key_off, 0),				\
+	LD_MAP_FD(BPF_REG_1, map_fd),					\
+	MOV64_REG(BPF_REG_2, BPF_REG_10),				\
+	ADD64_IMM(BPF_REG_2, key_off),					\
+	CALL(BPF_FUNC_map_lookup_elem),					\
+	JEQ_IMM(BPF_REG_0, 0, skip)
+/* value[0] += 1, value[1] = r7, value[2] = r8: 4 instructions */
+#define COUNT_R7_R8()							\
+	MOV64_IMM(BPF_REG_1, 1),					\
+	XADD64(BPF_REG_0, BPF_REG_1, 0),				\
+	STX(BPF_DW, BPF_REG_0, BPF_REG_7, 8),				\
+	STX(BPF_DW, BPF_REG_0, BPF_REG_8, 16)
 
 /* A one-entry array map of value_size bytes */
 static int map_create(unsigned int value_size)
 {
-	union bpf_attr attr;
-
-	memset(&attr, 0, sizeof(attr));
-	attr.map_type = BPF_MAP_TYPE_ARRAY;
-	attr.key_size = 4;
-	attr.value_size = value_size;
-	attr.max_entries = 1;
-
-	return sys_bpf(BPF_MAP_CREATE, &attr);
+	return ue_bpf_map1(value_size);
 }
 
 static int map_read(int map_fd, void *value)
 {
-	union bpf_attr attr;
-	__u32 key = 0;
-
-	memset(&attr, 0, sizeof(attr));
-	attr.map_fd = map_fd;
-	attr.key = (__u64)(uintptr_t)&key;
-	attr.value = (__u64)(uintptr_t)value;
-
-	return sys_bpf(BPF_MAP_LOOKUP_ELEM, &attr);
+	return ue_bpf_map1_read(map_fd, value);
 }
 
 static char verifier_log[1 << 20];
@@ -160,16 +149,8 @@ static int prog_count_copy(int map_fd, int a, int b)
 	n += ctx_load(insns + n, BPF_REG_8, BPF_REG_9, BPF_REG_6, b, 4);
 	{
 		struct bpf_insn rest[] = {
-			ST(BPF_W, BPF_REG_10, -4, 0),
-			LD_MAP_FD(BPF_REG_1, map_fd),
-			MOV64_REG(BPF_REG_2, BPF_REG_10),
-			ADD64_IMM(BPF_REG_2, -4),
-			CALL(BPF_FUNC_map_lookup_elem),
-			JEQ_IMM(BPF_REG_0, 0, 4),
-			MOV64_IMM(BPF_REG_1, 1),
-			XADD64(BPF_REG_0, BPF_REG_1, 0),
-			STX(BPF_DW, BPF_REG_0, BPF_REG_7, 8),
-			STX(BPF_DW, BPF_REG_0, BPF_REG_8, 16),
+			MAP_SLOT0(map_fd, -4, 4),
+			COUNT_R7_R8(),
 			MOV64_IMM(BPF_REG_0, 0),
 			EXIT(),
 		};
@@ -231,16 +212,8 @@ static int prog_stack(int map_fd, int stack_fd)
 		MOV64_IMM(BPF_REG_4, 0),
 		CALL(BPF_FUNC_get_stack),
 		MOV64_REG(BPF_REG_8, BPF_REG_0),
-		ST(BPF_W, BPF_REG_10, -68, 0),
-		LD_MAP_FD(BPF_REG_1, map_fd),
-		MOV64_REG(BPF_REG_2, BPF_REG_10),
-		ADD64_IMM(BPF_REG_2, -68),
-		CALL(BPF_FUNC_map_lookup_elem),
-		JEQ_IMM(BPF_REG_0, 0, 7),
-		MOV64_IMM(BPF_REG_1, 1),
-		XADD64(BPF_REG_0, BPF_REG_1, 0),
-		STX(BPF_DW, BPF_REG_0, BPF_REG_7, 8),
-		STX(BPF_DW, BPF_REG_0, BPF_REG_8, 16),
+		MAP_SLOT0(map_fd, -68, 7),
+		COUNT_R7_R8(),
 		/* fp - 64 was written by bpf_get_stack() (or zeroed) */
 		LDX(BPF_DW, BPF_REG_1, BPF_REG_10, -64),
 		STX(BPF_DW, BPF_REG_0, BPF_REG_1, 24),
@@ -316,26 +289,15 @@ static int attach(const char *name, int prog_fd, pid_t pid, int cpu)
 /* Raw data of every PERF_RECORD_SAMPLE in the ring (sample_type RAW) */
 static int ring_raw(void *ring, unsigned char raws[][256], int max)
 {
-	struct perf_event_mmap_page *meta = ring;
-	unsigned char *data = (unsigned char *)ring + meta->data_offset;
-	__u64 size = meta->data_size;
-	__u64 head = __atomic_load_n(&meta->data_head, __ATOMIC_ACQUIRE);
-	__u64 tail = meta->data_tail;
+	struct perf_event_header hdr;
 	unsigned char rec[4096];
+	struct ue_ring r;
 	int n = 0;
 
-	while (tail < head) {
-		struct perf_event_header hdr;
+	ue_ring_start(&r, ring);
+	while (ue_ring_next(&r, rec, sizeof(rec), &hdr)) {
 		__u32 raw_size;
-		__u64 i;
 
-		for (i = 0; i < sizeof(hdr); i++)
-			((unsigned char *)&hdr)[i] = data[(tail + i) % size];
-		if (hdr.size < sizeof(hdr) || hdr.size > sizeof(rec))
-			break;
-		for (i = 0; i < hdr.size; i++)
-			rec[i] = data[(tail + i) % size];
-		tail += hdr.size;
 		if (hdr.type != PERF_RECORD_SAMPLE)
 			return -1;
 		memcpy(&raw_size, rec + sizeof(hdr), 4);
@@ -345,7 +307,7 @@ static int ring_raw(void *ring, unsigned char raws[][256], int max)
 		n++;
 	}
 
-	__atomic_store_n(&meta->data_tail, tail, __ATOMIC_RELEASE);
+	ue_ring_done(&r);
 	return n;
 }
 
@@ -396,24 +358,15 @@ FIXTURE_SETUP(bpf)
 
 FIXTURE_TEARDOWN(bpf)
 {
-	cpu_set_t all;
-
 	if (self->ring)
 		munmap(self->ring, (RING_PAGES + 1) * UE_PAGE_SIZE);
-	if (self->perf_fd >= 0)
-		close(self->perf_fd);
-	if (self->prog_fd >= 0)
-		close(self->prog_fd);
-	if (self->map_fd >= 0)
-		close(self->map_fd);
+	ue_close_fd(self->perf_fd);
+	ue_close_fd(self->prog_fd);
+	ue_close_fd(self->map_fd);
 	if (self->page)
 		munmap((void *)self->page, UE_PAGE_SIZE);
-	if (self->fd >= 0)
-		close(self->fd);
-	CPU_ZERO(&all);
-	for (int i = 0; i < CPU_SETSIZE; i++)
-		CPU_SET(i, &all);
-	sched_setaffinity(0, sizeof(all), &all);
+	ue_close_fd(self->fd);
+	ue_unpin_cpu();
 	EXPECT_EQ(0, ue_delete_prefix(PREFIX));
 }
 
@@ -442,6 +395,38 @@ static void val_count_offsets(struct __test_metadata *_metadata,
 }
 
 /*
+ * The fixture's map (__u64 value[3]) and a program that counts the hits
+ * of name ("u64 val; u32 count") and copies both fields, attached
+ */
+static void attach_count_copy(struct __test_metadata *_metadata,
+			      struct _test_data_bpf *self, const char *name)
+{
+	int val_off = -1, count_off = -1;
+
+	val_count_offsets(_metadata, name, &val_off, &count_off);
+	self->map_fd = map_create(3 * sizeof(__u64));
+	ASSERT_LE(0, self->map_fd);
+	self->prog_fd = prog_count_copy(self->map_fd, val_off, count_off);
+	ASSERT_LE(0, self->prog_fd);
+	self->perf_fd = attach(name, self->prog_fd, -1, 0);
+	ASSERT_LE(0, self->perf_fd) {
+		TH_LOG("attach: %s", strerror(-self->perf_fd));
+	}
+}
+
+/* The map's value: the hit count, then the last val and count copied */
+static void expect_counted(struct __test_metadata *_metadata, int map_fd,
+			   __u64 hits, __u64 val, __u64 count)
+{
+	__u64 value[3];
+
+	ASSERT_EQ(0, map_read(map_fd, value));
+	EXPECT_EQ(hits, value[0]);
+	EXPECT_EQ(val, value[1]);
+	EXPECT_EQ(count, value[2]);
+}
+
+/*
  * Ten writes, some on each CPU: the program ran ten times and copied the
  * u64 at offset hdr and the u32 at offset hdr + 8 of the last record (8
  * and 16 with an 8-byte header; the program is built for the offsets of
@@ -453,20 +438,11 @@ TEST_F(bpf, counts_hits_and_copies_fields)
 	bool two_cpus = ue_cpu_online(1);
 	__u64 value[3];
 	struct cnt_rec r;
-	int i, s = -1, w = -1, val_off = -1, count_off = -1;
+	int i, s = -1, w = -1;
 
 	ASSERT_EQ(0, ue_reg(self->fd, PREFIX "cnt u64 val; u32 count", &s, &w));
 	r.w = w;
-	val_count_offsets(_metadata, name, &val_off, &count_off);
-
-	self->map_fd = map_create(sizeof(value));
-	ASSERT_LE(0, self->map_fd);
-	self->prog_fd = prog_count_copy(self->map_fd, val_off, count_off);
-	ASSERT_LE(0, self->prog_fd);
-	self->perf_fd = attach(name, self->prog_fd, -1, 0);
-	ASSERT_LE(0, self->perf_fd) {
-		TH_LOG("attach: %s", strerror(-self->perf_fd));
-	}
+	attach_count_copy(_metadata, self, name);
 	ASSERT_EQ(EVENT_STATUS_PERF, self->page[s]);
 
 	for (i = 1; i <= 10; i++) {
@@ -478,14 +454,10 @@ TEST_F(bpf, counts_hits_and_copies_fields)
 		ASSERT_EQ((ssize_t)sizeof(r), write(self->fd, &r, sizeof(r)));
 	}
 
-	ASSERT_EQ(0, map_read(self->map_fd, value));
-	EXPECT_EQ(10ULL, value[0]);
-	EXPECT_EQ(0x112233445566770aULL, value[1]);
-	EXPECT_EQ(10ULL, value[2]);
+	expect_counted(_metadata, self->map_fd, 10ULL, 0x112233445566770aULL, 10ULL);
 
 	/* Detached: nothing listens, writes are refused, no more hits */
-	close(self->perf_fd);
-	self->perf_fd = -1;
+	ue_drop_fd(&self->perf_fd);
 	ASSERT_EQ(0, self->page[s]);
 	ASSERT_EQ(-1, write(self->fd, &r, sizeof(r)));
 	ASSERT_EQ(EBADF, errno);
@@ -497,19 +469,12 @@ TEST_F(bpf, counts_hits_and_copies_fields)
 TEST_F(bpf, with_ftrace_enabled)
 {
 	const char *name = PREFIX "both";
-	__u64 value[3];
 	struct cnt_rec r;
-	int i, s = -1, w = -1, val_off = -1, count_off = -1;
+	int i, s = -1, w = -1;
 
 	ASSERT_EQ(0, ue_reg(self->fd, PREFIX "both u64 val; u32 count", &s, &w));
 	r.w = w;
-	val_count_offsets(_metadata, name, &val_off, &count_off);
-	self->map_fd = map_create(sizeof(value));
-	ASSERT_LE(0, self->map_fd);
-	self->prog_fd = prog_count_copy(self->map_fd, val_off, count_off);
-	ASSERT_LE(0, self->prog_fd);
-	self->perf_fd = attach(name, self->prog_fd, -1, 0);
-	ASSERT_LE(0, self->perf_fd);
+	attach_count_copy(_metadata, self, name);
 	ASSERT_EQ(0, ue_enable(name, true));
 	ASSERT_EQ(EVENT_STATUS_PERF | EVENT_STATUS_FTRACE, self->page[s]);
 
@@ -519,10 +484,7 @@ TEST_F(bpf, with_ftrace_enabled)
 		ASSERT_EQ((ssize_t)sizeof(r), write(self->fd, &r, sizeof(r)));
 	}
 
-	ASSERT_EQ(0, map_read(self->map_fd, value));
-	EXPECT_EQ(3ULL, value[0]);
-	EXPECT_EQ(3000ULL, value[1]);
-	EXPECT_EQ(3ULL, value[2]);
+	expect_counted(_metadata, self->map_fd, 3ULL, 3000ULL, 3ULL);
 	ASSERT_EQ(3, ue_trace_lines(name, self->lines, MAX_LINES));
 	EXPECT_STREQ("val=1000 count=1", self->lines[0]);
 	EXPECT_STREQ("val=3000 count=3", self->lines[2]);
@@ -570,7 +532,6 @@ TEST_F(bpf, return_value_filters_perf_samples)
 TEST_F(bpf, bpf_iter_gets_the_record)
 {
 	const char *name = PREFIX "iter";
-	int val_off = -1, count_off = -1;
 	struct iovec io[2];
 	__u64 value[3];
 	struct cnt_rec r;
@@ -579,13 +540,7 @@ TEST_F(bpf, bpf_iter_gets_the_record)
 	ASSERT_EQ(0, ue_reg(self->fd, PREFIX "iter:BPF_ITER u64 val; u32 count",
 			    NULL, &w));
 	r.w = w;
-	val_count_offsets(_metadata, name, &val_off, &count_off);
-	self->map_fd = map_create(sizeof(value));
-	ASSERT_LE(0, self->map_fd);
-	self->prog_fd = prog_count_copy(self->map_fd, val_off, count_off);
-	ASSERT_LE(0, self->prog_fd);
-	self->perf_fd = attach(name, self->prog_fd, -1, 0);
-	ASSERT_LE(0, self->perf_fd);
+	attach_count_copy(_metadata, self, name);
 	ASSERT_EQ(0, ue_pin_cpu(0));
 
 	r.val = 0x8877665544332211ULL;
@@ -605,10 +560,7 @@ TEST_F(bpf, bpf_iter_gets_the_record)
 	io[1].iov_base = &r.val;
 	io[1].iov_len = 12;
 	ASSERT_EQ(16, writev(self->fd, io, 2));
-	ASSERT_EQ(0, map_read(self->map_fd, value));
-	EXPECT_EQ(2ULL, value[0]);
-	EXPECT_EQ(0x0102030405060708ULL, value[1]);
-	EXPECT_EQ(9ULL, value[2]);
+	expect_counted(_metadata, self->map_fd, 2ULL, 0x0102030405060708ULL, 9ULL);
 }
 
 /* A byte of the test pattern; no 8 of them in a row look like an address */
@@ -620,6 +572,38 @@ static unsigned char pattern(int i)
 static bool kernel_address(__u64 v)
 {
 	return v >> 47 == 0x1ffff;
+}
+
+/*
+ * PREFIX "dirty", a 3000-byte event seen by a program that returns 0
+ * (*prog, *perf): each dirty_write() leaves 3000 bytes of 0xab in this
+ * CPU's perf buffer.
+ */
+static void dirty_attach(struct __test_metadata *_metadata, int fd,
+			 int *dirty, int *prog, int *perf)
+{
+	ASSERT_EQ(0, ue_reg(fd, PREFIX "dirty u8[1000] a; u8[1000] b; u8[1000] c", NULL, dirty));
+	*prog = prog_return(0);
+	ASSERT_LE(0, *prog);
+	*perf = attach(PREFIX "dirty", *prog, -1, 0);
+	ASSERT_LE(0, *perf);
+}
+
+/* Detaches and closes the fixture's program and map (a refused attach too) */
+static void drop_attached(struct _test_data_bpf *self)
+{
+	ue_drop_fd(&self->perf_fd);
+	ue_drop_fd(&self->prog_fd);
+	ue_drop_fd(&self->map_fd);
+}
+
+static void dirty_write(struct __test_metadata *_metadata, int fd, int dirty)
+{
+	static unsigned char payload[3004];
+
+	memcpy(payload, &dirty, 4);
+	memset(payload + 4, 0xab, 3000);
+	ASSERT_EQ(3004, write(fd, payload, 3004));
 }
 
 /*
@@ -643,12 +627,7 @@ TEST_F(bpf, reads_to_end_of_fields_get_the_payload)
 	ASSERT_EQ(0, end % 8);
 	ASSERT_EQ(0, ue_pin_cpu(0));
 
-	/* Leaves 3000 bytes of 0xab in this CPU's perf buffer */
-	ASSERT_EQ(0, ue_reg(self->fd, PREFIX "dirty u8[1000] a; u8[1000] b; u8[1000] c", NULL, &dirty));
-	prog2 = prog_return(0);
-	ASSERT_LE(0, prog2);
-	perf2 = attach(PREFIX "dirty", prog2, -1, 0);
-	ASSERT_LE(0, perf2);
+	dirty_attach(_metadata, self->fd, &dirty, &prog2, &perf2);
 
 	for (f = 0; f < 2; f++) {
 		snprintf(name, sizeof(name), PREFIX "end%d", f);
@@ -665,9 +644,7 @@ TEST_F(bpf, reads_to_end_of_fields_get_the_payload)
 			TH_LOG("attach %s: %s", name, strerror(-self->perf_fd));
 		}
 
-		memcpy(payload, &dirty, 4);
-		memset(payload + 4, 0xab, 3000);
-		ASSERT_EQ(3004, write(self->fd, payload, 3004));
+		dirty_write(_metadata, self->fd, dirty);
 
 		memcpy(payload, &w, 4);
 		for (i = 0; i < n; i++)
@@ -693,12 +670,7 @@ TEST_F(bpf, reads_to_end_of_fields_get_the_payload)
 			}
 		}
 
-		close(self->perf_fd);
-		self->perf_fd = -1;
-		close(self->prog_fd);
-		self->prog_fd = -1;
-		close(self->map_fd);
-		self->map_fd = -1;
+		drop_attached(self);
 	}
 	close(perf2);
 	close(prog2);
@@ -712,18 +684,13 @@ TEST_F(bpf, reads_to_end_of_fields_get_the_payload)
  */
 TEST_F(bpf, no_fields_reads_zeroes)
 {
-	static unsigned char payload[3004];
 	int w = -1, dirty = -1, perf2 = -1, prog2 = -1;
 	const char *name = PREFIX "nof";
 	static const int offs[] = { 8, 16, 512, 3000, 8184 };
 	unsigned int k;
 
 	ASSERT_EQ(0, ue_pin_cpu(0));
-	ASSERT_EQ(0, ue_reg(self->fd, PREFIX "dirty u8[1000] a; u8[1000] b; u8[1000] c", NULL, &dirty));
-	prog2 = prog_return(0);
-	ASSERT_LE(0, prog2);
-	perf2 = attach(PREFIX "dirty", prog2, -1, 0);
-	ASSERT_LE(0, perf2);
+	dirty_attach(_metadata, self->fd, &dirty, &prog2, &perf2);
 	ASSERT_EQ(0, ue_reg(self->fd, PREFIX "nof:BPF_ITER", NULL, &w));
 
 	for (k = 0; k < sizeof(offs) / sizeof(offs[0]); k++) {
@@ -740,9 +707,7 @@ TEST_F(bpf, no_fields_reads_zeroes)
 			ASSERT_LE(0, self->perf_fd) {
 				TH_LOG("attach: %s", strerror(-self->perf_fd));
 			}
-			memcpy(payload, &dirty, 4);
-			memset(payload + 4, 0xab, 3000);
-			ASSERT_EQ(3004, write(self->fd, payload, 3004));
+			dirty_write(_metadata, self->fd, dirty);
 			ASSERT_EQ(4, write(self->fd, &w, 4));
 			ASSERT_EQ(0, map_read(self->map_fd, value));
 			EXPECT_EQ(1ULL, value[0]);
@@ -750,13 +715,8 @@ TEST_F(bpf, no_fields_reads_zeroes)
 				TH_LOG("ctx + %d holds %#llx", offs[k],
 				       (unsigned long long)value[1]);
 			}
-			close(self->perf_fd);
-			self->perf_fd = -1;
 		}
-		close(self->prog_fd);
-		self->prog_fd = -1;
-		close(self->map_fd);
-		self->map_fd = -1;
+		drop_attached(self);
 	}
 	close(perf2);
 	close(prog2);
@@ -838,10 +798,8 @@ TEST_F(bpf, bpf_iter_verdict_and_perf_record)
 
 		munmap(self->ring, (RING_PAGES + 1) * UE_PAGE_SIZE);
 		self->ring = NULL;
-		close(self->perf_fd);
-		self->perf_fd = -1;
-		close(self->prog_fd);
-		self->prog_fd = -1;
+		ue_drop_fd(&self->perf_fd);
+		ue_drop_fd(&self->prog_fd);
 	}
 }
 
@@ -884,11 +842,7 @@ TEST_F_TIMEOUT(bpf, bpftrace_tracepoint_args, UE_TIMEOUT(290))
 
 		ASSERT_LE(0, ue_read_file("bpftrace.out", buf, sizeof(buf)));
 		for (line = buf; *line; line = next) {
-			next = strchr(line, '\n');
-			if (next)
-				*next++ = '\0';
-			else
-				next = line + strlen(line);
+			next = ue_cut_line(line);
 			if (!strncmp(line, "count=", 6) && n < MAX_LINES)
 				snprintf(self->lines[n++], UE_LINE_MAX, "%s", line);
 			if (!strncmp(line, "@[", 2)) {
@@ -953,11 +907,7 @@ TEST_F_TIMEOUT(bpf, bpftrace_kstack_bpf_iter, UE_TIMEOUT(290))
 		SKIP(return, "bpftrace cannot resolve this kernel's types (no BTF it can use, no kernel headers)");
 	ASSERT_LE(0, ue_read_file("bpftrace.out", buf, sizeof(buf)));
 	for (line = buf; *line; line = next) {
-		next = strchr(line, '\n');
-		if (next)
-			*next++ = '\0';
-		else
-			next = line + strlen(line);
+		next = ue_cut_line(line);
 		if (!strncmp(line, "@[", 2))
 			stacks++;
 		if (!strncmp(line, "]: ", 3))

@@ -63,11 +63,7 @@ static int lines_with_prefix(char *buf, const char *prefix,
 	int n = 0;
 
 	for (line = buf; *line; line = next) {
-		next = strchr(line, '\n');
-		if (next)
-			*next++ = '\0';
-		else
-			next = line + strlen(line);
+		next = ue_cut_line(line);
 		if (strncmp(line, prefix, strlen(prefix)))
 			continue;
 		if (n < max)
@@ -292,12 +288,20 @@ TEST_F(ftrace, filter_glob_and_combined)
 	EXPECT_STREQ("count=5 msg= rmsg=hz dmsg=", self->lines[1]);
 }
 
+/* One record of a "u32 count" event: its write index w, then v */
+static void write_count(struct __test_metadata *_metadata, int fd, int w,
+			__u32 v)
+{
+	__u32 rec[2] = { w, v };
+
+	ASSERT_EQ(8, write(fd, rec, sizeof(rec)));
+}
+
 /* --- triggers ------------------------------------------------------------ */
 
 TEST_F(ftrace, traceoff_and_traceon_triggers)
 {
 	const char *off = PREFIX "toff", *on = PREFIX "ton";
-	__u32 rec[2];
 	int i, woff = -1, won = -1;
 
 	ASSERT_EQ(0, ue_reg(self->fd, PREFIX "toff u32 count", NULL, &woff));
@@ -311,11 +315,8 @@ TEST_F(ftrace, traceoff_and_traceon_triggers)
 	ASSERT_TRUE(tracing_on());
 
 	/* The record that matches goes in, then tracing stops */
-	rec[0] = woff;
-	for (i = 1; i <= 5; i++) {
-		rec[1] = i;
-		ASSERT_EQ(8, write(self->fd, rec, sizeof(rec)));
-	}
+	for (i = 1; i <= 5; i++)
+		write_count(_metadata, self->fd, woff, i);
 	ASSERT_FALSE(tracing_on());
 	ASSERT_EQ(3, ue_trace_lines(off, self->lines, MAX_LINES));
 	EXPECT_STREQ("count=1", self->lines[0]);
@@ -323,16 +324,12 @@ TEST_F(ftrace, traceoff_and_traceon_triggers)
 	EXPECT_STREQ("count=3", self->lines[2]);
 
 	/* traceon (unconditional) turns tracing on before its record */
-	rec[0] = won;
-	rec[1] = 77;
-	ASSERT_EQ(8, write(self->fd, rec, sizeof(rec)));
+	write_count(_metadata, self->fd, won, 77);
 	ASSERT_TRUE(tracing_on());
 	ASSERT_EQ(1, ue_trace_lines(on, self->lines, MAX_LINES));
 	EXPECT_STREQ("count=77", self->lines[0]);
 
-	rec[0] = woff;
-	rec[1] = 6;
-	ASSERT_EQ(8, write(self->fd, rec, sizeof(rec)));
+	write_count(_metadata, self->fd, woff, 6);
 	ASSERT_TRUE(tracing_on());
 	ASSERT_EQ(4, ue_trace_lines(off, self->lines, MAX_LINES));
 	EXPECT_STREQ("count=6", self->lines[3]);
@@ -658,8 +655,7 @@ TEST_F_TIMEOUT(ftrace, trace_cmd_record_report, UE_TIMEOUT(280))
 
 	ASSERT_EQ(0, ue_reg(self->fd, TC_DESC, NULL, NULL));
 
-	hex[0] = '\0';
-	hex_append(hex, p, tc_payload(p));
+	hex_of(hex, p, tc_payload(p));
 	hex_append(hex, p, tc_payload_empty(p));
 
 	n = trace_cmd(_metadata, TC_DESC, PREFIX "tc", hex, self->lines, MAX_LINES);
@@ -689,14 +685,10 @@ TEST_F_TIMEOUT(ftrace, trace_cmd_narrow_signed_fields, UE_TIMEOUT(280))
 	memcpy(p + 3, &k, 2);
 	memcpy(p + 5, &m, 1);
 	memcpy(p + 6, &f, 4);
-	hex[0] = '\0';
-	hex_append(hex, p, 10);
+	hex_of(hex, p, 10);
 
 	lines = trace_cmd(_metadata, desc, PREFIX "tcs", hex, self->lines, MAX_LINES);
-	ASSERT_EQ(1, lines) {
-		log_file("record.err");
-		log_file("report.out");
-	}
+	UE_ASSERT_ONE_LINE(lines);
 	EXPECT_STREQ("b=-100 d=-30000 k=-7 m=-8 f=-2000000000", self->lines[0]);
 }
 
@@ -714,14 +706,10 @@ TEST_F_TIMEOUT(ftrace, trace_cmd_rel_loc_u8_array, UE_TIMEOUT(280))
 	memcpy(p, &n, 4);
 	memcpy(p + 4, &v, 4);
 	memcpy(p + 8, "\xcc\xdd", 2);
-	hex[0] = '\0';
-	hex_append(hex, p, 10);
+	hex_of(hex, p, 10);
 
 	lines = trace_cmd(_metadata, desc, PREFIX "tcv", hex, self->lines, MAX_LINES);
-	ASSERT_EQ(1, lines) {
-		log_file("record.err");
-		log_file("report.out");
-	}
+	UE_ASSERT_ONE_LINE(lines);
 	EXPECT_STREQ("n=1 v=cc dd", self->lines[0]);
 }
 

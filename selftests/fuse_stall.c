@@ -44,12 +44,12 @@
 #include <time.h>
 #include <unistd.h>
 #include "../include/uapi/linux/user_events.h"
+#include "ue_fuse.h"
 
 #define TR "/sys/kernel/tracing"
 #define MNT "/tmp/uefuse"
 #define FSIZE 4096
 
-static int fuse_fd;
 /* Shared with the daemon, a separate process forked before registering */
 struct timed {
 	const char *what;
@@ -93,33 +93,15 @@ static double now(void)
 	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
+/* No FUSE_ASYNC_READ; aio on O_DIRECT files (-a) */
+static struct ue_fuse fuse = {
+	.fsize = FSIZE, .valid = 1000, .init_flags = FUSE_ASYNC_DIO,
+	.direct_io = true, .second = "g",	/* -x: a page of its own */
+};
+
 static void reply(uint64_t unique, int error, const void *data, size_t len)
 {
-	char buf[sizeof(struct fuse_out_header) + 8192];
-	struct fuse_out_header *oh = (void *)buf;
-
-	oh->len = sizeof(*oh) + len;
-	oh->error = error;
-	oh->unique = unique;
-	if (len)
-		memcpy(buf + sizeof(*oh), data, len);
-	if (write(fuse_fd, buf, oh->len) < 0 && errno != ENOENT)
-		perror("fuse reply");
-}
-
-static void fill_attr(struct fuse_attr *a, uint64_t ino)
-{
-	memset(a, 0, sizeof(*a));
-	a->ino = ino;
-	a->nlink = 1;
-	a->blksize = 4096;
-	if (ino == 1) {
-		a->mode = S_IFDIR | 0755;
-	} else {
-		a->mode = S_IFREG | 0644;
-		a->size = FSIZE;
-		a->blocks = FSIZE / 512;
-	}
+	ue_fuse_reply(&fuse, unique, error, data, len);
 }
 
 static void reply_read(uint64_t unique)
@@ -132,7 +114,7 @@ static void reply_read(uint64_t unique)
 static void *daemon_thread(void *arg __attribute__((unused)))
 {
 	for (;;) {
-		ssize_t n = read(fuse_fd, rbuf, sizeof(rbuf));
+		ssize_t n = read(fuse.fd, rbuf, sizeof(rbuf));
 		struct fuse_in_header *ih = (void *)rbuf;
 		void *in = rbuf + sizeof(*ih);
 
@@ -141,59 +123,9 @@ static void *daemon_thread(void *arg __attribute__((unused)))
 				continue;
 			return NULL;	/* unmounted */
 		}
+		if (ue_fuse_answer(&fuse, ih, in))
+			continue;
 		switch (ih->opcode) {
-		case FUSE_INIT: {
-			struct fuse_init_in *ii = in;
-			struct fuse_init_out io;
-
-			memset(&io, 0, sizeof(io));
-			io.major = FUSE_KERNEL_VERSION;
-			io.minor = ii->minor < FUSE_KERNEL_MINOR_VERSION ?
-				   ii->minor : FUSE_KERNEL_MINOR_VERSION;
-			io.max_readahead = ii->max_readahead;
-			/* No FUSE_ASYNC_READ; aio on O_DIRECT files (-a) */
-			io.flags = ii->flags & FUSE_ASYNC_DIO;
-			io.max_background = 16;
-			io.congestion_threshold = 12;
-			io.max_write = 4096;
-			reply(ih->unique, 0, &io, sizeof(io));
-			break;
-		}
-		case FUSE_LOOKUP: {
-			struct fuse_entry_out eo;
-
-			/* f, and g (-x): a page of its own */
-			if (strcmp(in, "f") && strcmp(in, "g")) {
-				reply(ih->unique, -ENOENT, NULL, 0);
-				break;
-			}
-			memset(&eo, 0, sizeof(eo));
-			eo.nodeid = strcmp(in, "f") ? 3 : 2;
-			eo.entry_valid = 1000;
-			eo.attr_valid = 1000;
-			fill_attr(&eo.attr, eo.nodeid);
-			reply(ih->unique, 0, &eo, sizeof(eo));
-			break;
-		}
-		case FUSE_GETATTR: {
-			struct fuse_attr_out ao;
-
-			memset(&ao, 0, sizeof(ao));
-			ao.attr_valid = 1000;
-			fill_attr(&ao.attr, ih->nodeid);
-			reply(ih->unique, 0, &ao, sizeof(ao));
-			break;
-		}
-		case FUSE_OPEN: {
-			struct fuse_open_in *oi = in;
-			struct fuse_open_out oo;
-
-			memset(&oo, 0, sizeof(oo));
-			if (oi->flags & O_DIRECT)
-				oo.open_flags = FOPEN_DIRECT_IO;
-			reply(ih->unique, 0, &oo, sizeof(oo));
-			break;
-		}
 		case FUSE_READ:
 			if (atomic_load(&stall)) {
 				int i = atomic_fetch_add(&nstalled, 1);
@@ -208,10 +140,6 @@ static void *daemon_thread(void *arg __attribute__((unused)))
 				break;
 			}
 			reply_read(ih->unique);
-			break;
-		case FUSE_INTERRUPT:
-		case FUSE_FORGET:
-		case FUSE_BATCH_FORGET:
 			break;
 		case FUSE_FLUSH:
 		case FUSE_RELEASE:
@@ -1162,13 +1090,13 @@ int main(int argc, char **argv)
 		}
 	}
 	mkdir(MNT, 0755);
-	fuse_fd = open("/dev/fuse", O_RDWR);
-	if (fuse_fd < 0) {
+	fuse.fd = open("/dev/fuse", O_RDWR);
+	if (fuse.fd < 0) {
 		perror("/dev/fuse");
 		return 1;
 	}
 	snprintf(opts, sizeof(opts), "fd=%d,rootmode=40000,user_id=%d,group_id=%d",
-		 fuse_fd, userns ? 0 : getuid(), userns ? 0 : getgid());
+		 fuse.fd, userns ? 0 : getuid(), userns ? 0 : getgid());
 	if (mount("uefuse", MNT, "fuse", MS_NOSUID | MS_NODEV, opts)) {
 		perror("mount fuse");
 		return 1;

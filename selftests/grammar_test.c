@@ -12,10 +12,21 @@
 #include <sys/uio.h>
 
 #include "ue_test.h"
+#include "ue_rec.h"
 
 #define PREFIX "ue_g_"
 
 #define MAX_LINES 16
+
+/* ue_reg_enabled() that must succeed: the write index */
+static int reg_enabled(struct __test_metadata *_metadata, int fd,
+		       const char *desc, const char *name)
+{
+	int w = ue_reg_enabled(fd, desc, name);
+
+	ASSERT_LE(0, w);
+	return w;
+}
 
 FIXTURE(grammar) {
 	int fd;
@@ -95,24 +106,7 @@ static const char *field_line(const char *line)
 	return buf;
 }
 
-/* A record being built: write index, then the packed payload */
-struct rec {
-	unsigned char d[4096];
-	int len;
-};
-
-static void rec_init(struct rec *r, int write_index)
-{
-	memset(r->d, 0, sizeof(r->d));
-	memcpy(r->d, &write_index, sizeof(write_index));
-	r->len = sizeof(write_index);
-}
-
-static void rec_put(struct rec *r, const void *p, size_t n)
-{
-	memcpy(r->d + r->len, p, n);
-	r->len += n;
-}
+/* struct rec, rec_init(), rec_put(): ue_rec.h */
 
 static void rec_u32(struct rec *r, __u32 v)
 {
@@ -722,8 +716,7 @@ TEST_F(grammar, data_loc_offset_from_record_start)
 	struct rec r;
 	int w;
 
-	w = ue_reg_enabled(self->fd, PREFIX "pdl __data_loc char[] s", name);
-	ASSERT_LE(0, w);
+	w = reg_enabled(_metadata, self->fd, PREFIX "pdl __data_loc char[] s", name);
 
 	rec_init(&r, w);
 	rec_u32(&r, DYN_LOC(hdr + 4, 6));
@@ -764,8 +757,7 @@ TEST_F(grammar, rel_loc_offset_from_field_end)
 	struct rec r;
 	int w;
 
-	w = ue_reg_enabled(self->fd, PREFIX "prl __rel_loc char[] s", name);
-	ASSERT_LE(0, w);
+	w = reg_enabled(_metadata, self->fd, PREFIX "prl __rel_loc char[] s", name);
 
 	rec_init(&r, w);
 	rec_u32(&r, DYN_LOC(0, 6));
@@ -816,8 +808,7 @@ TEST_F(grammar, data_loc_bad_locations_efault)
 	const char *name = PREFIX "pdlb";
 	int w;
 
-	w = ue_reg_enabled(self->fd, PREFIX "pdlb __data_loc char[] s", name);
-	ASSERT_LE(0, w);
+	w = reg_enabled(_metadata, self->fd, PREFIX "pdlb __data_loc char[] s", name);
 
 	/*
 	 * The record is hdr + 4 + 6 bytes: "hello\0" at hdr + 4..hdr + 10
@@ -850,8 +841,7 @@ TEST_F(grammar, rel_loc_bad_locations_efault)
 	const char *name = PREFIX "prlb";
 	int w;
 
-	w = ue_reg_enabled(self->fd, PREFIX "prlb __rel_loc char[] s", name);
-	ASSERT_LE(0, w);
+	w = reg_enabled(_metadata, self->fd, PREFIX "prlb __rel_loc char[] s", name);
 
 	/* "hello\0" is 0..6 bytes after the field */
 	EXPECT_EQ(-EFAULT, write_loc(self->fd, w, DYN_LOC(0, 7), "hello", 6));
@@ -880,8 +870,7 @@ TEST_F(grammar, u8_dynamic_array_bounds)
 	const char *name = PREFIX "pu8";
 	int w;
 
-	w = ue_reg_enabled(self->fd, PREFIX "pu8 __rel_loc u8[] x", name);
-	ASSERT_LE(0, w);
+	w = reg_enabled(_metadata, self->fd, PREFIX "pu8 __rel_loc u8[] x", name);
 
 	EXPECT_EQ(4 + 4 + 3, write_loc(self->fd, w, DYN_LOC(0, 3), "\x01\x02\x03", 3));
 	EXPECT_EQ(4 + 4 + 3, write_loc(self->fd, w, DYN_LOC(0, 0), "\x01\x02\x03", 3));
@@ -939,8 +928,7 @@ TEST_F(grammar, rel_loc_writev)
 	struct iovec io[4];
 	int w;
 
-	w = ue_reg_enabled(self->fd, PREFIX "pv __rel_loc char[] s", name);
-	ASSERT_LE(0, w);
+	w = reg_enabled(_metadata, self->fd, PREFIX "pv __rel_loc char[] s", name);
 
 	io[0].iov_base = &w;
 	io[0].iov_len = sizeof(w);

@@ -83,15 +83,7 @@ static char *map_mem(size_t pages)
 
 static bool event_wait(const char *name, bool exists, int ms)
 {
-	int waited;
-
-	for (waited = 0; waited <= ms; waited += 10) {
-		if (ue_event_exists(name) == exists)
-			return true;
-		ue_sleep_ms(10);
-	}
-
-	return false;
+	return ue_event_wait(name, exists, ms);
 }
 
 /* ---------------------------------------------------------------------

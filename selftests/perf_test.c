@@ -47,26 +47,14 @@ struct sample {
  */
 static int ring_read(void *ring, __u64 sample_type, struct sample *out, int max)
 {
-	struct perf_event_mmap_page *meta = ring;
-	unsigned char *data = (unsigned char *)ring + meta->data_offset;
-	__u64 size = meta->data_size;
-	__u64 head = __atomic_load_n(&meta->data_head, __ATOMIC_ACQUIRE);
-	__u64 tail = meta->data_tail;
+	struct perf_event_header hdr;
 	unsigned char rec[8192];
+	struct ue_ring r;
 	int n = 0;
 
-	while (tail < head) {
-		struct perf_event_header hdr;
+	ue_ring_start(&r, ring);
+	while (ue_ring_next(&r, rec, sizeof(rec), &hdr)) {
 		unsigned char *p;
-		__u64 i;
-
-		for (i = 0; i < sizeof(hdr); i++)
-			((unsigned char *)&hdr)[i] = data[(tail + i) % size];
-		if (hdr.size < sizeof(hdr) || hdr.size > sizeof(rec))
-			break;
-		for (i = 0; i < hdr.size; i++)
-			rec[i] = data[(tail + i) % size];
-		tail += hdr.size;
 
 		if (n < max) {
 			struct sample *s = &out[n];
@@ -94,7 +82,7 @@ static int ring_read(void *ring, __u64 sample_type, struct sample *out, int max)
 		n++;
 	}
 
-	__atomic_store_n(&meta->data_tail, tail, __ATOMIC_RELEASE);
+	ue_ring_done(&r);
 	return n;
 }
 
@@ -130,20 +118,13 @@ FIXTURE_SETUP(perf)
 
 FIXTURE_TEARDOWN(perf)
 {
-	cpu_set_t all;
-
 	if (self->ring)
 		munmap(self->ring, (RING_PAGES + 1) * UE_PAGE_SIZE);
-	if (self->perf_fd >= 0)
-		close(self->perf_fd);
+	ue_close_fd(self->perf_fd);
 	if (self->page)
 		munmap((void *)self->page, UE_PAGE_SIZE);
-	if (self->fd >= 0)
-		close(self->fd);
-	CPU_ZERO(&all);
-	for (int i = 0; i < CPU_SETSIZE; i++)
-		CPU_SET(i, &all);
-	sched_setaffinity(0, sizeof(all), &all);
+	ue_close_fd(self->fd);
+	ue_unpin_cpu();
 	EXPECT_EQ(0, ue_delete_prefix(PREFIX));
 }
 
@@ -434,8 +415,7 @@ TEST_F_TIMEOUT(perf, perf_record_and_script, UE_TIMEOUT(280))
 	/* perf record -e needs the event to exist already */
 	ASSERT_EQ(0, ue_reg(self->fd, REC_DESC, NULL, NULL));
 
-	hex[0] = '\0';
-	hex_append(hex, p, rec_payload(p, 5, "abc", "hello", -3, "world"));
+	hex_of(hex, p, rec_payload(p, 5, "abc", "hello", -3, "world"));
 	hex_append(hex, p, rec_payload(p, 4000000000u, "0123456789abcde", "",
 				       9000000000LL, "w2"));
 
@@ -472,14 +452,10 @@ TEST_F_TIMEOUT(perf, perf_script_byte_arrays, UE_TIMEOUT(280))
 	memcpy(p + 2, &d, 4);
 	memcpy(p + 6, "\x07\x08", 2);
 	memcpy(p + 8, "\x03\x04\x05", 3);
-	hex[0] = '\0';
-	hex_append(hex, p, 11);
+	hex_of(hex, p, 11);
 
 	n = perf_record_script(_metadata, desc, PREFIX "hex", hex, self->lines, MAX_LINES);
-	ASSERT_EQ(1, n) {
-		log_file("record.err");
-		log_file("report.out");
-	}
+	UE_ASSERT_ONE_LINE(n);
 	EXPECT_STREQ("a=01 02 d=03 04 05 st=07 08", self->lines[0]);
 }
 

@@ -282,22 +282,31 @@ static int put_del_run(const char *name, const char *desc, int ms)
 	return 0;
 }
 
+/*
+ * put_del_run() succeeded (res 0); then nothing holds name: it goes
+ * (deferred), or a last delete removes it
+ */
+static void assert_put_del(struct __test_metadata *_metadata, int res,
+			   const char *name)
+{
+	ASSERT_EQ(0, res) {
+		TH_LOG("op %d, errno %d (1 open, 2 reg, 3 unreg, 4 close, 5 del,",
+		       res / 1000, res % 1000);
+		TH_LOG("6 access, 7 setuid, 8000 too few loops, 8001 no delete met the event,");
+		TH_LOG("8002 the threads hardly overlapped, UE_RACE_PARALLEL=1)");
+	}
+
+	if (!wait_gone(name, UE_BOUND_MS(1000)))
+		ASSERT_EQ(0, ue_del(name));
+	ASSERT_TRUE(wait_gone(name, UE_BOUND_MS(1000)));
+}
+
 TEST_F_TIMEOUT(races, put_racing_delete, UE_TIMEOUT(60))
 {
 	int res = put_del_run(PREFIX "racer_a", PREFIX "racer_a u32 a",
 			      RACE_MS);
 
-	ASSERT_EQ(0, res) {
-		TH_LOG("op %d, errno %d (1 open, 2 reg, 3 unreg, 4 close, 5 del,",
-		       res / 1000, res % 1000);
-		TH_LOG("8000 too few loops, 8001 no delete met the event,");
-		TH_LOG("8002 the threads hardly overlapped, UE_RACE_PARALLEL=1)");
-	}
-
-	/* Nothing holds it: it goes (deferred), or a last delete removes it */
-	if (!wait_gone(PREFIX "racer_a", UE_BOUND_MS(1000)))
-		ASSERT_EQ(0, ue_del(PREFIX "racer_a"));
-	ASSERT_TRUE(wait_gone(PREFIX "racer_a", UE_BOUND_MS(1000)));
+	assert_put_del(_metadata, res, PREFIX "racer_a");
 }
 
 /* The same as an unprivileged user the data file is granted to */
@@ -336,16 +345,7 @@ TEST_F_TIMEOUT(races, put_racing_delete_unprivileged, UE_TIMEOUT(90))
 	close(pipefd[0]);
 	ASSERT_EQ(pid, waitpid(pid, &status, 0));
 	ASSERT_EQ(0, status);
-	ASSERT_EQ(0, res) {
-		TH_LOG("op %d, errno %d (1 open, 2 reg, 3 unreg, 4 close, 5 del,",
-		       res / 1000, res % 1000);
-		TH_LOG("6 access, 7 setuid, 8000 too few loops, 8001 no delete met the event,");
-		TH_LOG("8002 the threads hardly overlapped, UE_RACE_PARALLEL=1)");
-	}
-
-	if (!wait_gone(PREFIX "racer_u", UE_BOUND_MS(1000)))
-		ASSERT_EQ(0, ue_del(PREFIX "racer_u"));
-	ASSERT_TRUE(wait_gone(PREFIX "racer_u", UE_BOUND_MS(1000)));
+	assert_put_del(_metadata, res, PREFIX "racer_u");
 
 	/* Back to the defaults */
 	ASSERT_EQ(0, ue_mod_reload(""));

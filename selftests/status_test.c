@@ -135,30 +135,34 @@ TEST_F(status, mmap_rules)
 	ASSERT_EQ(EPERM, errno);
 }
 
-TEST_F(status, new_event_byte_is_zero)
+/*
+ * Maps the status page (self->page), registers desc: its status index, a
+ * usable slot whose byte is 0
+ */
+static int map_and_reg(struct __test_metadata *_metadata,
+		       struct _test_data_status *self, const char *desc)
 {
 	int s = -1;
 
 	self->page = map_status();
 	ASSERT_NE(NULL, self->page);
-
-	ASSERT_EQ(0, ue_reg(self->data_fd, PREFIX "zero u32 a", &s, NULL));
+	ASSERT_EQ(0, ue_reg(self->data_fd, desc, &s, NULL));
 	ASSERT_LE(1, s);
 	ASSERT_GE(UE_STATUS_SLOTS, s);
 	ASSERT_EQ(0, self->page[s]);
+	return s;
+}
+
+TEST_F(status, new_event_byte_is_zero)
+{
+	map_and_reg(_metadata, self, PREFIX "zero u32 a");
 }
 
 TEST_F(status, ftrace_bit)
 {
 	const char *name = PREFIX "ftrace";
-	int s = -1;
-
 	/* The mapping stays valid after its fd is closed */
-	self->page = map_status();
-	ASSERT_NE(NULL, self->page);
-
-	ASSERT_EQ(0, ue_reg(self->data_fd, PREFIX "ftrace u32 a", &s, NULL));
-	ASSERT_EQ(0, self->page[s]);
+	int s = map_and_reg(_metadata, self, PREFIX "ftrace u32 a");
 
 	ASSERT_EQ(0, ue_enable(name, true));
 	ASSERT_EQ(EVENT_STATUS_FTRACE, self->page[s]);
@@ -172,8 +176,7 @@ TEST_F(status, ftrace_bit)
 	ASSERT_EQ(0, self->page[s]);
 
 	/* Again, after closing the data fd (the event persists) */
-	close(self->data_fd);
-	self->data_fd = -1;
+	ue_drop_fd(&self->data_fd);
 	ASSERT_EQ(0, ue_enable(name, true));
 	ASSERT_EQ(1, self->page[s]);
 	ASSERT_EQ(0, ue_enable(name, false));
@@ -204,13 +207,7 @@ TEST_F(status, two_mappings_agree)
 TEST_F(status, perf_bit)
 {
 	const char *name = PREFIX "perf";
-	int s = -1;
-
-	self->page = map_status();
-	ASSERT_NE(NULL, self->page);
-
-	ASSERT_EQ(0, ue_reg(self->data_fd, PREFIX "perf u32 a", &s, NULL));
-	ASSERT_EQ(0, self->page[s]);
+	int s = map_and_reg(_metadata, self, PREFIX "perf u32 a");
 
 	self->perf_fd[0] = ue_perf_open(name);
 	ASSERT_LE(0, self->perf_fd[0]) {
@@ -224,25 +221,17 @@ TEST_F(status, perf_bit)
 	ASSERT_LE(0, self->perf_fd[1]);
 	ASSERT_EQ(2, self->page[s]);
 
-	close(self->perf_fd[0]);
-	self->perf_fd[0] = -1;
+	ue_drop_fd(&self->perf_fd[0]);
 	ASSERT_EQ(2, self->page[s]);
 
-	close(self->perf_fd[1]);
-	self->perf_fd[1] = -1;
+	ue_drop_fd(&self->perf_fd[1]);
 	ASSERT_EQ(0, self->page[s]);
 }
 
 TEST_F(status, ftrace_and_perf_bits)
 {
 	const char *name = PREFIX "both";
-	int s = -1;
-
-	self->page = map_status();
-	ASSERT_NE(NULL, self->page);
-
-	ASSERT_EQ(0, ue_reg(self->data_fd, PREFIX "both u64 a", &s, NULL));
-	ASSERT_EQ(0, self->page[s]);
+	int s = map_and_reg(_metadata, self, PREFIX "both u64 a");
 
 	ASSERT_EQ(0, ue_enable(name, true));
 	ASSERT_EQ(1, self->page[s]);
@@ -258,8 +247,7 @@ TEST_F(status, ftrace_and_perf_bits)
 	ASSERT_EQ(0, ue_enable(name, true));
 	ASSERT_EQ(3, self->page[s]);
 
-	close(self->perf_fd[0]);
-	self->perf_fd[0] = -1;
+	ue_drop_fd(&self->perf_fd[0]);
 	ASSERT_EQ(1, self->page[s]);
 
 	ASSERT_EQ(0, ue_enable(name, false));
@@ -285,24 +273,21 @@ TEST_F(status, bits_are_per_event)
 	ASSERT_EQ(0, ue_enable(PREFIX "one", false));
 	ASSERT_EQ(0, self->page[sa]);
 	ASSERT_EQ(2, self->page[sb]);
-	close(self->perf_fd[0]);
-	self->perf_fd[0] = -1;
+	ue_drop_fd(&self->perf_fd[0]);
 	ASSERT_EQ(0, self->page[sb]);
 }
 
 TEST_F(status, delete_busy_while_perf_open)
 {
 	ASSERT_EQ(0, ue_reg(self->data_fd, PREFIX "delp u32 a", NULL, NULL));
-	close(self->data_fd);
-	self->data_fd = -1;
+	ue_drop_fd(&self->data_fd);
 
 	self->perf_fd[0] = ue_perf_open(PREFIX "delp");
 	ASSERT_LE(0, self->perf_fd[0]);
 	ASSERT_EQ(-EBUSY, ue_del(PREFIX "delp"));
 	ASSERT_TRUE(ue_event_exists(PREFIX "delp"));
 
-	close(self->perf_fd[0]);
-	self->perf_fd[0] = -1;
+	ue_drop_fd(&self->perf_fd[0]);
 	ASSERT_EQ(0, ue_del(PREFIX "delp"));
 	ASSERT_FALSE(ue_event_exists(PREFIX "delp"));
 }
@@ -346,10 +331,19 @@ static void expected_text(char *buf, size_t size, struct text_ev *ev, int n,
 		 n, busy);
 }
 
-TEST_F(status, text_exact)
+/* user_events_status reads exactly the list of the n events, and counts */
+static void assert_text(struct __test_metadata *_metadata,
+			struct text_ev *ev, int n, int busy)
 {
 	char got[4096], want[4096];
-	struct text_ev ev[4];
+
+	expected_text(want, sizeof(want), ev, n, busy);
+	ASSERT_LE(0, ue_read_file(UE_STATUS_FILE, got, sizeof(got)));
+	ASSERT_STREQ(want, got);
+}
+
+TEST_F(status, text_exact)
+{
 	int sa = -1, sb = -1, sc = -1, sd = -1;
 
 	ASSERT_EQ(0, ue_reg(self->data_fd, PREFIX "ta u32 a", &sa, NULL));
@@ -358,13 +352,9 @@ TEST_F(status, text_exact)
 	ASSERT_EQ(0, ue_reg(self->data_fd, PREFIX "td s64 d", &sd, NULL));
 
 	/* Nothing attached */
-	ev[0] = (struct text_ev){ PREFIX "ta", sa, "" };
-	ev[1] = (struct text_ev){ PREFIX "tb", sb, "" };
-	ev[2] = (struct text_ev){ PREFIX "tc", sc, "" };
-	ev[3] = (struct text_ev){ PREFIX "td", sd, "" };
-	expected_text(want, sizeof(want), ev, 4, 0);
-	ASSERT_LE(0, ue_read_file(UE_STATUS_FILE, got, sizeof(got)));
-	ASSERT_STREQ(want, got);
+	assert_text(_metadata, (struct text_ev[]){
+		{ PREFIX "ta", sa, "" }, { PREFIX "tb", sb, "" },
+		{ PREFIX "tc", sc, "" }, { PREFIX "td", sd, "" } }, 4, 0);
 
 	/* tb: ftrace; tc: perf; td: ftrace and perf */
 	ASSERT_EQ(0, ue_enable(PREFIX "tb", true));
@@ -374,13 +364,10 @@ TEST_F(status, text_exact)
 	self->perf_fd[1] = ue_perf_open(PREFIX "td");
 	ASSERT_LE(0, self->perf_fd[1]);
 
-	ev[0] = (struct text_ev){ PREFIX "ta", sa, "" };
-	ev[1] = (struct text_ev){ PREFIX "tb", sb, " # Used by ftrace" };
-	ev[2] = (struct text_ev){ PREFIX "tc", sc, " # Used by perf" };
-	ev[3] = (struct text_ev){ PREFIX "td", sd, " # Used by ftrace perf" };
-	expected_text(want, sizeof(want), ev, 4, 3);
-	ASSERT_LE(0, ue_read_file(UE_STATUS_FILE, got, sizeof(got)));
-	ASSERT_STREQ(want, got);
+	assert_text(_metadata, (struct text_ev[]){
+		{ PREFIX "ta", sa, "" }, { PREFIX "tb", sb, " # Used by ftrace" },
+		{ PREFIX "tc", sc, " # Used by perf" },
+		{ PREFIX "td", sd, " # Used by ftrace perf" } }, 4, 3);
 
 	/* Detach everything again */
 	ASSERT_EQ(0, ue_enable(PREFIX "tb", false));
@@ -389,24 +376,16 @@ TEST_F(status, text_exact)
 	close(self->perf_fd[1]);
 	self->perf_fd[0] = self->perf_fd[1] = -1;
 
-	ev[0] = (struct text_ev){ PREFIX "ta", sa, "" };
-	ev[1] = (struct text_ev){ PREFIX "tb", sb, "" };
-	ev[2] = (struct text_ev){ PREFIX "tc", sc, "" };
-	ev[3] = (struct text_ev){ PREFIX "td", sd, "" };
-	expected_text(want, sizeof(want), ev, 4, 0);
-	ASSERT_LE(0, ue_read_file(UE_STATUS_FILE, got, sizeof(got)));
-	ASSERT_STREQ(want, got);
+	assert_text(_metadata, (struct text_ev[]){
+		{ PREFIX "ta", sa, "" }, { PREFIX "tb", sb, "" },
+		{ PREFIX "tc", sc, "" }, { PREFIX "td", sd, "" } }, 4, 0);
 
 	/* Closed and deleted events leave the list */
-	close(self->data_fd);
-	self->data_fd = -1;
+	ue_drop_fd(&self->data_fd);
 	ASSERT_EQ(0, ue_del(PREFIX "tb"));
 	ASSERT_EQ(0, ue_del(PREFIX "td"));
-	ev[0] = (struct text_ev){ PREFIX "ta", sa, "" };
-	ev[1] = (struct text_ev){ PREFIX "tc", sc, "" };
-	expected_text(want, sizeof(want), ev, 2, 0);
-	ASSERT_LE(0, ue_read_file(UE_STATUS_FILE, got, sizeof(got)));
-	ASSERT_STREQ(want, got);
+	assert_text(_metadata, (struct text_ev[]){
+		{ PREFIX "ta", sa, "" }, { PREFIX "tc", sc, "" } }, 2, 0);
 }
 
 TEST_F(status, text_one_enabled)
@@ -466,8 +445,7 @@ TEST_F(status, text_event_without_status_byte)
 	unreg.disable_bit = 0;
 	unreg.disable_addr = (__u64)(uintptr_t)&enable_word;
 	ASSERT_EQ(0, ioctl(self->data_fd, DIAG_IOCSUNREG, &unreg));
-	close(self->data_fd);
-	self->data_fd = -1;
+	ue_drop_fd(&self->data_fd);
 	for (int i = 0; i < 50 && ue_event_exists(PREFIX "remote"); i++)
 		usleep(100 * 1000);
 }

@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * Helpers of the user_events.ko selftests that need no test harness, so
- * that stress/ and the selftests share them: tracefs paths, perf events
- * on a tracepoint, the remote write ABI (register, unregister, the
- * enable word), CPU pinning. Failures return -errno (or -1 with errno
- * set, as the system call does, where stated).
+ * The user-space helpers of every user_events.ko test program (selftests,
+ * stress, fuzz, race, fault injection, bench), none of which needs the
+ * test harness: tracefs paths, perf events on a tracepoint, registration
+ * in both ABIs (the status page and the remote write one), the enable
+ * word, CPU pinning, errno names and TAP lines. Failures return -errno
+ * (or -1 with errno set, as the system call does, where stated).
  */
 #ifndef UE_HELPERS_H
 #define UE_HELPERS_H
@@ -14,9 +15,13 @@
 #endif
 #include <assert.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <sched.h>
+#include <stdatomic.h>
 #include <stdbool.h>
+#include <stdarg.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/syscall.h>
@@ -51,6 +56,77 @@ static inline int ue_perf_open_id(long id, __u64 sample_type, pid_t pid, int cpu
 
 	return syscall(__NR_perf_event_open, &pe, pid, cpu, -1,
 		       PERF_FLAG_FD_CLOEXEC);
+}
+
+/*
+ * Register a descriptor on fd with the status page ABI.
+ * Returns 0 and fills the indexes (if not NULL), or -errno.
+ * The indexes are returned as int so tests compare them without casts.
+ */
+static inline int ue_reg(int fd, const char *desc, int *status_index,
+			 int *write_index)
+{
+	struct user_status_reg reg;
+
+	memset(&reg, 0, sizeof(reg));
+	reg.size = sizeof(reg);
+	reg.name_args = (__u64)(uintptr_t)desc;
+	reg.status_index = 0xdeadbeef;
+	reg.write_index = 0xdeadbeef;
+
+	if (ioctl(fd, DIAG_IOCSREG, &reg) < 0)
+		return -errno;
+
+	/* Both are small numbers: a huge one shows up as negative */
+	if (status_index)
+		*status_index = (int)reg.status_index;
+	if (write_index)
+		*write_index = (int)reg.write_index;
+
+	return 0;
+}
+
+/*
+ * Reading a perf event's ring (its mmap): ue_ring_start(), then
+ * ue_ring_next() copies each record (header included) into rec, of size
+ * bytes, until it returns false (no more, or a record that does not fit);
+ * ue_ring_done() gives the space read back to the kernel.
+ */
+struct ue_ring {
+	struct perf_event_mmap_page *meta;
+	unsigned char *data;
+	__u64 size, head, tail;
+};
+
+static inline void ue_ring_start(struct ue_ring *r, void *ring)
+{
+	r->meta = ring;
+	r->data = (unsigned char *)ring + r->meta->data_offset;
+	r->size = r->meta->data_size;
+	r->head = __atomic_load_n(&r->meta->data_head, __ATOMIC_ACQUIRE);
+	r->tail = r->meta->data_tail;
+}
+
+static inline bool ue_ring_next(struct ue_ring *r, unsigned char *rec,
+				size_t size, struct perf_event_header *hdr)
+{
+	__u64 i;
+
+	if (r->tail >= r->head)
+		return false;
+	for (i = 0; i < sizeof(*hdr); i++)
+		((unsigned char *)hdr)[i] = r->data[(r->tail + i) % r->size];
+	if (hdr->size < sizeof(*hdr) || hdr->size > size)
+		return false;
+	for (i = 0; i < hdr->size; i++)
+		rec[i] = r->data[(r->tail + i) % r->size];
+	r->tail += hdr->size;
+	return true;
+}
+
+static inline void ue_ring_done(struct ue_ring *r)
+{
+	__atomic_store_n(&r->meta->data_tail, r->tail, __ATOMIC_RELEASE);
 }
 
 /*
@@ -143,6 +219,31 @@ static inline int ue_pin_cpu(int cpu)
 	return sched_setaffinity(0, sizeof(set), &set);
 }
 
+/* The calling thread may run on every CPU again (after ue_pin_cpu()) */
+static inline void ue_unpin_cpu(void)
+{
+	cpu_set_t all;
+
+	CPU_ZERO(&all);
+	for (int i = 0; i < CPU_SETSIZE; i++)
+		CPU_SET(i, &all);
+	sched_setaffinity(0, sizeof(all), &all);
+}
+
+/* close() of an fd a fixture may not have opened (-1) */
+static inline void ue_close_fd(int fd)
+{
+	if (fd >= 0)
+		close(fd);
+}
+
+/* close() of *fd, which is -1 afterwards (a fixture's teardown skips it) */
+static inline void ue_drop_fd(int *fd)
+{
+	ue_close_fd(*fd);
+	*fd = -1;
+}
+
 static inline bool ue_cpu_online(int cpu)
 {
 	cpu_set_t set;
@@ -150,6 +251,172 @@ static inline bool ue_cpu_online(int cpu)
 	if (sched_getaffinity(0, sizeof(set), &set))
 		return false;
 	return CPU_ISSET(cpu, &set);
+}
+
+/* An errno's name ("EBUSY"): "success" for 0, "errno N" for a nameless one */
+static inline const char *ue_errno_name(int e)
+{
+	static __thread char b[32];
+	const char *name;
+
+	if (!e)
+		return "success";
+	name = strerrorname_np(e);
+	if (name)
+		return name;
+	snprintf(b, sizeof(b), "errno %d", e);
+	return b;
+}
+
+/*
+ * "# op  count (N ok, N EBUSY, ...)": an operation's count, its successes
+ * and its three most frequent errnos, from err[1..max-1] (counts by errno).
+ */
+static inline void ue_print_op_counts(const char *op, long n, long ok,
+				      const atomic_long *err, int max)
+{
+	long top[3] = { 0 };
+	int e, k, j, code[3] = { 0 };
+
+	for (e = 1; e < max; e++) {
+		long c = atomic_load(&err[e]);
+
+		for (k = 0; k < 3 && c <= top[k]; k++)
+			;
+		if (k == 3)
+			continue;
+		for (j = 2; j > k; j--) {
+			top[j] = top[j - 1];
+			code[j] = code[j - 1];
+		}
+		top[k] = c;
+		code[k] = e;
+	}
+	printf("# %-12s %8ld (%ld ok", op, n, ok);
+	for (k = 0; k < 3 && top[k]; k++)
+		printf(", %ld %s", top[k], ue_errno_name(code[k]));
+	printf(")\n");
+}
+
+/* Ends the line at line (its '\n' becomes NUL): where the next one starts */
+static inline char *ue_cut_line(char *line)
+{
+	char *next = strchr(line, '\n');
+
+	if (!next)
+		return line + strlen(line);
+	*next = '\0';
+	return next + 1;
+}
+
+/* 0 or -errno of one write of s to path, opened O_WRONLY | flags */
+static inline int ue_write_str(const char *path, const char *s, int flags)
+{
+	int fd = open(path, O_WRONLY | O_CLOEXEC | flags), err;
+	ssize_t n;
+
+	if (fd < 0)
+		return -errno;
+	n = write(fd, s, strlen(s));
+	err = errno;
+	close(fd);
+	return n < 0 ? -err : 0;
+}
+
+/*
+ * Reads path into buf (NUL-terminated, at most size - 1 bytes): the
+ * length read, or -errno.
+ */
+static inline ssize_t ue_read_upto(const char *path, char *buf, size_t size)
+{
+	size_t len = 0;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return -errno;
+	while (len + 1 < size) {
+		ssize_t n = read(fd, buf + len, size - 1 - len);
+
+		if (n < 0) {
+			int e = errno;
+
+			close(fd);
+			return -e;
+		}
+		if (!n)
+			break;
+		len += n;
+	}
+	buf[len] = 0;
+	close(fd);
+	return len;
+}
+
+/* The random operation drivers' generator (splitmix64): a seed replays */
+struct ue_rng {
+	uint64_t s;
+};
+
+static inline uint64_t ue_rnext(struct ue_rng *r)
+{
+	uint64_t z = (r->s += 0x9e3779b97f4a7c15ULL);
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+	return z ^ (z >> 31);
+}
+
+static inline unsigned int ue_rn(struct ue_rng *r, unsigned int n)
+{
+	return n ? ue_rnext(r) % n : 0;
+}
+
+static inline bool ue_one_in(struct ue_rng *r, unsigned int n)
+{
+	return ue_rn(r, n) == 0;
+}
+
+/* Is e one of the n results in set? */
+static inline bool ue_in_set(int e, const int *set, int n)
+{
+	for (int i = 0; i < n; i++)
+		if (set[i] == e)
+			return true;
+	return false;
+}
+
+/*
+ * TAP output of the test programs that do not use the kselftest harness:
+ * one line "ok - <prefix><text>" or "not ok - ..." ("ok N - ..." when
+ * numbered), counted in *t; the summary line "N passed, N failed" is the
+ * last, and gives the exit status.
+ */
+struct ue_tally {
+	int pass, fail;
+};
+
+static inline void ue_vtap(struct ue_tally *t, bool numbered,
+			   const char *prefix, bool ok, const char *fmt,
+			   va_list ap)
+{
+	if (numbered)
+		printf("%s %d - %s", ok ? "ok" : "not ok",
+		       t->pass + t->fail + 1, prefix);
+	else
+		printf("%s - %s", ok ? "ok" : "not ok", prefix);
+	vprintf(fmt, ap);
+	printf("\n");
+	fflush(stdout);
+	if (ok)
+		t->pass++;
+	else
+		t->fail++;
+}
+
+static inline int ue_tally_summary(const struct ue_tally *t)
+{
+	printf("%d passed, %d failed\n", t->pass, t->fail);
+	return t->fail ? 1 : 0;
 }
 
 #endif /* UE_HELPERS_H */

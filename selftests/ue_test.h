@@ -123,30 +123,10 @@ static inline bool ue_have_rel_loc_filters(void)
 /* Read a whole file into buf, NUL terminated. Returns its length or -errno. */
 static inline ssize_t ue_read_file(const char *path, char *buf, size_t size)
 {
-	size_t len = 0;
-	int fd, err;
-
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-
-	while (len + 1 < size) {
-		ssize_t n = read(fd, buf + len, size - 1 - len);
-
-		if (n < 0) {
-			err = errno;
-			close(fd);
-			return -err;
-		}
-		if (n == 0)
-			break;
-		len += n;
-	}
-	buf[len] = '\0';
-	close(fd);
+	ssize_t len = ue_read_upto(path, buf, size);
 
 	/* Buffer full: the caller would see a truncated file */
-	if (len + 1 >= size)
+	if (len >= 0 && (size_t)len + 1 >= size)
 		return -E2BIG;
 
 	return len;
@@ -345,6 +325,20 @@ static inline bool ue_event_exists(const char *name)
 	return stat(ue_event_path(path, sizeof(path), name, NULL), &st) == 0;
 }
 
+/* Wait up to ms for events/user_events/NAME to exist (or not) */
+static inline bool ue_event_wait(const char *name, bool exists, int ms)
+{
+	int waited;
+
+	for (waited = 0; waited <= ms; waited += 10) {
+		if (ue_event_exists(name) == exists)
+			return true;
+		ue_sleep_ms(10);
+	}
+
+	return false;
+}
+
 /* echo 1/0 > events/user_events/NAME/enable */
 static inline int ue_enable(const char *name, bool on)
 {
@@ -371,34 +365,6 @@ static inline long ue_event_id(const char *name)
 static inline int ue_open_data(void)
 {
 	return open(UE_DATA_FILE, O_RDWR | O_CLOEXEC);
-}
-
-/*
- * Register a descriptor on fd with the status page ABI.
- * Returns 0 and fills the indexes (if not NULL), or -errno.
- * The indexes are returned as int so tests compare them without casts.
- */
-static inline int ue_reg(int fd, const char *desc, int *status_index,
-			 int *write_index)
-{
-	struct user_reg reg;
-
-	memset(&reg, 0, sizeof(reg));
-	reg.size = sizeof(reg);
-	reg.name_args = (__u64)(uintptr_t)desc;
-	reg.status_index = 0xdeadbeef;
-	reg.write_index = 0xdeadbeef;
-
-	if (ioctl(fd, DIAG_IOCSREG, &reg) < 0)
-		return -errno;
-
-	/* Both are small numbers: a huge one shows up as negative */
-	if (status_index)
-		*status_index = (int)reg.status_index;
-	if (write_index)
-		*write_index = (int)reg.write_index;
-
-	return 0;
 }
 
 /*
@@ -480,11 +446,7 @@ static inline int ue_status_list(struct ue_status_ent *ents, int max)
 		char *p = line, *used, *owner;
 		size_t name_len;
 
-		next = strchr(line, '\n');
-		if (next)
-			*next++ = '\0';
-		else
-			next = line + strlen(line);
+		next = ue_cut_line(line);
 
 		/* "<index>:" prefix, present for events with a status byte */
 		while (isdigit((unsigned char)*p))
@@ -581,6 +543,32 @@ static inline int ue_perf_open(const char *name)
 	return fd;
 }
 
+/*
+ * perf_event_open() of a kprobe on func for pid on cpu: a counter when
+ * period is 0, else a sample each period hits. fd, or -errno.
+ */
+static inline int ue_kprobe_open(const char *func, pid_t pid, int cpu,
+				 __u64 period)
+{
+	struct perf_event_attr attr;
+	char buf[32];
+	int fd;
+
+	if (ue_read_file("/sys/bus/event_source/devices/kprobe/type", buf,
+			 sizeof(buf)) < 0)
+		return -ENOENT;
+
+	memset(&attr, 0, sizeof(attr));
+	attr.size = sizeof(attr);
+	attr.type = strtoul(buf, NULL, 10);
+	attr.config1 = (__u64)(uintptr_t)func;
+	attr.sample_period = period;
+	attr.wakeup_events = period ? 1 : 0;
+	fd = syscall(SYS_perf_event_open, &attr, pid, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+
+	return fd < 0 ? -errno : fd;
+}
+
 /* echo 1 > tracing_on; echo > trace */
 static inline int ue_trace_clear(void)
 {
@@ -618,11 +606,7 @@ static inline int ue_file_lines(const char *path, const char *needle,
 	}
 
 	for (line = buf; *line; line = next) {
-		next = strchr(line, '\n');
-		if (next)
-			*next++ = '\0';
-		else
-			next = line + strlen(line);
+		next = ue_cut_line(line);
 
 		text = strstr(line, needle);
 		if (line[0] == '#' || !text)
@@ -854,11 +838,7 @@ static inline int ue_format_file_field(const char *path, const char *field,
 		char *end, *fname, *br;
 		int o, s;
 
-		next = strchr(line, '\n');
-		if (next)
-			*next++ = '\0';
-		else
-			next = line + strlen(line);
+		next = ue_cut_line(line);
 
 		if (ue_field_line(line, &o, &s))
 			continue;
@@ -938,6 +918,21 @@ static inline int ue_cleanup_events(const char *prefix)
 
 	return left;
 }
+
+/*
+ * The parent's side of a child that writes its results (res, an array) to
+ * pipefd[1] and exits 0: read them all, reap the child.
+ */
+#define UE_ASSERT_CHILD_RESULTS(pid, pipefd, res) do {			\
+	int __status = -1;						\
+									\
+	close((pipefd)[1]);						\
+	ASSERT_EQ((ssize_t)sizeof(res),					\
+		  read((pipefd)[0], (res), sizeof(res)));		\
+	close((pipefd)[0]);						\
+	ASSERT_EQ((pid), waitpid((pid), &__status, 0));		\
+	ASSERT_EQ(0, __status);						\
+} while (0)
 
 /* Fixture setup: open the data file into fd, or fail saying why */
 #define UE_ASSERT_OPEN_DATA(fd) do {					\

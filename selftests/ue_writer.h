@@ -110,6 +110,13 @@ static inline void hex_append(char *out, const void *p, size_t len)
 		pos += sprintf(out + pos, "%02x", b[i]);
 }
 
+/* out = the hex of len bytes at p */
+static inline void hex_of(char *out, const void *p, size_t len)
+{
+	out[0] = '\0';
+	hex_append(out, p, len);
+}
+
 /*
  * Run argv with extra environment (NULL terminated "K=V" list), stdout
  * and stderr into files out_path and err_path. Returns the wait status.
@@ -150,6 +157,14 @@ static inline void log_file(const char *path)
 	if (ue_read_file(path, buf, sizeof(buf)) >= 0 || buf[0])
 		fprintf(stderr, "# ---- %s:\n%s\n# ----\n", path, buf);
 }
+
+/* The tool gave exactly one line; else what it recorded and reported */
+#define UE_ASSERT_ONE_LINE(n) do {					\
+	ASSERT_EQ(1, (n)) {						\
+		log_file("record.err");					\
+		log_file("report.out");					\
+	}								\
+} while (0)
 
 /* Did the writer run under a tool complain (on the tool's stderr)? */
 static inline bool writer_failed(const char *err_path)

@@ -835,7 +835,7 @@ TEST_F_TIMEOUT(unload, load_use_unload_100_cycles, UE_TIMEOUT(600))
  */
 TEST_F(unload, max_enablers_param)
 {
-	int pipefd[2], res[2] = { 1, 1 }, status, fd, i;
+	int pipefd[2], res[2] = { 1, 1 }, fd, i;
 	static __u64 words[4];
 	struct user_write_reg reg;
 	struct user_write_unreg unreg;
@@ -876,11 +876,7 @@ TEST_F(unload, max_enablers_param)
 			_exit(2);
 		_exit(0);
 	}
-	close(pipefd[1]);
-	ASSERT_EQ((ssize_t)sizeof(res), read(pipefd[0], res, sizeof(res)));
-	close(pipefd[0]);
-	ASSERT_EQ(pid, waitpid(pid, &status, 0));
-	ASSERT_EQ(0, status);
+	UE_ASSERT_CHILD_RESULTS(pid, pipefd, res);
 	EXPECT_EQ(EMFILE, res[0]);
 	EXPECT_EQ(0, res[1]);
 

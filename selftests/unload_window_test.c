@@ -36,6 +36,7 @@
 #include <linux/bpf.h>
 
 #include "ue_test.h"
+#include "ue_bpf.h"
 
 #define RACE_MS		4000
 #define MIN_TRIES	6
@@ -44,16 +45,9 @@
 /* Kernel stack walks (bpf_get_stack) in the delay: milliseconds under TCG */
 #define DELAY_LOOPS	1500
 
-#define INSN(c, d, s, o, i) \
-	((struct bpf_insn){ .code = (c), .dst_reg = (d), .src_reg = (s), \
-			    .off = (o), .imm = (i) })
-#define MOV64_REG(d, s)		INSN(BPF_ALU64 | BPF_MOV | BPF_X, d, s, 0, 0)
+/* More than selftests/ue_bpf.h has */
 #define MOV32_REG(d, s)		INSN(BPF_ALU | BPF_MOV | BPF_X, d, s, 0, 0)
-#define MOV64_IMM(d, i)		INSN(BPF_ALU64 | BPF_MOV | BPF_K, d, 0, 0, i)
-#define ADD64_IMM(d, i)		INSN(BPF_ALU64 | BPF_ADD | BPF_K, d, 0, 0, i)
-#define CALL(f)			INSN(BPF_JMP | BPF_CALL, 0, 0, 0, f)
 #define JNE_IMM(d, i, o)	INSN(BPF_JMP | BPF_JNE | BPF_K, d, 0, o, i)
-#define JEQ_IMM(d, i, o)	INSN(BPF_JMP | BPF_JEQ | BPF_K, d, 0, o, i)
 #define JLE_REG(d, s, o)	INSN(BPF_JMP | BPF_JLE | BPF_X, d, s, o, 0)
 #define RSH64_IMM(d, i)		INSN(BPF_ALU64 | BPF_RSH | BPF_K, d, 0, 0, i)
 #define LDX_DW(d, s, o)		INSN(BPF_LDX | BPF_MEM | BPF_DW, d, s, o, 0)
@@ -63,22 +57,19 @@
 /* d = 64-bit v (src 0), or the map of fd v (src 1): two instructions */
 #define LD_IMM64_LO(d, src, v)	INSN(BPF_LD | BPF_DW | BPF_IMM, d, src, 0, (__u32)(v))
 #define LD_IMM64_HI(v)		INSN(0, 0, 0, 0, (__u64)(v) >> 32)
-#define EXIT()			INSN(BPF_JMP | BPF_EXIT, 0, 0, 0, 0)
+/* r<d> = *(u64 *)addr, a user address, through the stack: 7 instructions */
+#define READ_USER_U64(d, addr)						\
+	MOV64_REG(1, 10), ADD64_IMM(1, -8), MOV64_IMM(2, 8),		\
+	LD_IMM64_LO(3, 0, (uintptr_t)(addr)),				\
+	LD_IMM64_HI((uintptr_t)(addr)),					\
+	CALL(BPF_FUNC_probe_read_user), LDX_DW(d, 10, -8)
 
 static char verifier_log[1 << 16];
 
 /* A one-slot BPF array of a u64 (the count of held opens): fd or -errno */
 static int count_map_create(void)
 {
-	union bpf_attr attr;
-	int fd;
-
-	memset(&attr, 0, sizeof(attr));
-	attr.map_type = BPF_MAP_TYPE_ARRAY;
-	attr.key_size = sizeof(__u32);
-	attr.value_size = sizeof(__u64);
-	attr.max_entries = 1;
-	fd = syscall(__NR_bpf, BPF_MAP_CREATE, &attr, sizeof(attr));
+	int fd = ue_bpf_map1(sizeof(__u64));
 
 	return fd < 0 ? -errno : fd;
 }
@@ -86,15 +77,9 @@ static int count_map_create(void)
 /* Its count, or -1 */
 static long long count_map_read(int map)
 {
-	union bpf_attr attr;
-	__u32 key = 0;
 	__u64 val = 0;
 
-	memset(&attr, 0, sizeof(attr));
-	attr.map_fd = map;
-	attr.key = (__u64)(uintptr_t)&key;
-	attr.value = (__u64)(uintptr_t)&val;
-	if (syscall(__NR_bpf, BPF_MAP_LOOKUP_ELEM, &attr, sizeof(attr)))
+	if (ue_bpf_map1_read(map, &val))
 		return -1;
 
 	return val;
@@ -115,14 +100,7 @@ static int delay_prog_load(pid_t tid, const long *gen, int map)
 		CALL(BPF_FUNC_get_current_pid_tgid),
 		MOV32_REG(0, 0),			/* the thread id */
 		JNE_IMM(0, tid, 37),			/* to the end */
-		/* r8 = *gen */
-		MOV64_REG(1, 10),
-		ADD64_IMM(1, -8),
-		MOV64_IMM(2, 8),
-		LD_IMM64_LO(3, 0, (uintptr_t)gen),
-		LD_IMM64_HI((uintptr_t)gen),
-		CALL(BPF_FUNC_probe_read_user),
-		LDX_DW(8, 10, -8),
+		READ_USER_U64(8, gen),
 		/* The delay */
 		MOV64_IMM(6, DELAY_LOOPS),
 		MOV64_REG(1, 7),
@@ -133,14 +111,7 @@ static int delay_prog_load(pid_t tid, const long *gen, int map)
 		CALL(BPF_FUNC_get_stack),
 		ADD64_IMM(6, -1),
 		JNE_IMM(6, 0, -8),
-		/* r9 = *gen */
-		MOV64_REG(1, 10),
-		ADD64_IMM(1, -8),
-		MOV64_IMM(2, 8),
-		LD_IMM64_LO(3, 0, (uintptr_t)gen),
-		LD_IMM64_HI((uintptr_t)gen),
-		CALL(BPF_FUNC_probe_read_user),
-		LDX_DW(9, 10, -8),
+		READ_USER_U64(9, gen),
 		/* An unload began meanwhile: count it */
 		ADD64_IMM(8, 1),
 		RSH64_IMM(8, 1),
@@ -168,14 +139,14 @@ static int delay_prog_load(pid_t tid, const long *gen, int map)
 	attr.insn_cnt = ARRAY_SIZE(insns);
 	attr.license = (__u64)(uintptr_t)"GPL";
 
-	fd = syscall(__NR_bpf, BPF_PROG_LOAD, &attr, sizeof(attr));
+	fd = sys_bpf(BPF_PROG_LOAD, &attr);
 	if (fd < 0) {
 		fd = -errno;
 		/* Again, for the verifier's log */
 		attr.log_buf = (__u64)(uintptr_t)verifier_log;
 		attr.log_size = sizeof(verifier_log);
 		attr.log_level = 1;
-		syscall(__NR_bpf, BPF_PROG_LOAD, &attr, sizeof(attr));
+		sys_bpf(BPF_PROG_LOAD, &attr);
 		fprintf(stderr, "# BPF_PROG_LOAD: %s\n%.4000s\n", strerror(-fd),
 			verifier_log);
 	}
@@ -186,23 +157,10 @@ static int delay_prog_load(pid_t tid, const long *gen, int map)
 /* A perf kprobe on @func running @prog: fd or -errno */
 static int kprobe_attach(const char *func, int prog)
 {
-	struct perf_event_attr attr;
-	char buf[32];
-	int fd;
+	int fd = ue_kprobe_open(func, -1, 0, 1);
 
-	if (ue_read_file("/sys/bus/event_source/devices/kprobe/type", buf,
-			 sizeof(buf)) < 0)
-		return -ENOENT;
-
-	memset(&attr, 0, sizeof(attr));
-	attr.size = sizeof(attr);
-	attr.type = strtoul(buf, NULL, 10);
-	attr.config1 = (__u64)(uintptr_t)func;
-	attr.sample_period = 1;
-	attr.wakeup_events = 1;
-	fd = syscall(SYS_perf_event_open, &attr, -1, 0, -1, PERF_FLAG_FD_CLOEXEC);
 	if (fd < 0)
-		return -errno;
+		return fd;
 	if (ioctl(fd, PERF_EVENT_IOC_SET_BPF, prog) ||
 	    ioctl(fd, PERF_EVENT_IOC_ENABLE, 0)) {
 		int err = -errno;

@@ -79,21 +79,7 @@ FIXTURE_TEARDOWN(direct)
 /* A counting kprobe on @func, for the calling thread only: fd, or -errno */
 static int kprobe_counter_open(const char *func)
 {
-	struct perf_event_attr attr;
-	char buf[32];
-	int fd;
-
-	if (ue_read_file("/sys/bus/event_source/devices/kprobe/type", buf,
-			 sizeof(buf)) < 0)
-		return -ENOENT;
-
-	memset(&attr, 0, sizeof(attr));
-	attr.size = sizeof(attr);
-	attr.type = strtoul(buf, NULL, 10);
-	attr.config1 = (__u64)(uintptr_t)func;
-	fd = syscall(SYS_perf_event_open, &attr, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
-
-	return fd < 0 ? -errno : fd;
+	return ue_kprobe_open(func, 0, -1, 0);
 }
 
 /*

@@ -13,6 +13,7 @@
 #include <sys/uio.h>
 
 #include "ue_test.h"
+#include "ue_rec.h"
 
 #define PREFIX "ue_w_"
 
@@ -40,24 +41,7 @@ FIXTURE_TEARDOWN(write)
 	EXPECT_EQ(0, ue_delete_prefix(PREFIX));
 }
 
-/* A record being built: write index, then the packed payload */
-struct rec {
-	unsigned char d[512];
-	int len;
-};
-
-static void rec_init(struct rec *r, int write_index)
-{
-	memset(r->d, 0, sizeof(r->d));
-	memcpy(r->d, &write_index, sizeof(write_index));
-	r->len = sizeof(write_index);
-}
-
-static void rec_put(struct rec *r, const void *p, size_t n)
-{
-	memcpy(r->d + r->len, p, n);
-	r->len += n;
-}
+/* struct rec, rec_init(), rec_put(): ue_rec.h */
 
 #define REC_PUT(r, type, val) do {		\
 	type __v = (val);			\

@@ -42,7 +42,7 @@
 #define TRACEFS "/sys/kernel/tracing"
 
 static int data_fd;
-static int npass, nfail;
+static struct ue_tally tally;
 
 /* The remote write ABI (selftests/ue_helpers.h); 0 or a positive errno */
 static int reg(void *word, int bit, const char *desc)
@@ -59,15 +59,9 @@ static void tap(int ok, const char *fmt, ...)
 {
 	va_list ap;
 
-	printf("%s - races: ", ok ? "ok" : "not ok");
 	va_start(ap, fmt);
-	vprintf(fmt, ap);
+	ue_vtap(&tally, false, "races: ", ok, fmt, ap);
 	va_end(ap);
-	printf("\n");
-	if (ok)
-		npass++;
-	else
-		nfail++;
 }
 
 /* ------------------------------------------------------------------ dup */
@@ -278,6 +272,5 @@ int main(int argc, char **argv)
 	if (do_fork)
 		test_fork(fork_n);
 	close(data_fd);
-	printf("%d passed, %d failed\n", npass, nfail);
-	return nfail ? 1 : 0;
+	return ue_tally_summary(&tally);
 }

@@ -207,98 +207,15 @@ static void failf(const char *fmt, ...)
 
 /* ------------------------------------------------------------------ prng */
 
-struct rng { uint64_t s; };
-
-static uint64_t rnext(struct rng *r)
-{
-	uint64_t z = (r->s += 0x9e3779b97f4a7c15ULL);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-	return z ^ (z >> 31);
-}
-static unsigned int rn(struct rng *r, unsigned int n) { return n ? rnext(r) % n : 0; }
-static bool one_in(struct rng *r, unsigned int n) { return rn(r, n) == 0; }
+/* The generator: struct ue_rng, ue_rn() (selftests/ue_helpers.h) */
 
 /* ------------------------------------------------------------- helpers */
 
-static int write_str(const char *path, const char *s, int flags)
-{
-	int fd = open(path, O_WRONLY | O_CLOEXEC | flags);
-	int err = 0;
-
-	if (fd < 0)
-		return -errno;
-	if (write(fd, s, strlen(s)) < 0)
-		err = -errno;
-	close(fd);
-	return err;
-}
-
-static ssize_t read_file(const char *path, char *buf, size_t size)
-{
-	size_t len = 0;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-
-	if (fd < 0)
-		return -errno;
-	while (len + 1 < size) {
-		ssize_t n = read(fd, buf + len, size - 1 - len);
-
-		if (n < 0) {
-			int e = errno;
-
-			close(fd);
-			return -e;
-		}
-		if (!n)
-			break;
-		len += n;
-	}
-	buf[len] = 0;
-	close(fd);
-	return len;
-}
-
-static const char *ename_err(int e)
-{
-	static __thread char b[32];
-
-	switch (e) {
-	case 0: return "success";
-	case EINVAL: return "EINVAL";
-	case EFAULT: return "EFAULT";
-	case E2BIG: return "E2BIG";
-	case ENOENT: return "ENOENT";
-	case EADDRINUSE: return "EADDRINUSE";
-	case EBUSY: return "EBUSY";
-	case ENOSPC: return "ENOSPC";
-	case EMFILE: return "EMFILE";
-	case EBADF: return "EBADF";
-	case EPERM: return "EPERM";
-	case ESPIPE: return "ESPIPE";
-	case ENOMEM: return "ENOMEM";
-	case ENODEV: return "ENODEV";
-	case EAGAIN: return "EAGAIN";
-	case ENOTTY: return "ENOTTY";
-	}
-	snprintf(b, sizeof(b), "errno %d", e);
-	return b;
-}
-
-/* Is e (0 = success) one of the allowed results? */
-static bool allowed(int e, const int *ok, int n)
-{
-	for (int i = 0; i < n; i++)
-		if (ok[i] == e)
-			return true;
-	return false;
-}
 #define EXPECT(e, what, ...)						\
 	do {								\
 		static const int _ok[] = { __VA_ARGS__ };		\
-		if (!allowed((e), _ok, sizeof(_ok) / sizeof(_ok[0])))	\
-			failf("%s: unexpected %s", (what), ename_err(e)); \
+		if (!ue_in_set((e), _ok, sizeof(_ok) / sizeof(_ok[0])))	\
+			failf("%s: unexpected %s", (what), ue_errno_name(e)); \
 	} while (0)
 
 static void desc_of(char *buf, size_t size, int n, int v)
@@ -310,22 +227,22 @@ static void desc_of(char *buf, size_t size, int n, int v)
 }
 
 /* Payload for variant v of name n: kind 0 valid, 1 bad dyn location */
-static size_t build_payload(char *buf, int n, int v, int kind, struct rng *r)
+static size_t build_payload(char *buf, int n, int v, int kind, struct ue_rng *r)
 {
 	const struct variant *var = &names[n].v[v];
-	size_t len = var->min + rn(r, 4);
+	size_t len = var->min + ue_rn(r, 4);
 	uint32_t loc;
 
 	memset(buf, 'x', len + 32);
 	if (var->dyn == DYN_DATA_CHAR) {
 		/* record offset: 8 (header) + 4 (the loc word) */
-		unsigned int slen = 1 + rn(r, 12);
+		unsigned int slen = 1 + ue_rn(r, 12);
 
 		memset(buf + 4, 'm', slen - 1);
 		buf[4 + slen - 1] = 0;
 		loc = (slen << 16) | 12;
 		if (kind == 1) {
-			switch (rn(r, 3)) {
+			switch (ue_rn(r, 3)) {
 			case 0: loc = (slen << 16) | 2; break;		/* inside header */
 			case 1: loc = ((slen + 40) << 16) | 12; break;	/* too long */
 			default: buf[4 + slen - 1] = 'z'; break;	/* no NUL */
@@ -334,11 +251,11 @@ static size_t build_payload(char *buf, int n, int v, int kind, struct rng *r)
 		memcpy(buf, &loc, 4);
 		len = 4 + slen;
 	} else if (var->dyn == DYN_REL_U8) {
-		unsigned int blen = rn(r, 9);
+		unsigned int blen = ue_rn(r, 9);
 
 		loc = blen << 16;		/* right after the loc word */
 		if (kind == 1)
-			loc = (blen + 50) << 16 | rn(r, 3);
+			loc = (blen + 50) << 16 | ue_rn(r, 3);
 		memcpy(buf, &loc, 4);
 		len = 4 + blen;
 	}
@@ -374,7 +291,7 @@ struct enabler {
 
 struct worker {
 	int id;
-	struct rng r;
+	struct ue_rng r;
 	char *pages;
 	int pst[NPAGES];
 	unsigned char used[NPAGES * PAGE];	/* bitmap: physical bits in use */
@@ -478,48 +395,38 @@ static void drop_regs_of_fd(struct worker *w, int fd)
 
 /* --------------------------------------------------------------- ops */
 
+/* Registration in both ABIs (selftests/ue_helpers.h); 0 or a positive errno */
 static int reg_status(int fd, int n, int v, uint32_t *widx, uint32_t *sidx)
 {
-	struct user_status_reg reg = { 0 };
 	char desc[256];
+	int w = 0, st = 0, ret;
 
 	desc_of(desc, sizeof(desc), n, v);
-	reg.size = sizeof(reg);
-	reg.name_args = (uintptr_t)desc;
-	if (ioctl(fd, DIAG_IOCSREG_STATUS, &reg) < 0)
-		return errno;
-	*widx = reg.write_index;
-	*sidx = reg.status_index;
+	ret = ue_reg(fd, desc, &st, &w);
+	if (ret)
+		return -ret;
+	*widx = w;
+	*sidx = st;
 	return 0;
 }
 
 static int reg_write(int fd, int n, int v, uint64_t addr, int bit, int size,
 		     uint16_t flags, uint32_t *widx)
 {
-	struct user_write_reg reg = { 0 };
 	char desc[256];
+	int w = 0, ret;
 
 	desc_of(desc, sizeof(desc), n, v);
-	reg.size = sizeof(reg);
-	reg.enable_bit = bit;
-	reg.enable_size = size;
-	reg.flags = flags;
-	reg.enable_addr = addr;
-	reg.name_args = (uintptr_t)desc;
-	if (ioctl(fd, DIAG_IOCSREG_WRITE, &reg) < 0)
-		return errno;
-	*widx = reg.write_index;
+	ret = ue_wreg(fd, desc, (void *)(uintptr_t)addr, size, bit, flags, &w);
+	if (ret)
+		return -ret;
+	*widx = w;
 	return 0;
 }
 
 static int unreg(int fd, uint64_t addr, int bit)
 {
-	struct user_write_unreg u = { 0 };
-
-	u.size = sizeof(u);
-	u.disable_bit = bit;
-	u.disable_addr = addr;
-	return ioctl(fd, DIAG_IOCSUNREG_W, &u) < 0 ? errno : 0;
+	return -ue_wunreg(fd, (void *)(uintptr_t)addr, bit);
 }
 
 static int any_fd(struct worker *w)
@@ -529,9 +436,9 @@ static int any_fd(struct worker *w)
 	for (int i = 0; i < MAXFD; i++)
 		if (w->fds[i] >= 0)
 			c[k++] = i;
-	if (!k || one_in(&w->r, 3))
+	if (!k || ue_one_in(&w->r, 3))
 		return -1;
-	return c[rn(&w->r, k)];
+	return c[ue_rn(&w->r, k)];
 }
 
 static void op_open(struct worker *w)
@@ -539,9 +446,9 @@ static void op_open(struct worker *w)
 	for (int i = 0; i < MAXFD; i++) {
 		if (w->fds[i] >= 0)
 			continue;
-		w->fds[i] = open(DATA_FILE, O_RDWR | (one_in(&w->r, 2) ? O_CLOEXEC : 0));
+		w->fds[i] = open(DATA_FILE, O_RDWR | (ue_one_in(&w->r, 2) ? O_CLOEXEC : 0));
 		if (w->fds[i] < 0) {
-			failf("open %s: %s", DATA_FILE, ename_err(errno));
+			failf("open %s: %s", DATA_FILE, ue_errno_name(errno));
 			w->fds[i] = -1;
 		}
 		return;
@@ -550,7 +457,7 @@ static void op_open(struct worker *w)
 
 static void op_close(struct worker *w)
 {
-	int i = rn(&w->r, MAXFD);
+	int i = ue_rn(&w->r, MAXFD);
 
 	if (w->fds[i] < 0)
 		return;
@@ -562,7 +469,7 @@ static void op_close(struct worker *w)
 static int pick_name(struct worker *w, bool multi_ok)
 {
 	for (;;) {
-		int n = rn(&w->r, NNAMES);
+		int n = ue_rn(&w->r, NNAMES);
 
 		if (multi_ok || !names[n].multi)
 			return n;
@@ -571,7 +478,7 @@ static int pick_name(struct worker *w, bool multi_ok)
 
 static int pick_variant(struct worker *w, int n)
 {
-	if (names[n].nv > 1 && (names[n].multi ? one_in(&w->r, 2) : one_in(&w->r, 10)))
+	if (names[n].nv > 1 && (names[n].multi ? ue_one_in(&w->r, 2) : ue_one_in(&w->r, 10)))
 		return 1;
 	return 0;
 }
@@ -607,12 +514,12 @@ static void op_reg_write(struct worker *w)
 	if (names[n].multi)
 		flags |= USER_EVENT_REG_MULTI_FORMAT;
 	/* Persistent multi-format events can only go through dynamic_events */
-	if (one_in(&w->r, 12) && (!names[n].multi || sh->dyn_ok))
+	if (ue_one_in(&w->r, 12) && (!names[n].multi || sh->dyn_ok))
 		flags |= USER_EVENT_REG_PERSIST;
 
-	if (w->nen && one_in(&w->r, 12)) {
+	if (w->nen && ue_one_in(&w->r, 12)) {
 		/* The exact (address, bit) of a live enabler: EADDRINUSE */
-		dup = rn(&w->r, w->nen);
+		dup = ue_rn(&w->r, w->nen);
 		if (!w->en[dup].live)
 			return;
 		addr = w->en[dup].addr;
@@ -624,12 +531,12 @@ static void op_reg_write(struct worker *w)
 		int tries = 0;
 
 		do {
-			pbit = rn(&w->r, NPAGES * PAGE * 8);
+			pbit = ue_rn(&w->r, NPAGES * PAGE * 8);
 		} while (bit_used(w, pbit) && ++tries < 8);
 		if (bit_used(w, pbit) || w->nen == MAXEN)
 			return;
 		page = pbit / (PAGE * 8);
-		size = one_in(&w->r, 2) ? 4 : 8;
+		size = ue_one_in(&w->r, 2) ? 4 : 8;
 		addr = (uintptr_t)w->pages + (pbit / 8) / size * size;
 		bit = pbit - ((addr - (uintptr_t)w->pages) * 8);
 	}
@@ -658,10 +565,10 @@ static void op_unreg(struct worker *w)
 	int slot = any_fd(w), i, e, page;
 	char what[96];
 
-	if (!w->nen || one_in(&w->r, 10)) {
+	if (!w->nen || ue_one_in(&w->r, 10)) {
 		/* Nothing there */
-		uint64_t addr = (uintptr_t)w->pages + rn(&w->r, NPAGES * PAGE / 8) * 8;
-		int bit = rn(&w->r, 64);
+		uint64_t addr = (uintptr_t)w->pages + ue_rn(&w->r, NPAGES * PAGE / 8) * 8;
+		int bit = ue_rn(&w->r, 64);
 
 		for (i = 0; i < w->nen; i++)
 			if (w->en[i].live && w->en[i].addr == addr && w->en[i].bit == bit)
@@ -670,14 +577,14 @@ static void op_unreg(struct worker *w)
 		EXPECT(e, "unreg of an unknown address/bit", ENOENT);
 		return;
 	}
-	if (one_in(&w->r, 20)) {
+	if (ue_one_in(&w->r, 20)) {
 		struct user_write_unreg u = { .size = sizeof(u), .__reserved = 1 };
 
 		e = ioctl(data_fd(w, slot), DIAG_IOCSUNREG_W, &u) < 0 ? errno : 0;
 		EXPECT(e, "unreg with reserved set", EINVAL);
 		return;
 	}
-	i = rn(&w->r, w->nen);
+	i = ue_rn(&w->r, w->nen);
 	if (!w->en[i].live)
 		return;
 	page = (w->en[i].addr - (uintptr_t)w->pages) / PAGE;
@@ -710,7 +617,7 @@ static void op_del(struct worker *w)
 		EXPECT(e, what, EBUSY);
 	else
 		EXPECT(e, what, 0, EBUSY, ENOENT);
-	if (one_in(&w->r, 30)) {
+	if (ue_one_in(&w->r, 30)) {
 		e = ioctl(fd, DIAG_IOCSDEL, (void *)8) < 0 ? errno : 0;
 		EXPECT(e, "delete with a bad pointer", EFAULT);
 	}
@@ -719,7 +626,7 @@ static void op_del(struct worker *w)
 static void op_write(struct worker *w)
 {
 	char buf[MAX_PAYLOAD + 128];
-	int k = rn(&w->r, 12), e, fd;
+	int k = ue_rn(&w->r, 12), e, fd;
 	struct reg *g;
 	size_t len;
 	ssize_t ret;
@@ -727,13 +634,13 @@ static void op_write(struct worker *w)
 
 	if (!w->nregs) {
 		/* No index handed out on this fd: ENOENT */
-		int idx = rn(&w->r, 4) + 1000;
+		int idx = ue_rn(&w->r, 4) + 1000;
 
 		ret = write(proc_fd, &idx, sizeof(idx));
 		EXPECT(ret < 0 ? errno : 0, "write with an index never handed out", ENOENT);
 		return;
 	}
-	g = &w->regs[rn(&w->r, w->nregs)];
+	g = &w->regs[ue_rn(&w->r, w->nregs)];
 	fd = data_fd(w, g->fd);
 	memcpy(buf, &g->widx, 4);
 	len = build_payload(buf + 4, g->n, g->v, k == 5, &w->r);
@@ -757,9 +664,9 @@ static void op_write(struct worker *w)
 		break;
 	case 6: { /* writev, split at random points */
 		struct iovec iov[3];
-		size_t a = rn(&w->r, 5 + len), b;
+		size_t a = ue_rn(&w->r, 5 + len), b;
 
-		b = a + rn(&w->r, 4 + len - a + 1);
+		b = a + ue_rn(&w->r, 4 + len - a + 1);
 		iov[0] = (struct iovec){ buf, a };
 		iov[1] = (struct iovec){ buf + a, b - a };
 		iov[2] = (struct iovec){ buf + b, 4 + len - b };
@@ -780,7 +687,7 @@ static void op_write(struct worker *w)
 		EXPECT(ret < 0 ? errno : 0, what, E2BIG);
 		break;
 	case 9: { /* bad index */
-		int idx = one_in(&w->r, 2) ? -1 - (int)rn(&w->r, 100) : 100000 + (int)rn(&w->r, 100);
+		int idx = ue_one_in(&w->r, 2) ? -1 - (int)ue_rn(&w->r, 100) : 100000 + (int)ue_rn(&w->r, 100);
 
 		memcpy(buf, &idx, 4);
 		ret = write(fd, buf, 4 + len);
@@ -791,11 +698,11 @@ static void op_write(struct worker *w)
 		break;
 	}
 	case 10: /* fewer than 4 bytes, or pwrite */
-		if (one_in(&w->r, 2)) {
-			ret = write(fd, buf, rn(&w->r, 4));
+		if (ue_one_in(&w->r, 2)) {
+			ret = write(fd, buf, ue_rn(&w->r, 4));
 			EXPECT(ret < 0 ? errno : 0, "write of fewer than 4 bytes", EINVAL);
 		} else {
-			ret = pwrite(fd, buf, 4 + len, 1 + rn(&w->r, 100));
+			ret = pwrite(fd, buf, 4 + len, 1 + ue_rn(&w->r, 100));
 			EXPECT(ret < 0 ? errno : 0, "pwrite", ESPIPE);
 		}
 		break;
@@ -836,7 +743,7 @@ static bool pick_event_dir(struct worker *w, char *dir, size_t size)
 	closedir(d);
 	if (!k)
 		return false;
-	snprintf(dir, size, TRACEFS "/events/" USER_EVENTS_MULTI_SYSTEM "/%s", cand[rn(&w->r, k)]);
+	snprintf(dir, size, TRACEFS "/events/" USER_EVENTS_MULTI_SYSTEM "/%s", cand[ue_rn(&w->r, k)]);
 	return true;
 }
 
@@ -848,7 +755,7 @@ static void op_ftrace(struct worker *w)
 	if (!pick_event_dir(w, dir, sizeof(dir)))
 		return;
 	snprintf(path, sizeof(path), "%s/enable", dir);
-	e = -write_str(path, one_in(&w->r, 2) ? "1" : "0", 0);
+	e = -ue_write_str(path, ue_one_in(&w->r, 2) ? "1" : "0", 0);
 	EXPECT(e, "ftrace enable/disable", 0, ENOENT, ENODEV);
 }
 
@@ -863,7 +770,7 @@ static void op_perf_open(struct worker *w)
 	if (i == MAXPERF || !pick_event_dir(w, dir, sizeof(dir)))
 		return;
 	snprintf(path, sizeof(path), "%s/id", dir);
-	if (read_file(path, buf, sizeof(buf)) <= 0)
+	if (ue_read_upto(path, buf, sizeof(buf)) <= 0)
 		return;
 	id = strtol(buf, NULL, 10);
 	fd = ue_perf_open_id(id, PERF_SAMPLE_RAW, 0, -1);
@@ -875,7 +782,7 @@ static void op_perf_open(struct worker *w)
 
 static void op_perf_close(struct worker *w)
 {
-	int i = rn(&w->r, MAXPERF);
+	int i = ue_rn(&w->r, MAXPERF);
 
 	if (w->perf[i] >= 0) {
 		close(w->perf[i]);
@@ -892,25 +799,25 @@ static void set_stale(struct worker *w, int page)
 
 static void op_munmap(struct worker *w)
 {
-	int p = rn(&w->r, NPAGES);
+	int p = ue_rn(&w->r, NPAGES);
 	char *a = w->pages + p * PAGE;
 
 	if (w->pst[p] != P_UNMAPPED) {
 		if (munmap(a, PAGE))
-			failf("munmap: %s", ename_err(errno));
+			failf("munmap: %s", ue_errno_name(errno));
 		w->pst[p] = P_UNMAPPED;
 		set_stale(w, p);
 	} else {
 		if (mmap(a, PAGE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED,
 			 -1, 0) == MAP_FAILED)
-			failf("mmap: %s", ename_err(errno));
+			failf("mmap: %s", ue_errno_name(errno));
 		w->pst[p] = P_RW;
 	}
 }
 
 static void op_mprotect(struct worker *w)
 {
-	int p = rn(&w->r, NPAGES);
+	int p = ue_rn(&w->r, NPAGES);
 	char *a = w->pages + p * PAGE;
 
 	if (w->pst[p] == P_RW) {
@@ -931,14 +838,14 @@ static void op_dyn(struct worker *w)
 
 	if (!sh->dyn_ok)
 		return;
-	if (one_in(&w->r, 2)) {
+	if (ue_one_in(&w->r, 2)) {
 		desc_of(desc, sizeof(desc), n, v);
 		snprintf(cmd, sizeof(cmd), "u:%s", desc);
-		e = -write_str(DYN_FILE, cmd, O_APPEND);
+		e = -ue_write_str(DYN_FILE, cmd, O_APPEND);
 		EXPECT(e, "dynamic_events u: create", 0, EADDRINUSE, EMFILE, ENOMEM);
 	} else {
 		snprintf(cmd, sizeof(cmd), "!u:%s", names[n].name);
-		e = -write_str(DYN_FILE, cmd, O_APPEND);
+		e = -ue_write_str(DYN_FILE, cmd, O_APPEND);
 		if (held)
 			EXPECT(e, "dynamic_events !u: delete of a held event", EBUSY);
 		else
@@ -974,10 +881,10 @@ static void op_rmmod(void)
 static void op_status(struct worker *w)
 {
 	static __thread char buf[65536];
-	ssize_t n = read_file(STATUS_FILE, buf, sizeof(buf));
+	ssize_t n = ue_read_upto(STATUS_FILE, buf, sizeof(buf));
 
 	if (n < 0) {
-		failf("read %s: %s", STATUS_FILE, ename_err(-n));
+		failf("read %s: %s", STATUS_FILE, ue_errno_name(-n));
 		return;
 	}
 	if (!strstr(buf, "\nActive: ") || !strstr(buf, "\nMax: "))
@@ -994,11 +901,11 @@ static void op_status(struct worker *w)
 
 static void op_race(struct worker *w)
 {
-	struct slot *s = &slots[rn(&w->r, NSLOTS)];
+	struct slot *s = &slots[ue_rn(&w->r, NSLOTS)];
 	uint32_t widx;
 	int e;
 
-	if (one_in(&w->r, 2)) {
+	if (ue_one_in(&w->r, 2)) {
 		e = reg_write(proc_fd, SLOT_NAME, 0, s->addr, s->bit, 4, 0, &widx);
 		EXPECT(e, "racing registration of one (address, bit)", 0, EADDRINUSE, EMFILE, ENOMEM);
 		if (!e)
@@ -1042,7 +949,7 @@ static void worker_restore(struct worker *w);
 static void child_main(struct worker *w)
 {
 	char fdbuf[16], seedbuf[32];
-	int what = rn(&w->r, 4), fd = -1;
+	int what = ue_rn(&w->r, 4), fd = -1;
 
 	for (int i = 0; i < MAXFD; i++)
 		if (w->fds[i] >= 0 && fcntl(w->fds[i], F_GETFD) == 0)
@@ -1058,7 +965,7 @@ static void child_main(struct worker *w)
 		if (fd < 0)
 			fd = proc_fd;
 		snprintf(fdbuf, sizeof(fdbuf), "%d", fd);
-		snprintf(seedbuf, sizeof(seedbuf), "%llu", (unsigned long long)rnext(&w->r));
+		snprintf(seedbuf, sizeof(seedbuf), "%llu", (unsigned long long)ue_rnext(&w->r));
 		addl(&sh->execs, 1);
 		/* proc_fd is O_CLOEXEC: give the child one that survives */
 		if (fd == proc_fd)
@@ -1066,16 +973,16 @@ static void child_main(struct worker *w)
 		execl(self_exe, "ue_stress", "--exec-child", fdbuf, seedbuf, (char *)NULL);
 		_exit(92);
 	default: {
-		int k = 1 + rn(&w->r, 5);
+		int k = 1 + ue_rn(&w->r, 5);
 
 		for (int i = 0; i < k; i++) {
-			switch (rn(&w->r, 4)) {
+			switch (ue_rn(&w->r, 4)) {
 			case 0: op_write(w); break;
 			case 1: op_reg_write(w); break;
 			case 2:
 				/* Inherited enablers were copied for this address space */
 				if (w->nen) {
-					struct enabler *en = &w->en[rn(&w->r, w->nen)];
+					struct enabler *en = &w->en[ue_rn(&w->r, w->nen)];
 					int e = unreg(proc_fd, en->addr, en->bit);
 
 					/*
@@ -1107,14 +1014,14 @@ static void op_fork(struct worker *w)
 		;
 	if (i == MAXKIDS)
 		return;
-	keep = one_in(&w->r, 8) && __atomic_load_n(&sh->keepers, __ATOMIC_SEQ_CST) < 6;
+	keep = ue_one_in(&w->r, 8) && __atomic_load_n(&sh->keepers, __ATOMIC_SEQ_CST) < 6;
 	if (keep) {
 		addi(&sh->keepers, 1);
 		addi(&sh->nprocs, 1);
 	}
 	p = fork();
 	if (p < 0) {
-		failf("fork: %s", ename_err(errno));
+		failf("fork: %s", ue_errno_name(errno));
 		if (keep) {
 			addi(&sh->keepers, -1);
 			addi(&sh->nprocs, -1);
@@ -1167,7 +1074,7 @@ static enum op pick_op(struct worker *w)
 	if (!total)
 		for (int i = 0; i < NOPS; i++)
 			total += op_weight[i];
-	x = rn(&w->r, total);
+	x = ue_rn(&w->r, total);
 	for (int i = 0; i < NOPS; i++) {
 		if (x < op_weight[i])
 			return i;
@@ -1181,7 +1088,7 @@ static void worker_init(struct worker *w, int id)
 	memset(w, 0, sizeof(*w));
 	w->id = id;
 	w->r.s = g_seed * 1000003ULL + id * 7919ULL + 1;
-	rnext(&w->r);
+	ue_rnext(&w->r);
 	for (int i = 0; i < MAXFD; i++)
 		w->fds[i] = -1;
 	for (int i = 0; i < MAXPERF; i++)
@@ -1363,7 +1270,7 @@ static void wait_count(int *cnt, int *target_p)
 static void cleanup_worker(struct worker *w, bool all)
 {
 	for (int i = 0; i < w->nen; i++)
-		if (w->en[i].live && (all || one_in(&w->r, 2))) {
+		if (w->en[i].live && (all || ue_one_in(&w->r, 2))) {
 			int e = unreg(proc_fd, w->en[i].addr, w->en[i].bit);
 
 			EXPECT(e, "cleanup: unreg of a live enabler", 0);
@@ -1489,11 +1396,11 @@ static int snapshot_events(void)
 	ssize_t n;
 	int k = 0;
 
-	n = read_file(STATUS_FILE, buf, sizeof(buf));
+	n = ue_read_upto(STATUS_FILE, buf, sizeof(buf));
 	if (n < 0)
 		return -1;
 	dyn[0] = 0;
-	if (sh->dyn_ok && read_file(DYN_FILE, dyn, sizeof(dyn)) < 0)
+	if (sh->dyn_ok && ue_read_upto(DYN_FILE, dyn, sizeof(dyn)) < 0)
 		dyn[0] = 0;
 	for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
 		struct evstate *s;
@@ -1561,7 +1468,7 @@ static int set_ftrace(const char *call, bool on)
 
 	event_dir(call, dir, sizeof(dir));
 	snprintf(path, sizeof(path), "%s/enable", dir);
-	return write_str(path, on ? "1" : "0", 0);
+	return ue_write_str(path, on ? "1" : "0", 0);
 }
 
 static int final_perf[MAXEV];
@@ -1571,7 +1478,7 @@ static int final_perf[MAXEV];
  * now that the pages are back), then a final state: nothing, ftrace, perf
  * or both, chosen from the seed.
  */
-static void cycle_events(struct rng *r, int *want)
+static void cycle_events(struct ue_rng *r, int *want)
 {
 	char names_[MAXEV][96];
 	int k = sh->nev;
@@ -1583,29 +1490,29 @@ static void cycle_events(struct rng *r, int *want)
 
 		/* An unused event may be reaped (from a work item) meanwhile */
 		if (e && e != -ENOENT && e != -ENODEV)
-			failf("settle: enable %s: %s", names_[i], ename_err(-e));
+			failf("settle: enable %s: %s", names_[i], ue_errno_name(-e));
 	}
 	for (int i = 0; i < k; i++) {
 		int e = set_ftrace(names_[i], false);
 
 		if (e && e != -ENOENT && e != -ENODEV)
-			failf("settle: disable %s: %s", names_[i], ename_err(-e));
+			failf("settle: disable %s: %s", names_[i], ue_errno_name(-e));
 	}
 	for (int i = 0; i < k; i++) {
 		char dir[256], path[300], buf[32];
 
-		want[i] = rn(r, 4);
+		want[i] = ue_rn(r, 4);
 		final_perf[i] = -1;
 		if (want[i] & 1)
 			set_ftrace(names_[i], true);
 		if (want[i] & 2) {
 			event_dir(names_[i], dir, sizeof(dir));
 			snprintf(path, sizeof(path), "%s/id", dir);
-			if (read_file(path, buf, sizeof(buf)) > 0)
+			if (ue_read_upto(path, buf, sizeof(buf)) > 0)
 				final_perf[i] = ue_perf_open_id(strtol(buf, NULL, 10),
 								PERF_SAMPLE_RAW, 0, -1);
 			if (final_perf[i] < 0)
-				failf("settle: perf_event_open on %s: %s", names_[i], ename_err(errno));
+				failf("settle: perf_event_open on %s: %s", names_[i], ue_errno_name(errno));
 		}
 	}
 }
@@ -1632,7 +1539,7 @@ static void check_status_and_writes(struct tally *t, int *want)
 {
 	long bytes_ok = 0, bytes_bad = 0, writes_ok = 0, writes_bad = 0;
 	int fd = open(DATA_FILE, O_RDWR | O_CLOEXEC);
-	struct rng r = { g_seed ^ 0xabcdef };
+	struct ue_rng r = { g_seed ^ 0xabcdef };
 
 	for (int i = 0; i < sh->nev; i++) {
 		struct evstate *s = &sh->ev[i];
@@ -1649,7 +1556,7 @@ static void check_status_and_writes(struct tally *t, int *want)
 			if ((e = reg_status(fd, n, v, &widx, &sidx)) != EADDRINUSE)
 				break;
 		if (e) {
-			failf("settle: status registration of %s: %s", s->call, ename_err(e));
+			failf("settle: status registration of %s: %s", s->call, ue_errno_name(e));
 			bytes_bad++;
 			continue;
 		}
@@ -1674,7 +1581,7 @@ static void check_status_and_writes(struct tally *t, int *want)
 		e = ret < 0 ? errno : 0;
 		if ((exp && (e || ret != (ssize_t)(4 + len))) || (!exp && e != EBADF)) {
 			writes_bad++;
-			failf("settle: write to %s (status %#x): %s", s->call, exp, ename_err(e));
+			failf("settle: write to %s (status %#x): %s", s->call, exp, ue_errno_name(e));
 		} else {
 			writes_ok++;
 		}
@@ -1690,7 +1597,7 @@ static int active_count(char *buf, size_t size)
 {
 	char *p;
 
-	if (read_file(STATUS_FILE, buf, size) < 0)
+	if (ue_read_upto(STATUS_FILE, buf, size) < 0)
 		return -1;
 	p = strstr(buf, "\nActive: ");
 	if (!p && !strncmp(buf, "Active: ", 8))
@@ -1719,7 +1626,7 @@ static bool delete_all(char *text, size_t size)
 			set_ftrace(s->call, false);
 			if (strchr(s->call, '.')) {
 				snprintf(cmd, sizeof(cmd), "!u:%s", s->call);
-				write_str(DYN_FILE, cmd, O_APPEND);
+				ue_write_str(DYN_FILE, cmd, O_APPEND);
 			} else {
 				ioctl(fd, DIAG_IOCSDEL, s->call);
 			}
@@ -1737,15 +1644,15 @@ static bool delete_all(char *text, size_t size)
 
 static int exec_child(int fd, unsigned long long seed)
 {
-	struct rng r = { seed };
+	struct ue_rng r = { seed };
 	char *page = mmap(NULL, PAGE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	uint32_t widx = 0;
-	int n = 0, bit = rn(&r, 32), e;
+	int n = 0, bit = ue_rn(&r, 32), e;
 	char desc[64], buf[64];
 
-	rnext(&r);
+	ue_rnext(&r);
 	desc_of(desc, sizeof(desc), n, 0);
-	e = reg_write(fd, n, 0, (uintptr_t)page + 8 * rn(&r, 16), bit, 4, 0, &widx);
+	e = reg_write(fd, n, 0, (uintptr_t)page + 8 * ue_rn(&r, 16), bit, 4, 0, &widx);
 	if (e && e != EADDRINUSE) {
 		fprintf(stderr, "exec child: registration of %s: %s\n", desc, strerror(e));
 		return 1;
@@ -1766,21 +1673,21 @@ static int exec_child(int fd, unsigned long long seed)
 
 static int probe_dyn(void)
 {
-	int e = -write_str(DYN_FILE, "u:ues_dynprobe u32 a", O_APPEND);
+	int e = -ue_write_str(DYN_FILE, "u:ues_dynprobe u32 a", O_APPEND);
 
 	if (e == EINVAL || e == ENOENT) {
 		out("# dynamic_events: 'u:' commands not supported (%s): skipping the dyn and dyn_trunc operations",
-		    ename_err(e));
+		    ue_errno_name(e));
 		return 0;
 	}
 	if (e) {
 		out("# dynamic_events: 'u:ues_dynprobe u32 a' failed with %s: skipping dyn operations",
-		    ename_err(e));
+		    ue_errno_name(e));
 		return 0;
 	}
-	e = -write_str(DYN_FILE, "!u:ues_dynprobe", O_APPEND);
+	e = -ue_write_str(DYN_FILE, "!u:ues_dynprobe", O_APPEND);
 	if (e)
-		failf("dynamic_events: !u:ues_dynprobe: %s", ename_err(e));
+		failf("dynamic_events: !u:ues_dynprobe: %s", ue_errno_name(e));
 	out("# dynamic_events: 'u:' commands supported");
 	return 1;
 }
@@ -1900,7 +1807,7 @@ int main(int argc, char **argv)
 	    sh->pre_checked, sh->pre_skipped);
 
 	/* 2: after a full cycle, every enabler */
-	struct rng r = { g_seed ^ 0x1234567 };
+	struct ue_rng r = { g_seed ^ 0x1234567 };
 
 	f0 = sh->fails;
 	sh->bit_mismatch = 0;

@@ -18,20 +18,9 @@ count=${UE_COUNT:-$here/../../build/samples/bpf/count}
 
 [ -x "$example" ] || make -s -C "$here/.." OUT="$(dirname "$example")"
 [ -x "$count" ] || make -s -C "$here" OUT="$(dirname "$count")"
-[ -e /sys/kernel/tracing/user_events_data ] ||
-	{ echo "no /sys/kernel/tracing/user_events_data: load user_events.ko" >&2; exit 1; }
-
-"$example" 600 >/dev/null &
-writer=$!
-trap 'kill $writer 2>/dev/null || true' EXIT
-
-# Both attach to an existing tracepoint: wait for the writer to register
-i=0
-until [ -d /sys/kernel/tracing/events/user_events/test ]; do
-	i=$((i + 1))
-	[ $i -lt 50 ] || { echo "the writer did not register test" >&2; exit 1; }
-	sleep 0.1
-done
+# shellcheck source=samples/writer.sh
+. "$here/../writer.sh"
+ue_writer_start "$example" test
 
 if command -v bpftrace >/dev/null; then
 	echo "== bpftrace $here/user_events.bt"

@@ -270,16 +270,27 @@ static void user_event_mm_put(struct user_event_mm *uemm)
 		queue_work(user_event_mm_wq, &uemm->free_work);
 }
 
-static struct user_event_mm *user_event_mm_find(struct mm_struct *mm)
+/*
+ * The record of @mm, under RCU; a dead one (killed, not torn down yet)
+ * only if @dead_too. An mm has one record at most: a dead record's mm has
+ * no user left, so no new record can be made for it.
+ */
+static struct user_event_mm *user_event_mm_lookup(struct mm_struct *mm,
+						  bool dead_too)
 {
 	struct user_event_mm *uemm;
 
 	hash_for_each_possible_rcu(user_event_mms, uemm, node,
 				   (unsigned long)mm)
-		if (uemm->mm == mm && !READ_ONCE(uemm->dead))
+		if (uemm->mm == mm && (dead_too || !READ_ONCE(uemm->dead)))
 			return uemm;
 
 	return NULL;
+}
+
+static struct user_event_mm *user_event_mm_find(struct mm_struct *mm)
+{
+	return user_event_mm_lookup(mm, false);
 }
 
 /*
@@ -352,9 +363,10 @@ static bool user_event_mm_enablers_freed(struct user_event_mm *uemm)
  * whose exit_mm() put the last mm_users kills the record at
  * sched_process_exit and, in task work (which do_exit() runs in
  * exit_task_work(), before exit_notify() lets the parent see the exit),
- * waits for the teardown: up to a second, once per exit, for its own
- * address space only. Bounded because a teardown can wait for event_mutex,
- * which root's tracing operations may hold long, or for a fork in flight;
+ * waits for the teardown: up to a second, once per exit, for the address
+ * space it left (user_event_mm_exit_reap() says when it misses). Bounded
+ * because a teardown can wait for event_mutex, which root's tracing
+ * operations may hold long, or for a fork in flight;
  * past the second the teardown finishes in the worker, as it did before.
  * The task work holds a reference of the record and is counted in
  * user_event_tworks, like the others.
@@ -380,10 +392,9 @@ static void user_event_mm_exit_twork(struct callback_head *twork)
  * parent's wait() may return before its teardown), rarely a dead one lent
  * on lazily, whose record this exit kills and waits for, up to the second
  * (Documentation/security.rst, open issue 14). If no user of it is left,
- * this exit is the last of
- * the address space: kill its record (unless a scan did already; the
- * record stays in the table until its teardown is done) and wait in task
- * work (see above). One exiting task waits per record (UEMM_TWORK_EXIT):
+ * this exit is the last of the address space: kill its record (unless a
+ * scan did already; the record stays in the table until its teardown is
+ * done) and wait in task work (see above). One exiting task waits per record (UEMM_TWORK_EXIT):
  * several threads can find mm_users 0 after their own exit_mm(), and the
  * process's exit is seen by its parent after the last of them. Atomic
  * context (a tracepoint probe).
@@ -391,19 +402,16 @@ static void user_event_mm_exit_twork(struct callback_head *twork)
 static void user_event_mm_exit_reap(struct task_struct *task)
 {
 	struct mm_struct *mm = task->active_mm;
-	struct user_event_mm *uemm, *found = NULL;
+	struct user_event_mm *found;
 
 	if (task->mm || !mm || (task->flags & PF_KTHREAD) ||
 	    atomic_read(&mm->mm_users))
 		return;
 
 	rcu_read_lock();
-	hash_for_each_possible_rcu(user_event_mms, uemm, node,
-				   (unsigned long)mm)
-		if (uemm->mm == mm && refcount_inc_not_zero(&uemm->refcnt)) {
-			found = uemm;
-			break;
-		}
+	found = user_event_mm_lookup(mm, true);
+	if (found && !refcount_inc_not_zero(&found->refcnt))
+		found = NULL;
 	rcu_read_unlock();
 	if (!found)
 		return;

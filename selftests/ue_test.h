@@ -362,6 +362,31 @@ static inline long ue_event_id(const char *name)
 	return strtol(buf, NULL, 10);
 }
 
+/*
+ * Runs @churn (it creates and deletes one event and returns its id, or
+ * -errno) until the tracing core hands out the same id 4 times in a row:
+ * the lowest free one, which 6.12 always gives and 6.1 once its 16-bit
+ * counter wrapped. Returns that id, the churn's -errno, or -EAGAIN if the
+ * id never settled within 140,000 rounds; *@rounds gets how many ran.
+ */
+static inline long ue_churn_to_lowest_id(long (*churn)(void), int *rounds)
+{
+	long id = 0, prev = 0;
+	int i, same = 0;
+
+	for (i = 0; i < 140000 && same < 3; i++) {
+		id = churn();
+		if (id <= 0)
+			break;
+		same = id == prev ? same + 1 : 0;
+		prev = id;
+	}
+	*rounds = i;
+	if (id <= 0)
+		return id ? id : -EINVAL;
+	return same == 3 ? id : -EAGAIN;
+}
+
 static inline int ue_open_data(void)
 {
 	return open(UE_DATA_FILE, O_RDWR | O_CLOEXEC);

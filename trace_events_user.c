@@ -523,6 +523,12 @@ static struct trace_event_call user_event_purge_call = {
 			  UE_TRACE_EVENT_FL_DYNAMIC,
 };
 
+/* The purge event's call: its directory's files forget it at removal */
+bool user_event_call_is_purge(const struct trace_event_call *call)
+{
+	return call == &user_event_purge_call;
+}
+
 /* Under event_mutex: added; a purge file of it marked in some instance */
 static bool user_event_purge_added;
 static bool user_event_purge_marked;

@@ -40,7 +40,7 @@
  * Who can hold a ghost, and so the module: whoever can reach an event's
  * directory in tracefs, root unless an administrator opened tracefs to
  * others. The trigger file is the exception to "keep": it forgets the
- * event file at the removal (ghost_hide_trigger() says why), so its late
+ * event file at the removal (ghost_hide() says why), so its late
  * opens and writes fail with ENODEV at once. The event's reg function
  * refuses a deleted event, or a freed file, too.
  *
@@ -72,7 +72,7 @@ struct user_event_ghost {
 	struct list_head link;			/* ghost_list */
 	struct trace_event_file *file;		/* event_file_get() */
 	struct dentry *dir;			/* dget() */
-	struct trace_event_call *call;		/* user_event_mem_get() */
+	/* and user_event_mem_get() of file->event_call */
 };
 
 static DEFINE_SPINLOCK(ghost_lock);
@@ -87,7 +87,8 @@ static void user_events_dirs_work_fn(struct work_struct *work);
 static DECLARE_DELAYED_WORK(ghost_work, user_events_dirs_work_fn);
 
 /*
- * The trigger file of a directory being removed forgets its event file:
+ * ghost_hide(dir, "trigger"): the trigger file of a directory being
+ * removed forgets its event file:
  * its open, read and write look at i_private under event_mutex and fail
  * with ENODEV when it is NULL. Keeping the file alive is not enough there:
  * a trigger refused by the event's reg leaves the file's trigger and
@@ -95,16 +96,21 @@ static DECLARE_DELAYED_WORK(ghost_work, user_events_dirs_work_fn);
  * removed file (a hist variable or an enable_event trigger that outlives
  * it; red team red11). The other files keep i_private: their opens go
  * through tracing_open_file_tr(), which dereferences it and then sees
- * EVENT_FILE_FL_FREED. event_mutex held (the remover's), as by the readers.
+ * EVENT_FILE_FL_FREED. ghost_hide(dir, NULL): every file forgets (the
+ * purge event's directory, whose files, format and hist, are opened with
+ * no reference of anything and read its call, module data, under
+ * event_mutex, where NULL gives ENODEV; it is removed at module exit, so
+ * no ghost could hold the module for it: red team red12). event_mutex
+ * held (the remover's), as by the readers.
  */
-static void ghost_hide_trigger(struct dentry *dir)
+static void ghost_hide(struct dentry *dir, const char *name)
 {
 	struct dentry *child;
 
 	spin_lock(&dir->d_lock);
 	list_for_each_entry(child, &dir->d_subdirs, d_child)
 		if (d_really_is_positive(child) &&
-		    !strcmp(child->d_name.name, "trigger"))
+		    (!name || !strcmp(child->d_name.name, name)))
 			d_inode(child)->i_private = NULL;
 	spin_unlock(&dir->d_lock);
 }
@@ -116,11 +122,17 @@ static int ghost_probe_pre(struct kprobe *kp, struct pt_regs *regs)
 	struct user_event_ghost *ghost;
 
 	file = (struct trace_event_file *)regs_get_kernel_argument(regs, 0);
-	if (!file || !file->dir || !user_event_call_is_ours(file->event_call))
+	if (!file || !file->dir)
+		return 0;
+	if (user_event_call_is_purge(file->event_call)) {
+		ghost_hide(file->dir, NULL);
+		return 0;
+	}
+	if (!user_event_call_is_ours(file->event_call))
 		return 0;
 
 	/* First: it needs no memory */
-	ghost_hide_trigger(file->dir);
+	ghost_hide(file->dir, "trigger");
 
 	/* Without it the late open is what it is on the core's own events */
 	ghost = kmalloc(sizeof(*ghost), GFP_ATOMIC | __GFP_NOWARN);
@@ -130,8 +142,7 @@ static int ghost_probe_pre(struct kprobe *kp, struct pt_regs *regs)
 	ue_event_file_get(file);
 	ghost->file = file;
 	ghost->dir = dget(file->dir);
-	ghost->call = file->event_call;
-	user_event_mem_get(ghost->call);
+	user_event_mem_get(file->event_call);
 
 	spin_lock(&ghost_lock);
 	list_add_tail(&ghost->link, &ghost_list);
@@ -156,11 +167,14 @@ static bool ghost_unreachable(struct user_event_ghost *ghost)
 
 static void ghost_release(struct user_event_ghost *ghost)
 {
+	/* Read while the file is ours: the put below may free it */
+	struct trace_event_call *call = ghost->file->event_call;
+
 	ue_event_file_put(ghost->file);
 	dput(ghost->dir);
-	/* Last: it may drop the module reference of a deleted event */
-	user_event_mem_put(ghost->call);
 	kfree(ghost);
+	/* Last: it may drop the module reference of a deleted event */
+	user_event_mem_put(call);
 }
 
 /*

@@ -43,6 +43,7 @@ void user_event_get(struct user_event *user);
 void user_event_put(struct user_event *user);
 
 bool user_event_call_is_ours(const struct trace_event_call *call);
+bool user_event_call_is_purge(const struct trace_event_call *call);
 void user_event_mem_get(struct trace_event_call *call);
 void user_event_mem_put(struct trace_event_call *call);
 

@@ -948,6 +948,28 @@ TEST_F(unload, purge_event_never_enabled)
 	EXPECT_EQ(0, file_has(UE_TRACEFS "/set_event", "user_events_unload"));
 }
 
+/*
+ * A format file of the purge event held open across the unload reads
+ * nothing of the unloaded module: ENODEV. Before eventfs its inode still
+ * pointed at the purge call, module data, and the read after rmmod met an
+ * unmapped page (6.1: an oops in f_show(); red team red12).
+ */
+TEST_F(unload, purge_format_held_across_unload)
+{
+	char buf[256];
+	int fd;
+
+	fd = open(UE_PURGE_DIR "/purge/format", O_RDONLY | O_CLOEXEC);
+	ASSERT_LE(0, fd);
+	ue_delete_prefix("");
+	ASSERT_EQ(0, ue_mod_unload_retry());
+	errno = 0;
+	EXPECT_EQ(-1, read(fd, buf, sizeof(buf)));
+	EXPECT_EQ(ENODEV, errno);
+	close(fd);
+	ASSERT_EQ(0, ue_mod_insmod(""));
+}
+
 #define PU_INST UE_TRACEFS "/instances/" PREFIX "pu"
 #define PU_KEEP UE_TRACEFS "/instances/" PREFIX "pukeep"
 #define PU_SYNTH PREFIX "pusyn"

@@ -178,6 +178,17 @@ if ((${#undoc[@]})); then
 else
 	ue_ok "refs: the $(wc -w <<<"$params") module parameters are documented in README.md and Documentation/user_events.rst"
 fi
+# ... and both name no parameter that does not exist
+stale=()
+for p in $(sed -n 's/^| `\([a-z_0-9]*\)` |.*/\1/p' "$UE_REPO/README.md" | grep -vx parameter) \
+	$(sed -n 's/^``\([a-z_0-9]*\)`` (.*/\1/p' "$UE_REPO/Documentation/user_events.rst"); do
+	grep -qx "$p" <<<"$params" || stale+=("$p")
+done
+if ((${#stale[@]})); then
+	ue_notok "refs: README.md or Documentation/user_events.rst document parameters that do not exist: ${stale[*]}"
+else
+	ue_ok "refs: every parameter README.md and Documentation/user_events.rst document exists"
+fi
 
 # Kbuild's feature probes agree with the versions the features came in
 ue_relay "" "$UE_REPO/scripts/check-kbuild-probes.sh"
@@ -191,6 +202,18 @@ if [[ -n $targets ]]; then
 		ue_ok "refs: make help lists the $(wc -l <<<"$ours") targets"
 	else
 		ue_notok "refs: make help and the targets differ: $(diff <(echo "$helped") <(echo "$ours") | grep '^[<>]' | tr '\n' ' ')"
+	fi
+	# ... and each of them is documented: named as "make <target>" in
+	# README.md or Documentation/*.rst
+	undoc=()
+	for t in $helped; do
+		grep -qE "make( [A-Z_][A-Z0-9_]*=[^ ]*)* $t([^a-z0-9-]|\$)" \
+			"$UE_REPO"/README.md "$UE_REPO"/Documentation/*.rst || undoc+=("$t")
+	done
+	if ((${#undoc[@]})); then
+		ue_notok "refs: make targets documented nowhere (README.md, Documentation/*.rst): ${undoc[*]}"
+	else
+		ue_ok "refs: the $(wc -w <<<"$helped") targets of make help are documented"
 	fi
 fi
 

@@ -59,3 +59,27 @@ for path in files:
         print(f"not ok - refs: {rel} names paths that do not exist: {' '.join(sorted(missing))}")
     else:
         print(f"ok - refs: {rel}: the {len(paths)} repository paths it names exist")
+
+# The layout table of Documentation/development.rst names every top-level
+# entry of the repository (the files git tracks, dotfiles aside); a named
+# entry that does not exist is caught above like any path.
+layout = os.path.join(repo, "Documentation", "development.rst")
+if os.path.abspath(layout) in {os.path.abspath(f) for f in files}:
+    import fnmatch, subprocess
+    try:
+        tracked = subprocess.run(["git", "-C", repo, "ls-files"], capture_output=True,
+                                 text=True, check=True).stdout.split()
+        entries = {t.split("/", 1)[0] + ("/" if "/" in t else "") for t in tracked}
+    except (OSError, subprocess.CalledProcessError):
+        entries = {e + ("/" if os.path.isdir(os.path.join(repo, e)) else "")
+                   for e in tops}
+    entries = {e for e in entries if not e.startswith(".")}
+    text = open(layout, encoding="utf-8").read()
+    named = {a or b for a, b in span.findall(text)}
+    absent = sorted(e for e in entries
+                    if not any(fnmatch.fnmatch(e, n) or fnmatch.fnmatch(e.rstrip("/"), n)
+                               for n in named))
+    if absent:
+        print(f"not ok - refs: Documentation/development.rst's layout lacks top-level entries: {' '.join(absent)}")
+    else:
+        print(f"ok - refs: Documentation/development.rst's layout names the {len(entries)} top-level entries")

@@ -31,7 +31,7 @@
  *
  * The same derivation runs on kernels whose kallsyms has the variables,
  * where user_events_ksyms.c compares its answer with kallsyms (and
- * selftests/ksyms_test.c fails on a difference).
+ * tests/selftests/ksyms_test.c fails on a difference).
  */
 
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt

@@ -8,7 +8,7 @@
  * It reads the function through the architecture's decoder
  * (user_events_derive_arm64.c, user_events_derive_x86.c) and reaches the
  * kernel only through struct ue_code_env, so that it also builds on the
- * host for selftests/host/derive_test.c.
+ * host for tests/selftests/host/derive_test.c.
  */
 
 #include <linux/bitops.h>

@@ -171,7 +171,7 @@ static __printf(1, 2) void report(const char *fmt, ...)
  * The four variables of enum ue_derived. Where kallsyms lists them (unless
  * ksyms_test=derived), its addresses are used and the derivation is
  * checked against them: a difference is reported (symbols, the kernel log)
- * and fails selftests/ksyms_test.c, but the module loads. Elsewhere the
+ * and fails tests/selftests/ksyms_test.c, but the module loads. Elsewhere the
  * derived addresses are used, and a variable that could not be derived
  * makes the load fail.
  */

@@ -3,18 +3,18 @@
 # Reliability targets (included by the top-level Makefile):
 #   make stress [STRESS_S=120] [STRESS_SEED=n] [KVERS="rel ..."]
 #                        random concurrent operations in a -smp 2 guest per
-#                        kernel, then invariant checks (stress/run.sh)
+#                        kernel, then invariant checks (tests/stress/run.sh)
 #   make race [RACE_S=20] [RACE_SEED=n] [RACE_ACCEL=tcg] [KVERS="rel ..."]
 #                        concurrency fuzzer: threads and processes on a
 #                        few shared event names, rmmod/insmod in parallel,
-#                        in a -smp 2 guest per kernel (race/run.sh)
+#                        in a -smp 2 guest per kernel (tests/race/run.sh)
 #   make race-selftests [RACE_ACCEL=tcg] [RACE_TESTS="name ..."]
-#                        selftests/races_test alone, vCPUs in parallel
-#                        (race/selftests.sh)
+#                        tests/selftests/races_test alone, vCPUs in parallel
+#                        (tests/race/selftests.sh)
 #   make fuzz [FUZZ_S=60] [FUZZ_SEED=n] [KVERS="rel ..."]
 #                        structure-aware fuzzing of the ioctl/write/
-#                        dynamic_events interfaces in a guest (fuzz/run.sh)
-#   make fuzz-regress    replay fuzz/regressions/ (fuzz/regress.sh)
+#                        dynamic_events interfaces in a guest (tests/fuzz/run.sh)
+#   make fuzz-regress    replay tests/fuzz/regressions/ (tests/fuzz/regress.sh)
 #   make check-debug     selftests, stress and fuzz regressions on a
 #                        KASAN/lockdep/kmemleak 6.12 kernel built once
 #                        (scripts/debug-kernel.sh)
@@ -27,19 +27,19 @@
 .PHONY: stress race race-selftests fuzz fuzz-regress check-debug check-kcsan debug-kernel
 
 stress:
-	@stress/run.sh
+	@tests/stress/run.sh
 
 race:
-	@race/run.sh
+	@tests/race/run.sh
 
 race-selftests:
-	@race/selftests.sh
+	@tests/race/selftests.sh
 
 fuzz:
-	@fuzz/run.sh
+	@tests/fuzz/run.sh
 
 fuzz-regress:
-	@fuzz/regress.sh
+	@tests/fuzz/regress.sh
 
 check-debug:
 	@scripts/debug-kernel.sh all

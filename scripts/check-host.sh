@@ -14,10 +14,10 @@
 #             tests on BUILD_EXCLUSIVE_KERNEL and BUILD_EXCLUSIVE_ARCH;
 #   docs      every Documentation/*.rst builds with docutils without a
 #             warning (scripts/build-docs.sh, HTML in build/docs/);
-#   derive    selftests/host/derive_test.c: the code analysis of
+#   derive    tests/selftests/host/derive_test.c: the code analysis of
 #             user_events_derive_code.c with the arm64 decoder, on the host;
 #   refs      README.md exists and its code fences are closed; in README.md,
-#             Documentation/*.rst, debian/README.Debian and bench/README.md
+#             Documentation/*.rst, debian/README.Debian and tests/bench/README.md
 #             every `make <target>` names a target of the Makefile and every
 #             repository path in backquotes (or markdown link) exists;
 #   kbuild    Kbuild's UE_HAVE_* header probes give, on every kernel headers
@@ -119,9 +119,9 @@ else
 fi
 
 # -- the code analysis of the derivation, on the host ------------------------------
-# selftests/host/derive_test.c: hand-assembled A64 functions the analysis
+# tests/selftests/host/derive_test.c: hand-assembled A64 functions the analysis
 # must read right, most of them by refusing (Documentation/compat.rst)
-if out=$(make -s -C "$UE_REPO/selftests/host" OUT="$UE_BUILD/host" run 2>&1); then
+if out=$(make -s -C "$UE_REPO/tests/selftests/host" OUT="$UE_BUILD/host" run 2>&1); then
 	ue_ok "derive: the code analysis on the host ($(tail -n 1 <<<"$out" | sed 's/^# //'))"
 else
 	ue_notok "derive: the code analysis on the host: $(grep -E '^not ok|error|ERROR' <<<"$out" | head -n 5 | tr '\n' ' ')"
@@ -153,7 +153,7 @@ fi
 
 shopt -s nullglob
 docs=("$UE_REPO"/README.md "$UE_REPO"/Documentation/*.rst
-	"$UE_REPO"/debian/README.Debian "$UE_REPO"/bench/README.md)
+	"$UE_REPO"/debian/README.Debian "$UE_REPO"/tests/bench/README.md)
 shopt -u nullglob
 existing=()
 for f in "${docs[@]}"; do

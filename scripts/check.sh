@@ -14,7 +14,7 @@
 #   UE_GUEST_TIMEOUT     seconds per guest boot (900)
 #   UE_EXPECT_TRACEFS    see scripts/guest/run-tests.sh
 #   UE_MODULE_SRC        module source dir (default: the repo)
-#   UE_SELFTESTS_SRC     selftests source dir (default: selftests/)
+#   UE_SELFTESTS_SRC     selftests source dir (default: tests/selftests/)
 #   UE_BUILD_DIR         where builds and results go (default: build/)
 #   UE_CHECK_PACKAGE=0   leave out the Debian package test (needs root)
 #   UE_CHECK_MTTCG=0     leave out races_test with the vCPUs in parallel
@@ -34,15 +34,15 @@
 # with the two vCPUs in parallel (multi-threaded TCG, under the QEMU that
 # scripts/guest/qemu-mttcg.sh provides: Debian 12's runs stale code there)
 # and UE_RACE_PARALLEL=1: put_racing_delete's threads must then also have
-# run at the same time, not in turns (race/README, "Multi-threaded TCG");
+# run at the same time, not in turns (tests/race/README, "Multi-threaded TCG");
 # its results count as races_test_mttcg. x86_64 only.
 #
 # Counting: an "ok" line is a pass unless it carries "# SKIP"; a skip is a
-# failure unless selftests/expected-skips expects that test to skip on that
+# failure unless tests/selftests/expected-skips expects that test to skip on that
 # kernel for that reason (features a kernel was built without, such as hist
 # triggers on Debian 11): then it is an expected skip, neither passed nor
 # failed, and a listed test that runs there instead is a failure. An
-# upstream test failing as selftests/upstream-known-differences says is a
+# upstream test failing as tests/selftests/upstream-known-differences says is a
 # known difference, neither passed nor failed. Both totals are printed
 # before the last line. A "not ok" line is a failure; the guest runner
 # reports its own checks (insmod, rmmod, clean kernel log, crashed or hung
@@ -55,7 +55,7 @@ set -euo pipefail
 # shellcheck source=scripts/lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
-testsrc=${UE_SELFTESTS_SRC:-$UE_REPO/selftests}
+testsrc=${UE_SELFTESTS_SRC:-$UE_REPO/tests/selftests}
 testout=$UE_BUILD/selftests
 # Upstream selftests expected to fail, each at a given check (see the file)
 UE_KNOWN_LIST=$testsrc/upstream-known-differences

@@ -37,7 +37,7 @@
 # UE_DEBUG_RACES (ue_races arguments, default "dup 2000 fork 50"),
 # UE_DEBUG_JOBS (make -j, default nproc), UE_DEBUG_SKIP="selftests stress
 # race failnth regress kmemleak" to skip parts, RACE_S/RACE_SEED/RACE_ARGS
-# for the concurrency fuzzer (race/), UE_FAILNTH_MAX (fault points per
+# for the concurrency fuzzer (tests/race/), UE_FAILNTH_MAX (fault points per
 # operation, default 200). The last line is "N passed, N failed".
 set -euo pipefail
 
@@ -231,9 +231,9 @@ guest() { # guest <label> <timeout> <command...>: one boot of the cached kernel
 ue_section "$rel: module build"
 UE_KDIR=$src ue_module "$rel" || ue_finish check-debug || exit
 ko=$UE_KO
-ue_build_tool ue_stress stress/ue_stress.c || true
-ue_build_tool ue_races stress/ue_races.c || true
-ue_build_tool ue_fuzz fuzz/ue_fuzz.c || true
+ue_build_tool ue_stress tests/stress/ue_stress.c || true
+ue_build_tool ue_races tests/stress/ue_races.c || true
+ue_build_tool ue_fuzz tests/fuzz/ue_fuzz.c || true
 bindir=$UE_BUILD/bin
 skip=" ${UE_DEBUG_SKIP:-} "
 
@@ -243,7 +243,7 @@ if [[ $skip != *" selftests "* ]]; then
 	mkdir -p "$tests"
 	# Every harness timeout x UE_TIMEOUT_FACTOR: KASAN, lockdep and
 	# kmemleak under TCG run the same tests several times slower
-	if make -C "$UE_REPO/selftests" "HARNESS_DIR=$("$UE_REPO/scripts/setup.sh" --harness-dir)" \
+	if make -C "$UE_REPO/tests/selftests" "HARNESS_DIR=$("$UE_REPO/scripts/setup.sh" --harness-dir)" \
 		"OUT=$tests" "UE_TIMEOUT_FACTOR=${UE_TIMEOUT_FACTOR:-10}" \
 		>"$UE_BUILD/selftests-build.log" 2>&1; then
 		# mm.fork_many_bits with 4096 bits, not 65536: the scale is
@@ -264,25 +264,25 @@ if [[ $skip != *" stress "* ]]; then
 	# ue_races forks a process of 3000 mappings, about 1 s a fork here:
 	# 50 fork iterations instead of 300 (UE_DEBUG_RACES to change)
 	guest stress $((secs * 3 + 2400)) env "UE_RACES_ARGS=${UE_DEBUG_RACES:-dup 2000 fork 50}" \
-		"$UE_REPO/stress/guest.sh" "$ko" "$bindir/ue_stress" "$secs" "$seed"
+		"$UE_REPO/tests/stress/guest.sh" "$ko" "$bindir/ue_stress" "$secs" "$seed"
 fi
-# The concurrency fuzzer (race/): RACE_S (default 120), RACE_SEED,
+# The concurrency fuzzer (tests/race/): RACE_S (default 120), RACE_SEED,
 # RACE_ARGS (e.g. -R: no rmmod/insmod loop)
-if [[ $skip != *" race "* ]] && ue_build_tool ue_race race/ue_race.c \
-	"$UE_REPO/race/aftermath.c" "$UE_REPO/race/relayout.c" "$UE_REPO/race/held.c"; then
+if [[ $skip != *" race "* ]] && ue_build_tool ue_race tests/race/ue_race.c \
+	"$UE_REPO/tests/race/aftermath.c" "$UE_REPO/tests/race/relayout.c" "$UE_REPO/tests/race/held.c"; then
 	rsecs=${RACE_S:-120}
 	rseed=$(ue_seed "${RACE_SEED:-}")
 	read -r -a rargs <<<"${RACE_ARGS:-}"
 	echo "(race seed $rseed, ${rsecs}s${RACE_ARGS:+, $RACE_ARGS})"
 	guest race $((rsecs * 3 + 1800)) \
-		"$UE_REPO/race/guest.sh" "$ko" "$bindir/ue_race" "$rsecs" "$rseed" "${rargs[@]}"
+		"$UE_REPO/tests/race/guest.sh" "$ko" "$bindir/ue_race" "$rsecs" "$rseed" "${rargs[@]}"
 fi
 if [[ $flavor == kasan && $skip != *" failnth "* ]] &&
-	ue_build_tool ue_failnth faultinj/ue_failnth.c; then
-	guest failnth 3600 "$UE_REPO/faultinj/guest.sh" "$ko" "$bindir/ue_failnth" "${UE_FAILNTH_MAX:-200}"
+	ue_build_tool ue_failnth tests/faultinj/ue_failnth.c; then
+	guest failnth 3600 "$UE_REPO/tests/faultinj/guest.sh" "$ko" "$bindir/ue_failnth" "${UE_FAILNTH_MAX:-200}"
 fi
 if [[ $skip != *" regress "* ]]; then
-	guest regress 3600 "$UE_REPO/fuzz/guest.sh" replay "$ko" "$bindir/ue_fuzz" \
-		"$UE_REPO"/fuzz/regressions/*.case
+	guest regress 3600 "$UE_REPO/tests/fuzz/guest.sh" replay "$ko" "$bindir/ue_fuzz" \
+		"$UE_REPO"/tests/fuzz/regressions/*.case
 fi
 ue_finish check-debug "$rel; kernel build $(cat "$cache/build.seconds")s wall"

@@ -358,7 +358,7 @@ ue_finish() { # ue_finish <what> [comment line]
 # "K <name>: <reason>" for a known difference ($UE_KNOWN_LIST: an upstream
 # test expected to fail at a given check). An "ok" with "# SKIP" is
 # "S <name>" (listed with its reason, neither passed nor failed) when
-# $UE_SKIPS_LIST (selftests/expected-skips) expects that test to skip on
+# $UE_SKIPS_LIST (tests/selftests/expected-skips) expects that test to skip on
 # <release> for that reason; any other skip is a failure, and so is a test
 # listed there for <release> that ran instead. "# ue-run: <program>" lines
 # (run-tests.sh) name the program.

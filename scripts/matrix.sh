@@ -16,7 +16,7 @@
 # The environment of scripts/check.sh applies (V=1, UE_TEST_TIMEOUT...).
 # A test that skips (a feature the kernel was built without: hist triggers
 # on Debian 11) is counted and listed as an expected skip, with its reason,
-# neither passed nor failed, only where selftests/expected-skips expects it
+# neither passed nor failed, only where tests/selftests/expected-skips expects it
 # on that kernel; any other skip is a failure, as in make check.
 set -euo pipefail
 

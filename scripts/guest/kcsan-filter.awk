@@ -6,7 +6,7 @@
 # are the core kernel's own races, also when they only interrupted the
 # module or ran in its work items: they go to the file named by -v other=
 # (if given) and are counted in the last line of that file.
-# Used by scripts/guest/run.sh (the console) and race/guest.sh (dmesg).
+# Used by scripts/guest/run.sh (the console) and tests/race/guest.sh (dmesg).
 /BUG: KCSAN:/ {
 	inrep = 1
 	block = $0 "\n"

@@ -13,8 +13,8 @@
 # Why: Debian 12's QEMU 7.2 lets a vCPU run stale code after the kernel
 # patches its text (static keys, static calls) under multi-threaded TCG:
 # 6.12 then dies with a false "Oops: int3" in __schedule while sched_switch
-# is toggled, with no module loaded, and 6.1 hangs (race/text_poke_probe.sh:
-# 7/7 and 4/4 boots; 0/6 and 0/6 with this QEMU; race/README,
+# is toggled, with no module loaded, and 6.1 hangs (tests/race/text_poke_probe.sh:
+# 7/7 and 4/4 boots; 0/6 and 0/6 with this QEMU; tests/race/README,
 # "Multi-threaded TCG").
 #
 # The result is a wrapper script that runs the unpacked binary with its own

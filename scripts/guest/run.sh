@@ -40,7 +40,7 @@
 #                 stale code after the kernel patches its text (static
 #                 keys): 6.12 oopses with "Oops: int3" in __schedule within
 #                 seconds of toggling sched_switch on and off, with no module
-#                 loaded, and 6.1 hangs (race/README, "Multi-threaded TCG").
+#                 loaded, and 6.1 hangs (tests/race/README, "Multi-threaded TCG").
 #                 So with multi-threaded TCG and more than one vCPU the
 #                 guest runs under bookworm-backports' QEMU 10.0, unpacked
 #                 into the cache by scripts/guest/qemu-mttcg.sh (the

@@ -22,10 +22,10 @@
 # Left out, because they need programs too large for an initramfs (perf,
 # bpftrace, bpftool with LLVM): bpf_test and perf_test; they are listed as
 # not run. Counts, as in make check: "ok" passes; "ok ... # SKIP" is an
-# expected skip (listed) where selftests/expected-skips expects it on that
+# expected skip (listed) where tests/selftests/expected-skips expects it on that
 # kernel, else a failure; "not ok" and a kernel problem on the console
 # (oops, WARN, lockdep...) fail, except an upstream test of
-# selftests/upstream-known-differences failing at its listed check (a
+# tests/selftests/upstream-known-differences failing at its listed check (a
 # known difference).
 # The last line is "N passed, N failed". Needs root.
 set -euo pipefail
@@ -53,7 +53,7 @@ harness=$("$UE_REPO/scripts/setup.sh" --harness-dir)
 upstream=$("$UE_REPO/scripts/setup.sh" --upstream-dir)
 tests=$UE_BUILD/cloud-selftests
 rm -rf "$tests"
-make -s -C "$UE_REPO/selftests" "HARNESS_DIR=$harness" "UPSTREAM_DIR=$upstream" \
+make -s -C "$UE_REPO/tests/selftests" "HARNESS_DIR=$harness" "UPSTREAM_DIR=$upstream" \
 	"OUT=$tests" >"$UE_BUILD/cloud-selftests.log" 2>&1 ||
 	ue_die "selftests build failed (log: $UE_BUILD/cloud-selftests.log)"
 
@@ -170,7 +170,7 @@ for ((i = 0; i < ${#targets[@]}; i += 2)); do
 	fi
 	# Counted as scripts/check.sh counts them (ue_count_tap): known
 	# differences of upstream's tests, and skips only where
-	# selftests/expected-skips expects them on this kernel
+	# tests/selftests/expected-skips expects them on this kernel
 	known=0
 	while read -r kind line; do
 		case $kind in
@@ -179,8 +179,8 @@ for ((i = 0; i < ${#targets[@]}; i += 2)); do
 		S) skip=$((skip + 1)) skipped+=("$rel: $line") ;;
 		*) fail=$((fail + 1)) failed+=("$rel: $line") ;;
 		esac
-	done < <(UE_KNOWN_LIST=$UE_REPO/selftests/upstream-known-differences \
-		UE_SKIPS_LIST=$UE_REPO/selftests/expected-skips ue_count_tap "$out/output.log" "$rel")
+	done < <(UE_KNOWN_LIST=$UE_REPO/tests/selftests/upstream-known-differences \
+		UE_SKIPS_LIST=$UE_REPO/tests/selftests/expected-skips ue_count_tap "$out/output.log" "$rel")
 	summary+=("$rel: $pass passed, $fail failed, $skip expected skip(s), $known known difference(s) (guest ${secs}s; not run: ${not_run[*]})")
 	total_pass=$((total_pass + pass)) total_fail=$((total_fail + fail)) total_skip=$((total_skip + skip))
 done
@@ -188,7 +188,7 @@ done
 printf '\n===== summary [%ds] =====\n' $((SECONDS - t0))
 printf '%s\n' "${summary[@]}"
 ((${#failed[@]} == 0)) || { echo "failed:"; printf '  %s\n' "${failed[@]}"; }
-((${#skipped[@]} == 0)) || { echo "expected skips (selftests/expected-skips; not passed):"; printf '  %s\n' "${skipped[@]}"; }
+((${#skipped[@]} == 0)) || { echo "expected skips (tests/selftests/expected-skips; not passed):"; printf '  %s\n' "${skipped[@]}"; }
 ((${#knowns[@]} == 0)) || { echo "known differences (neither passed nor failed):"; printf '  %s\n' "${knowns[@]}"; }
 ((${#knowns[@]} == 0)) || echo "${#knowns[@]} known difference(s), counted neither as passed nor as failed"
 ((total_skip == 0)) || echo "$total_skip expected skip(s), counted neither as passed nor as failed"

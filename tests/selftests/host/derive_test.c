@@ -1,0 +1,292 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Host test of the code analysis that finds the tracing core's variables
+ * (user_events_derive_code.c) with the arm64 decoder
+ * (user_events_derive_arm64.c): functions made of hand-assembled A64
+ * instructions in a fake kernel text, each built so that a sound analysis
+ * must give one answer (most of them: refuse). No kernel, no guest.
+ *
+ *   make -C tests/selftests/host run
+ *
+ * Prints TAP; exit status 0 iff every case passed.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "user_events_derive.h"
+
+#define BASE 0x10000UL
+#define A 0x5555000UL		/* a page-aligned "variable" */
+#define B 0x7777000UL
+
+static u32 text[4096];
+static unsigned int ntext;
+
+struct sym {
+	const char *name;
+	unsigned long addr, size;
+};
+
+static struct sym syms[64];
+static unsigned int nsyms;
+
+/* The text may change once while being read: a live patch */
+static unsigned int patch_idx, patch_after, nreads;
+static u32 patch_insn;
+
+static unsigned long pc_of(unsigned int idx)
+{
+	return BASE + 4UL * idx;
+}
+
+static unsigned long lookup(const char *name)
+{
+	unsigned int i;
+
+	for (i = 0; i < nsyms; i++)
+		if (!strcmp(syms[i].name, name))
+			return syms[i].addr;
+	return 0;
+}
+
+static bool bounds(unsigned long addr, unsigned long *size,
+		   unsigned long *offset)
+{
+	unsigned int i;
+
+	for (i = 0; i < nsyms; i++) {
+		if (addr >= syms[i].addr && addr < syms[i].addr + syms[i].size) {
+			*size = syms[i].size;
+			*offset = addr - syms[i].addr;
+			return true;
+		}
+	}
+	return false;
+}
+
+static bool read_text(void *dst, unsigned long src, size_t size)
+{
+	if (src < BASE || src + size > BASE + sizeof(text))
+		return false;
+	if (patch_after && ++nreads > patch_after)
+		text[patch_idx] = patch_insn;
+	memcpy(dst, (char *)text + (src - BASE), size);
+	return true;
+}
+
+static struct ue_code_env env = {
+	.lookup = lookup,
+	.bounds = bounds,
+	.read = read_text,
+};
+
+/* A64 encodings */
+static u32 adrp(unsigned int rd, unsigned int idx, unsigned long target)
+{
+	long imm = (long)(target >> 12) - (long)(pc_of(idx) >> 12);
+
+	return 0x90000000 | (u32)(imm & 3) << 29 |
+		(u32)((imm >> 2) & 0x7ffff) << 5 | rd;
+}
+
+static u32 add_imm(unsigned int rd, unsigned int rn, unsigned int imm)
+{
+	return 0x91000000 | imm << 10 | rn << 5 | rd;
+}
+
+static u32 bl(unsigned int idx, unsigned long target)
+{
+	return 0x94000000 | (u32)(((long)target - (long)pc_of(idx)) >> 2 & 0x3ffffff);
+}
+
+static u32 b(unsigned int idx, unsigned long target)
+{
+	return 0x14000000 | (u32)(((long)target - (long)pc_of(idx)) >> 2 & 0x3ffffff);
+}
+
+#define RET 0xd65f03c0U
+#define NOP 0xd503201fU
+#define MOV_X0_X17 0xaa1103e0U
+#define CASP_X0_X1_X2_X3_X4 0x48207c82U	/* casp x0, x1, x2, x3, [x4] */
+#define HVC_0 0xd4000002U
+#define ERET 0xd69f03e0U
+#define PACIA1716 0xd503219fU
+
+/* Starts a function; returns the index of its first instruction */
+static unsigned int fn_begin(const char *name)
+{
+	syms[nsyms].name = name;
+	syms[nsyms].addr = pc_of(ntext);
+	return ntext;
+}
+
+static void emit(u32 insn)
+{
+	text[ntext++] = insn;
+}
+
+static void fn_end(void)
+{
+	syms[nsyms].size = pc_of(ntext) - syms[nsyms].addr;
+	nsyms++;
+	ntext += 4;	/* a gap of padding between functions */
+}
+
+static unsigned long mutex_lock, mutex_unlock;
+
+static void stub(const char *name)
+{
+	fn_begin(name);
+	emit(RET);
+	fn_end();
+}
+
+static int failures, ntests;
+
+static void check(bool ok, const char *what)
+{
+	ntests++;
+	printf("%sok %d - %s\n", ok ? "" : "not ", ntests, what);
+	if (!ok)
+		failures++;
+}
+
+static struct ue_fn fn;
+
+/* Argument @arg of the mutex_lock()/mutex_unlock() calls in @name */
+static unsigned long arg_of(const char *name, unsigned int arg,
+			    const char **why)
+{
+	*why = NULL;
+	ue_fn_analyse(&fn, &env, name);
+	return ue_fn_call_arg(&fn, mutex_lock, mutex_unlock, arg, why);
+}
+
+int main(void)
+{
+	const char *why;
+	unsigned long v;
+	unsigned int i;
+
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	stub("mutex_lock");
+	stub("mutex_unlock");
+	mutex_lock = lookup("mutex_lock");
+	mutex_unlock = lookup("mutex_unlock");
+	env.mutex_lock = mutex_lock;
+
+	/* A control: lock and unlock of A + 0x10 */
+	i = fn_begin("good");
+	emit(adrp(0, i, A));
+	emit(add_imm(0, 0, 0x10));
+	emit(bl(i + 2, mutex_lock));
+	emit(adrp(0, i + 3, A));
+	emit(add_imm(0, 0, 0x10));
+	emit(bl(i + 5, mutex_unlock));
+	emit(RET);
+	fn_end();
+
+	/* One call passes 0, the other B: they disagree */
+	i = fn_begin("zero_then_b");
+	emit(adrp(0, i, 0));
+	emit(bl(i + 1, mutex_lock));
+	emit(adrp(0, i + 2, B));
+	emit(bl(i + 3, mutex_unlock));
+	emit(RET);
+	fn_end();
+
+	/* CASP writes x0 and x1 (Xs, Xs+1): x1 is no longer A */
+	i = fn_begin("casp");
+	emit(adrp(1, i, A));
+	emit(CASP_X0_X1_X2_X3_X4);
+	emit(bl(i + 2, mutex_lock));
+	emit(RET);
+	fn_end();
+
+	/* HVC returns values in x0-x3 (SMCCC): x1 is no longer A */
+	i = fn_begin("hvc");
+	emit(adrp(1, i, A));
+	emit(HVC_0);
+	emit(bl(i + 2, mutex_lock));
+	emit(RET);
+	fn_end();
+
+	/* PACIA1716 signs x17: x17 is no longer A */
+	i = fn_begin("pacia1716");
+	emit(adrp(17, i, A));
+	emit(PACIA1716);
+	emit(MOV_X0_X17);
+	emit(bl(i + 3, mutex_lock));
+	emit(RET);
+	fn_end();
+
+	/* ERET does not go on to the next instruction */
+	i = fn_begin("eret");
+	emit(adrp(1, i, A));
+	emit(ERET);
+	emit(bl(i + 2, mutex_lock));
+	emit(RET);
+	fn_end();
+
+	/* A function of 10 bytes: its last instruction is not whole */
+	i = fn_begin("ragged");
+	emit(adrp(0, i, A));
+	emit(bl(i + 1, mutex_lock));
+	emit(RET);
+	syms[nsyms].size = 10;
+	nsyms++;
+	ntext += 4;
+
+	check((v = arg_of("good", 0, &why)) == A + 0x10,
+	      "control: the address both calls pass");
+
+	v = arg_of("zero_then_b", 0, &why);
+	printf("# zero_then_b: %#lx (%s)\n", v, why ?: "");
+	check(!v, "calls passing 0 and B disagree: refused");
+
+	v = arg_of("casp", 1, &why);
+	printf("# casp: %#lx (%s)\n", v, why ?: "");
+	check(!v, "CASP makes Xs+1 unknown");
+
+	v = arg_of("hvc", 1, &why);
+	printf("# hvc: %#lx (%s)\n", v, why ?: "");
+	check(!v, "HVC makes the argument registers unknown");
+
+	v = arg_of("pacia1716", 0, &why);
+	printf("# pacia1716: %#lx (%s)\n", v, why ?: "");
+	check(!v, "PACIA1716 makes x17 unknown");
+
+	v = arg_of("eret", 1, &why);
+	printf("# eret: %#lx (%s)\n", v, why ?: "");
+	check(!v, "ERET is not decoded as going on");
+
+	v = arg_of("ragged", 0, &why);
+	printf("# ragged: %#lx (%s)\n", v, why ?: "");
+	check(!v && fn.error, "a function whose end cuts an instruction: refused");
+
+	/*
+	 * The text changes while it is analysed (a static key, a kprobe):
+	 * the NOP becomes a branch to an instruction no branch targeted when
+	 * the function was first read. The analysis must use one version of
+	 * the code throughout (here the first), and never crash.
+	 */
+	i = fn_begin("patched");
+	emit(NOP);
+	emit(adrp(0, i + 1, A));
+	emit(bl(i + 2, mutex_lock));
+	emit(RET);
+	fn_end();
+	patch_idx = i;
+	patch_insn = b(i, pc_of(i + 3));
+	patch_after = 4;	/* after the first read of the whole function */
+	nreads = 0;
+	v = arg_of("patched", 0, &why);
+	printf("# patched: %#lx (%s)\n", v, why ?: "");
+	check(v == A || (!v && fn.error), "text patched during the analysis: one version or a refusal");
+	patch_after = 0;
+
+	printf("1..%d\n# %d passed, %d failed\n", ntests, ntests - failures,
+	       failures);
+	return failures ? 1 : 0;
+}

@@ -1,0 +1,346 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * user_events.ko selftests: late opens of a removed event's files.
+ *
+ * An open() looks a file up first and runs its open later; nothing
+ * between the two stops the event's directory from being removed. On
+ * kernels without eventfs (5.10, 6.1) the late open then used the event's
+ * trace_event_file after the removal freed it: an enable landing on the
+ * next event, or a crash (Documentation/security.rst; tests/race/ghost_open.py
+ * measured it). An O_PATH descriptor holds the dentry without opening the
+ * file, so reopening it through /proc/self/fd after the removal is the
+ * late open, made deterministic. What it must give is what 6.12 gives:
+ * ENODEV, with the next event untouched. The module keeps a removed
+ * directory's event file until nobody holds the directory, and lets go of
+ * it (and of the module) when the last holder goes.
+ *
+ * Every event created here is named "ue_lo_*" and is deleted again at the
+ * end.
+ */
+#define _GNU_SOURCE
+#include "ue_test.h"
+
+#define PREFIX "ue_lo_"
+#define A PREFIX "a"
+#define B PREFIX "b"
+#define INSTANCE UE_TRACEFS "/instances/ue_lo"
+#define ROUNDS 20
+
+/* How an event goes away in a round */
+enum late_del { DEL_DYN, DEL_IOCTL };
+
+static int dyn_cmd(const char *cmd)
+{
+	return ue_write_file(UE_TRACEFS "/dynamic_events", cmd, false);
+}
+
+/*
+ * Creates @name (u32 x): through dynamic_events (DEL_DYN), or registered
+ * on a data file of its own, kept in *@fd (DEL_IOCTL: deleted with
+ * DIAG_IOCSDEL once that file is closed, as a member of the granted group
+ * can). 0 or -errno.
+ */
+static int create(enum late_del how, const char *name, int *fd)
+{
+	char cmd[128];
+	int ret;
+
+	if (how == DEL_IOCTL) {
+		snprintf(cmd, sizeof(cmd), "%s u32 x", name);
+		*fd = ue_open_data();
+		if (*fd < 0)
+			return -errno;
+		ret = ue_reg(*fd, cmd, NULL, NULL);
+		if (ret) {
+			close(*fd);
+			*fd = -1;
+		}
+		return ret;
+	}
+	snprintf(cmd, sizeof(cmd), "u:%s u32 x\n", name);
+	return dyn_cmd(cmd);
+}
+
+static int delete(enum late_del how, const char *name, int *fd)
+{
+	char cmd[128];
+
+	if (how == DEL_IOCTL) {
+		close(*fd);
+		*fd = -1;
+		return ue_del(name);
+	}
+	snprintf(cmd, sizeof(cmd), "!u:%s\n", name);
+	return dyn_cmd(cmd);
+}
+
+static int reopen(int pathfd, int flags)
+{
+	char path[64];
+
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", pathfd);
+	return open(path, flags | O_CLOEXEC);
+}
+
+/* Contents of B's file @file, "" if unreadable */
+static const char *b_file(const char *file, char *buf, size_t size)
+{
+	char path[512];
+
+	if (ue_read_file(ue_event_path(path, sizeof(path), B, file), buf,
+			 size) < 0)
+		buf[0] = '\0';
+	return buf;
+}
+
+/* The module's reference count, or -1 */
+static long mod_refcnt(void)
+{
+	char path[128], buf[32];
+
+	snprintf(path, sizeof(path), "/sys/module/%s/refcnt", ue_mod_name());
+	if (ue_read_file(path, buf, sizeof(buf)) < 0)
+		return -1;
+	return strtol(buf, NULL, 10);
+}
+
+FIXTURE(late) {
+	int unused;
+};
+
+FIXTURE_SETUP(late)
+{
+	ue_cleanup_events(PREFIX);
+	rmdir(INSTANCE);
+}
+
+FIXTURE_TEARDOWN(late)
+{
+	rmdir(INSTANCE);
+	ue_cleanup_events(PREFIX);
+}
+
+/*
+ * One round: A's enable held by O_PATH, A deleted, B created (it may take
+ * A's freed file), A's enable reopened for writing and "1" written.
+ * Returns 0 if the reopen failed with ENODEV and B stayed disabled.
+ */
+static int enable_round(struct __test_metadata *_metadata, enum late_del how)
+{
+	char path[512], buf[64];
+	int pathfd, wfd, afd = -1, bfd = -1, err = 0;
+
+	EXPECT_EQ(0, create(how, A, &afd));
+	pathfd = open(ue_event_path(path, sizeof(path), A, "enable"),
+		      O_PATH | O_CLOEXEC);
+	EXPECT_LE(0, pathfd);
+	if (pathfd < 0)
+		return -1;
+	EXPECT_EQ(0, delete(how, A, &afd));
+	EXPECT_EQ(0, create(how, B, &bfd));
+
+	wfd = reopen(pathfd, O_WRONLY);
+	if (wfd >= 0) {
+		TH_LOG("A's enable reopened after A's deletion");
+		if (write(wfd, "1\n", 2) == 2)
+			TH_LOG("and written: B's enable reads %s",
+			       b_file("enable", buf, sizeof(buf)));
+		close(wfd);
+		err = -1;
+	} else if (errno != ENODEV) {
+		TH_LOG("reopen: %s, not ENODEV", strerror(errno));
+		err = -1;
+	}
+	EXPECT_STREQ("0\n", b_file("enable", buf, sizeof(buf)));
+	if (strcmp(buf, "0\n"))
+		err = -1;
+
+	close(pathfd);
+	ue_enable(B, false);
+	EXPECT_EQ(0, delete(how, B, &bfd));
+	return err;
+}
+
+/* As root through dynamic_events, and through DIAG_IOCSDEL */
+TEST_F(late, enable_reopened_after_delete)
+{
+	static const char *const names[] = { "!u:", "DIAG_IOCSDEL" };
+	int how, i, bad;
+
+	for (how = DEL_DYN; how <= DEL_IOCTL; how++) {
+		bad = 0;
+		for (i = 0; i < ROUNDS; i++)
+			bad += enable_round(_metadata, how) != 0;
+		TH_LOG("%s: %d of %d late opens did not fail with ENODEV",
+		       names[how], bad, ROUNDS);
+		EXPECT_EQ(0, bad);
+	}
+}
+
+/*
+ * A trigger file opened before the deletion (a real open: 6.1 takes no
+ * reference of the event file for it), written after B was created, or
+ * reopened late through an O_PATH descriptor: every write must fail with
+ * ENODEV, and B must get nothing. Two writes each: the first trigger's
+ * refusal used to leave the removed file's trigger count raised, so that
+ * the second (an enable_event trigger on B) attached without asking the
+ * event, and B read "0*" for ever (red team red11).
+ */
+static int trigger_writes(struct __test_metadata *_metadata, int tfd, int i)
+{
+	static const char *const cmds[] = {
+		"traceoff\n", "enable_event:" USER_EVENTS_SYSTEM ":" B "\n",
+	};
+	char buf[4096];
+	int c, bad = 0;
+	ssize_t n;
+
+	for (c = 0; c < 2; c++) {
+		n = write(tfd, cmds[c], strlen(cmds[c]));
+		if (n >= 0 || errno != ENODEV) {
+			TH_LOG("round %d, %s: write gave %zd (%s), not ENODEV",
+			       i, cmds[c], n, n < 0 ? strerror(errno) : "ok");
+			bad++;
+		}
+	}
+	/* A trigger shows as "traceoff:unlimited" (the header names it too) */
+	if (strstr(b_file("trigger", buf, sizeof(buf)), "traceoff:")) {
+		TH_LOG("round %d: B got the trigger", i);
+		bad++;
+	}
+	EXPECT_STREQ("0\n", b_file("enable", buf, sizeof(buf)));
+	if (strcmp(buf, "0\n"))
+		bad++;
+	return bad;
+}
+
+TEST_F(late, trigger_written_after_delete)
+{
+	char path[512];
+	int i, tfd, pathfd, bad = 0;
+
+	for (i = 0; i < ROUNDS; i++) {
+		ASSERT_EQ(0, create(DEL_DYN, A, NULL));
+		ue_event_path(path, sizeof(path), A, "trigger");
+		tfd = open(path, O_WRONLY | O_CLOEXEC);
+		ASSERT_LE(0, tfd);
+		pathfd = open(path, O_PATH | O_CLOEXEC);
+		ASSERT_LE(0, pathfd);
+		ASSERT_EQ(0, delete(DEL_DYN, A, NULL));
+		ASSERT_EQ(0, create(DEL_DYN, B, NULL));
+
+		bad += trigger_writes(_metadata, tfd, i);
+		close(tfd);
+		tfd = reopen(pathfd, O_WRONLY);
+		if (tfd >= 0) {
+			TH_LOG("round %d: A's trigger reopened late", i);
+			bad += 1 + trigger_writes(_metadata, tfd, i);
+			close(tfd);
+		} else if (errno != ENODEV) {
+			TH_LOG("round %d: late reopen: %s, not ENODEV", i,
+			       strerror(errno));
+			bad++;
+		}
+		close(pathfd);
+		ASSERT_EQ(0, delete(DEL_DYN, B, NULL));
+	}
+	ASSERT_EQ(0, bad);
+}
+
+/*
+ * An instance removed and made again while O_PATH descriptors hold A's
+ * enable and trigger there (A stays): the late opens fail with ENODEV and
+ * enable nothing in the new instance (a late trigger used to walk the
+ * freed instance: red team red11).
+ */
+TEST_F(late, instance_removed_and_made_again)
+{
+	char path[512], tpath[512], buf[64];
+	int i, pathfd, tpathfd, wfd, bad = 0;
+
+	ASSERT_EQ(0, create(DEL_DYN, A, NULL));
+	snprintf(path, sizeof(path), INSTANCE "/events/%s/%s/enable",
+		 USER_EVENTS_SYSTEM, A);
+	snprintf(tpath, sizeof(tpath), INSTANCE "/events/%s/%s/trigger",
+		 USER_EVENTS_SYSTEM, A);
+	for (i = 0; i < ROUNDS; i++) {
+		ASSERT_EQ(0, mkdir(INSTANCE, 0755));
+		pathfd = open(path, O_PATH | O_CLOEXEC);
+		ASSERT_LE(0, pathfd);
+		tpathfd = open(tpath, O_PATH | O_CLOEXEC);
+		ASSERT_LE(0, tpathfd);
+		ASSERT_EQ(0, rmdir(INSTANCE));
+		ASSERT_EQ(0, mkdir(INSTANCE, 0755));
+
+		wfd = reopen(pathfd, O_WRONLY);
+		if (wfd >= 0) {
+			if (write(wfd, "1\n", 2) == 2)
+				TH_LOG("round %d: written", i);
+			close(wfd);
+			bad++;
+		} else if (errno != ENODEV) {
+			TH_LOG("round %d: %s, not ENODEV", i, strerror(errno));
+			bad++;
+		}
+		wfd = reopen(tpathfd, O_WRONLY);
+		if (wfd >= 0) {
+			static const char cmd[] = "enable_event:"
+				USER_EVENTS_SYSTEM ":" A "\n";
+
+			if (write(wfd, cmd, sizeof(cmd) - 1) > 0)
+				TH_LOG("round %d: trigger written", i);
+			close(wfd);
+			bad++;
+		} else if (errno != ENODEV) {
+			TH_LOG("round %d: trigger: %s, not ENODEV", i,
+			       strerror(errno));
+			bad++;
+		}
+		close(tpathfd);
+		close(pathfd);
+		ASSERT_LT(0, ue_read_file(path, buf, sizeof(buf)));
+		if (strcmp(buf, "0\n")) {
+			TH_LOG("round %d: the new instance's enable reads %s",
+			       i, buf);
+			bad++;
+		}
+		ASSERT_EQ(0, rmdir(INSTANCE));
+	}
+	ASSERT_EQ(0, bad);
+	ASSERT_EQ(0, delete(DEL_DYN, A, NULL));
+}
+
+/*
+ * What a held directory keeps goes when its holder does: the module's
+ * reference count is back where it was within a second of the last
+ * close, and the module then unloads (the runner checks that at the end).
+ */
+TEST_F(late, held_directory_let_go_at_close)
+{
+	char path[512];
+	long before, held = -1, now = -1;
+	int i, pathfd;
+
+	before = mod_refcnt();
+	ASSERT_LE(0, before);
+	ASSERT_EQ(0, create(DEL_DYN, A, NULL));
+	pathfd = open(ue_event_path(path, sizeof(path), A, "enable"),
+		      O_PATH | O_CLOEXEC);
+	ASSERT_LE(0, pathfd);
+	ASSERT_EQ(0, delete(DEL_DYN, A, NULL));
+	held = mod_refcnt();
+	/* Kept before eventfs (the event's memory holds the module) */
+	EXPECT_EQ(before + !ue_kernel_at_least(6, 6), held);
+	close(pathfd);
+	for (i = 0; i < UE_BOUND_MS(1000) / 10; i++) {
+		now = mod_refcnt();
+		if (now == before)
+			break;
+		ue_sleep_ms(10);
+	}
+	TH_LOG("module references: %ld before, %ld held, %ld after", before,
+	       held, now);
+	ASSERT_EQ(before, now);
+}
+
+TEST_HARNESS_MAIN

@@ -108,13 +108,21 @@ static bool is_function_entry(unsigned long addr)
 
 /* Structural checks, reading through copy_from_kernel_nofault() */
 
-/* A list ring from @head: each node's prev points back */
-static const char *walk_ring(unsigned long head, unsigned long *nodes,
-			     unsigned int max, unsigned int *nr)
+/*
+ * A list ring from @head: each node's prev points back. @visit (if any)
+ * is given each node but the head, in order; its message ends the walk.
+ * At most @max nodes besides the head. Sleeps: the callers hold mutexes
+ * at most.
+ */
+static const char *walk_ring(unsigned long head, unsigned int max,
+			     const char *(*visit)(unsigned long node,
+						  unsigned int index),
+			     unsigned int *nr)
 {
 	struct list_head cur, n;
 	unsigned long at = head, next;
 	unsigned int count = 0;
+	const char *why;
 
 	if (!IS_ALIGNED(head, sizeof(long)) ||
 	    !read_kernel(&cur, head, sizeof(cur)))
@@ -130,11 +138,14 @@ static const char *walk_ring(unsigned long head, unsigned long *nodes,
 			break;
 		if (count == max)
 			return "list too long";
-		if (nodes)
-			nodes[count] = next;
+		why = visit ? visit(next, count) : NULL;
+		if (why)
+			return why;
 		count++;
 		at = next;
 		cur = n;
+		if (!(count % 1024))
+			cond_resched();
 	}
 	*nr = count;
 	return NULL;
@@ -177,7 +188,7 @@ static const char *check_mutex(unsigned long addr, const char *name)
 			if (owner && !virt_addr_valid((void *)owner))
 				return "mutex: owner is not a kernel pointer";
 			/* Waiters come and go under wait_lock: retry */
-			if (walk_ring(wl, NULL, 1 << 16, &nr)) {
+			if (walk_ring(wl, 1 << 16, NULL, &nr)) {
 				cond_resched();
 				continue;
 			}
@@ -347,6 +358,12 @@ static const char * const provider_creates[] = {
 static unsigned long ops_nodes[UE_OPS_MAX];
 static unsigned int nr_ops_nodes;
 
+static const char *keep_ops_node(unsigned long node, unsigned int index)
+{
+	ops_nodes[index] = node;
+	return NULL;
+}
+
 /* The operations on the ring are the kernel's providers */
 static const char *check_ops_ring(void)
 {
@@ -398,7 +415,7 @@ static void derive_ops_list(void)
 	}
 	mutex_lock(ops_mutex);
 	head = (unsigned long)probe_ops.list.next;
-	why = walk_ring(head, ops_nodes, UE_OPS_MAX, &nr_ops_nodes);
+	why = walk_ring(head, UE_OPS_MAX, keep_ops_node, &nr_ops_nodes);
 	if (!why && (!nr_ops_nodes || ops_nodes[nr_ops_nodes - 1] != probe))
 		why = "the probe is not its last entry";
 	list_del_init(&probe_ops.list);
@@ -433,41 +450,19 @@ static void derive_ops_list(void)
 	passed(ol, "the kernel's providers on it");
 }
 
-/* The entries of dyn_event_list have operations of dyn_event_ops_list */
-static const char *check_dyn_events(unsigned long head)
+/* An entry of dyn_event_list has operations of dyn_event_ops_list */
+static const char *check_dyn_event(unsigned long node, unsigned int index)
 {
-	struct list_head cur, n;
 	struct dyn_event ev;
-	unsigned long at = head, next;
-	unsigned int count = 0, i;
+	unsigned int i;
 
-	if (!IS_ALIGNED(head, sizeof(long)) ||
-	    !read_kernel(&cur, head, sizeof(cur)))
-		return "list head not readable";
-	for (;;) {
-		next = (unsigned long)cur.next;
-		if (!IS_ALIGNED(next, sizeof(long)) ||
-		    !read_kernel(&n, next, sizeof(n)))
-			return "list entry not readable";
-		if ((unsigned long)n.prev != at)
-			return "list entry does not point back";
-		if (next == head)
+	if (!read_kernel(&ev, node - offsetof(struct dyn_event, list),
+			 sizeof(ev)))
+		return "entry not readable";
+	for (i = 0; i < nr_ops_nodes; i++)
+		if ((unsigned long)&ev.ops->list == ops_nodes[i])
 			return NULL;
-		if (++count > UE_DYN_EVENTS_MAX)
-			return "list too long";
-		if (!read_kernel(&ev, next - offsetof(struct dyn_event, list),
-				 sizeof(ev)))
-			return "entry not readable";
-		for (i = 0; i < nr_ops_nodes; i++)
-			if ((unsigned long)&ev.ops->list == ops_nodes[i])
-				break;
-		if (i == nr_ops_nodes)
-			return "an entry's operations are not on dyn_event_ops_list";
-		at = next;
-		cur = n;
-		if (!(count % 1024))
-			cond_resched();
-	}
+	return "an entry's operations are not on dyn_event_ops_list";
 }
 
 static void derive_event_list(void)
@@ -475,6 +470,7 @@ static void derive_event_list(void)
 	const unsigned int em = UE_DV_EVENT_MUTEX, dl = UE_DV_DYN_EVENT_LIST;
 	unsigned long start, stop, first, head;
 	struct list_head lh;
+	unsigned int nr;
 	const char *why;
 	loff_t pos = 0;
 
@@ -506,7 +502,8 @@ static void derive_event_list(void)
 			 (unsigned long)lh.next != head)
 			why = "not the first entry dyn_event_seq_start() gives";
 		else
-			why = check_dyn_events(head);
+			why = walk_ring(head, UE_DYN_EVENTS_MAX, check_dyn_event,
+					&nr);
 		if (why)
 			fail(dl, "ring", why);
 		else

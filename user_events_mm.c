@@ -71,9 +71,9 @@
  *    queue one scan that kills the records of dead address spaces: it
  *    unpublishes them and queues their teardown, which frees the enablers
  *    once no fork is pending on them. The exit that puts the last
- *    mm_users kills its own record at once and waits, in task work before
- *    its parent can see the exit, up to a second for the teardown
- *    (user_event_mm_exit_reap()). Another holder of mm_users (say
+ *    mm_users kills its own record and waits, in task work before its
+ *    parent can see the exit, up to a second for the teardown
+ *    (user_event_mm_exit_probe()). Another holder of mm_users (say
  *    /proc/PID/mem) that puts the last one leaves the record until the
  *    next exit or exec in the system, or until module exit.
  *
@@ -92,6 +92,7 @@
 
 #include <linux/hashtable.h>
 #include <linux/highmem.h>
+#include <linux/kprobes.h>
 #include <linux/mm.h>
 #include <linux/module.h>
 #include <linux/rculist.h>
@@ -167,7 +168,6 @@ struct user_event_mm {
 	unsigned long refill_queued;	/* bit 0: refill_twork is queued */
 	struct callback_head fault_twork;
 	unsigned long twork_flags;	/* UEMM_TWORK_*, atomic bit ops */
-	struct callback_head exit_twork;	/* the last exit's wait */
 	struct work_struct teardown_work;
 	struct work_struct free_work;
 	struct rcu_head rcu;
@@ -177,7 +177,6 @@ struct user_event_mm {
 enum {
 	UEMM_TWORK_QUEUED,	/* fault_twork is queued */
 	UEMM_TWORK_RESYNC,	/* an update could not write: rewrite all */
-	UEMM_TWORK_EXIT,	/* exit_twork was queued (once, at the last exit) */
 };
 
 struct user_event_enabler {
@@ -299,7 +298,7 @@ static struct user_event_mm *user_event_mm_find(struct mm_struct *mm)
  * The record stays in the table, marked dead (lookups for a registration
  * or an update skip it), until its teardown has freed the enablers: so
  * the last exit of the address space finds it and waits for it even if a
- * scan killed it first (user_event_mm_exit_reap()).
+ * scan killed it first (user_event_mm_exit_twork()).
  */
 static bool user_event_mm_kill(struct user_event_mm *uemm)
 {
@@ -359,54 +358,60 @@ static bool user_event_mm_enablers_freed(struct user_event_mm *uemm)
  * wait() could return first, and an administrator's (or a test's) open of
  * such an event's files right after would race the deletion, which on
  * 5.10 and 6.1 reads freed memory (Documentation/security.rst, open issue
- * 1; upstream's abi_test met it between two of its tests). So the task
- * whose exit_mm() put the last mm_users kills the record at
- * sched_process_exit and, in task work (which do_exit() runs in
- * exit_task_work(), before exit_notify() lets the parent see the exit),
- * waits for the teardown: up to a second, once per exit, for the address
- * space it left (user_event_mm_exit_reap() says when it misses). Bounded
- * because a teardown can wait for event_mutex, which root's tracing
- * operations may hold long, or for a fork in flight;
- * past the second the teardown finishes in the worker, as it did before.
- * The task work holds a reference of the record and is counted in
- * user_event_tworks, like the others.
+ * 1; upstream's abi_test met it between two of its tests). So each
+ * exiting task that used an address space with a record learns it before
+ * it lets go of it (user_event_mm_exit_probe()), and, in task work (which
+ * do_exit() runs in exit_task_work(), after exit_mm() and before
+ * exit_notify() lets the parent see the exit), finds out whether it was
+ * the last user: then it kills the record (unless a scan did already; the
+ * record stays in the table until its teardown is done) and waits for the
+ * teardown, up to a second. Bounded because a teardown can wait for
+ * event_mutex, which root's tracing operations may hold long, or for a
+ * fork in flight; past the second the teardown finishes in the worker.
+ * Several threads can each find mm_users 0 after their own exit_mm(); each
+ * waits (the process's exit is seen after the last of them anyway).
  */
+struct user_event_mm_exit {
+	struct callback_head twork;
+	struct user_event_mm *uemm;	/* a reference */
+};
+
 static void user_event_mm_exit_twork(struct callback_head *twork)
 {
-	struct user_event_mm *uemm = container_of(twork, struct user_event_mm,
-						  exit_twork);
+	struct user_event_mm_exit *ex = container_of(twork,
+						     struct user_event_mm_exit,
+						     twork);
+	struct user_event_mm *uemm = ex->uemm;
 
-	wait_var_event_timeout(&uemm->enablers_freed,
-			       user_event_mm_enablers_freed(uemm), HZ);
+	kfree(ex);
+	/* After exit_mm(): no user left means this exit was a last one */
+	if (!atomic_read(&uemm->mm->mm_users)) {
+		user_event_mm_kill(uemm);
+		wait_var_event_timeout(&uemm->enablers_freed,
+				       user_event_mm_enablers_freed(uemm), HZ);
+	}
 	user_event_mm_put(uemm);
 	user_event_twork_end();
 }
 
 /*
- * sched_process_exit, in the exiting task, after exit_mm(): that cleared
- * task->mm and left the old mm as active_mm (lazy TLB), but only until the
- * task's next switch: exit_mm()'s mmput() (the last one runs __mmput()
- * there) may sleep, and a task with no mm switched back in takes the
- * previous task's active_mm (context_switch()). This then looks at another
- * mm: mostly one in use (nothing done; the scan kills our record, and the
- * parent's wait() may return before its teardown), rarely a dead one lent
- * on lazily, whose record this exit kills and waits for, up to the second
- * (Documentation/security.rst, open issue 14). If no user of it is left,
- * this exit is the last of the address space: kill its record (unless a
- * scan did already; the record stays in the table until its teardown is
- * done) and wait in task work (see above). One exiting task waits per record (UEMM_TWORK_EXIT):
- * several threads can find mm_users 0 after their own exit_mm(), and the
- * process's exit is seen by its parent after the last of them. Atomic
- * context (a tracepoint probe).
+ * A kprobe on exit_mm_release(), which exit_mm() calls while current->mm
+ * is still the address space the task is about to put (after it, the mm
+ * is reachable only as active_mm, lazily, and only until the task's next
+ * switch: its last mmput() may sleep in __mmput()). If that address space
+ * has a record, queue the task work above with a reference of it. Only
+ * exits of tasks whose address space has enablers get here past the
+ * lookup. Atomic context (a kprobe handler); a failed allocation leaves
+ * the record to the scan, as before the wait existed.
  */
-static void user_event_mm_exit_reap(struct task_struct *task)
+static int user_event_mm_exit_probe(struct kprobe *kp, struct pt_regs *regs)
 {
-	struct mm_struct *mm = task->active_mm;
+	struct mm_struct *mm = current->mm;
+	struct user_event_mm_exit *ex;
 	struct user_event_mm *found;
 
-	if (task->mm || !mm || (task->flags & PF_KTHREAD) ||
-	    atomic_read(&mm->mm_users))
-		return;
+	if (!mm || (current->flags & PF_KTHREAD))
+		return 0;
 
 	rcu_read_lock();
 	found = user_event_mm_lookup(mm, true);
@@ -414,18 +419,28 @@ static void user_event_mm_exit_reap(struct task_struct *task)
 		found = NULL;
 	rcu_read_unlock();
 	if (!found)
-		return;
+		return 0;
 
-	user_event_mm_kill(found);
-	if (!test_and_set_bit(UEMM_TWORK_EXIT, &found->twork_flags)) {
-		init_task_work(&found->exit_twork, user_event_mm_exit_twork);
+	ex = kmalloc(sizeof(*ex), GFP_ATOMIC | __GFP_NOWARN);
+	if (ex) {
+		ex->uemm = found;
+		init_task_work(&ex->twork, user_event_mm_exit_twork);
 		user_event_twork_start();
-		if (!task_work_add(task, &found->exit_twork, TWA_NONE))
-			return;
+		if (!task_work_add(current, &ex->twork, TWA_NONE))
+			return 0;
 		user_event_twork_end();
+		kfree(ex);
 	}
 	user_event_mm_put(found);
+	return 0;
 }
+
+static struct kprobe user_event_mm_exit_kprobe = {
+	.symbol_name	= "exit_mm_release",
+	.pre_handler	= user_event_mm_exit_probe,
+};
+
+static bool user_event_mm_exit_kprobe_registered;
 
 /* Frees an enabler that is on no list; no lock may be held */
 static void user_event_enabler_free(struct user_event_enabler *enabler)
@@ -1556,7 +1571,6 @@ static void user_event_fork_probe(void *data, struct task_struct *parent,
 /* sched_process_exit: after exit_mm()'s mmput() of the task's mm */
 static void user_event_exit_probe(void *data, struct task_struct *task)
 {
-	user_event_mm_exit_reap(task);
 	user_event_mm_kick_scan();
 }
 
@@ -1601,6 +1615,14 @@ int user_events_mm_init(void)
 	if (ret)
 		goto unregister_exec;
 
+	/* Without it, exits do not wait: the scan tears records down */
+	ret = register_kprobe(&user_event_mm_exit_kprobe);
+	if (ret)
+		pr_warn("cannot probe exit_mm_release() (%d): an exit does not wait for its address space's teardown\n",
+			ret);
+	else
+		user_event_mm_exit_kprobe_registered = true;
+
 	return 0;
 
 unregister_exec:
@@ -1619,6 +1641,8 @@ void user_events_mm_exit(void)
 	struct hlist_node *tmp;
 	int bkt;
 
+	if (user_event_mm_exit_kprobe_registered)
+		unregister_kprobe(&user_event_mm_exit_kprobe);
 	tracepoint_probe_unregister(fork_tp, user_event_fork_probe, NULL);
 	tracepoint_probe_unregister(exec_tp, user_event_exec_probe, NULL);
 	tracepoint_probe_unregister(exit_tp, user_event_exit_probe, NULL);

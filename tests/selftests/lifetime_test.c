@@ -1318,9 +1318,18 @@ TEST_F(life, readonly_then_enable)
  *  - EXIT_CLOSED: it closed the file after registering (as upstream's
  *    abi_test does), so only its enable bit keeps the event;
  *  - EXIT_CLONE: as EXIT_CLOSED, and a clone(CLONE_VM) child of it that
- *    shares the address space exits first (upstream's user.clones).
+ *    shares the address space exits first (upstream's user.clones);
+ *  - EXIT_BUSY: as EXIT_CLOSED, with 2,000 mappings to tear down and two
+ *    busy processes on its CPU, so that the exit's last mmput() is
+ *    switched out in the middle: the exit must still know which address
+ *    space it left (it once asked active_mm, which by then was another
+ *    task's: 0 of 15 such exits waited, Documentation/security.rst).
  */
-enum exit_shape { EXIT_OPEN, EXIT_CLOSED, EXIT_CLONE };
+enum exit_shape { EXIT_OPEN, EXIT_CLOSED, EXIT_CLONE, EXIT_BUSY };
+
+#define EXIT_BUSY_MAPS 2000
+
+static int exit_busy_maps(void);
 
 static int exit_clone_child(void *arg __attribute__((unused)))
 {
@@ -1347,7 +1356,67 @@ static int exit_child(enum exit_shape shape)
 		if (pid < 0 || waitpid(pid, &status, 0) != pid || status)
 			return 1;
 	}
+	if (shape == EXIT_BUSY)
+		return exit_busy_maps();
 	return 0;
+}
+
+/* Mappings that do not merge (every other one read-only), each touched */
+static int exit_busy_maps(void)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	int i;
+
+	for (i = 0; i < EXIT_BUSY_MAPS; i++) {
+		char *p = mmap(NULL, 2 * page, PROT_READ | PROT_WRITE,
+			       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+		if (p == MAP_FAILED)
+			return 1;
+		p[0] = 1;
+		p[page] = 1;
+		if ((i & 1) && mprotect(p, 2 * page, PROT_READ))
+			return 1;
+	}
+	return 0;
+}
+
+/* Two processes that spin on CPU 0, where the caller now runs too */
+static int exit_busy_start(pid_t hogs[2])
+{
+	cpu_set_t one;
+	int i;
+
+	CPU_ZERO(&one);
+	CPU_SET(0, &one);
+	if (sched_setaffinity(0, sizeof(one), &one))
+		return -1;
+	for (i = 0; i < 2; i++) {
+		hogs[i] = fork();
+		if (hogs[i] < 0)
+			return -1;
+		if (!hogs[i])
+			for (;;)
+				;
+	}
+	return 0;
+}
+
+static void exit_busy_stop(pid_t hogs[2])
+{
+	cpu_set_t all;
+	int i;
+
+	for (i = 0; i < 2; i++) {
+		if (hogs[i] <= 0)
+			continue;
+		kill(hogs[i], SIGKILL);
+		waitpid(hogs[i], NULL, 0);
+	}
+	CPU_ZERO(&all);
+	for (i = 0; i < CPU_SETSIZE; i++)
+		CPU_SET(i, &all);
+	sched_setaffinity(0, sizeof(all), &all);
 }
 
 /* Rounds of which the event was still there after wait() */
@@ -1355,7 +1424,13 @@ static int exit_rounds_left(struct __test_metadata *_metadata,
 			    enum exit_shape shape)
 {
 	int i, status, left = 0;
+	pid_t hogs[2] = { 0, 0 };
 
+	if (shape == EXIT_BUSY && exit_busy_start(hogs)) {
+		exit_busy_stop(hogs);
+		EXPECT_TRUE(0);
+		return -1;
+	}
 	for (i = 0; i < 40; i++) {
 		pid_t pid = fork();
 
@@ -1373,6 +1448,7 @@ static int exit_rounds_left(struct __test_metadata *_metadata,
 				usleep(1000);
 		}
 	}
+	exit_busy_stop(hogs);
 	return left;
 }
 
@@ -1385,10 +1461,11 @@ static int exit_rounds_left(struct __test_metadata *_metadata,
 TEST_F(life, exit_deletes_before_wait_returns)
 {
 	static const char *const names[] = { "file open", "file closed",
-					     "clone(CLONE_VM) first" };
+					     "clone(CLONE_VM) first",
+					     "2,000 mappings, CPU busy" };
 	int shape, left, fails = 0;
 
-	for (shape = EXIT_OPEN; shape <= EXIT_CLONE; shape++) {
+	for (shape = EXIT_OPEN; shape <= EXIT_BUSY; shape++) {
 		left = exit_rounds_left(_metadata, shape);
 		TH_LOG("%s: %d of 40 rounds found the event after wait()",
 		       names[shape], left);

@@ -93,6 +93,7 @@
 #include <linux/hashtable.h>
 #include <linux/highmem.h>
 #include <linux/kprobes.h>
+#include <linux/llist.h>
 #include <linux/mm.h>
 #include <linux/module.h>
 #include <linux/rculist.h>
@@ -372,9 +373,90 @@ static bool user_event_mm_enablers_freed(struct user_event_mm *uemm)
  * waits (the process's exit is seen after the last of them anyway).
  */
 struct user_event_mm_exit {
-	struct callback_head twork;
+	union {
+		struct llist_node spare;	/* in a CPU's pool */
+		struct callback_head twork;	/* queued on the exiting task */
+	};
 	struct user_event_mm *uemm;	/* a reference */
 };
+
+/*
+ * The kprobe allocates nothing: on PREEMPT_RT the slab allocator's locks
+ * sleep, and a kprobe handler runs with preemption disabled (red team
+ * red13: "scheduling while atomic", then a use-after-free of a
+ * task_struct, from kmalloc(GFP_ATOMIC) there). It takes a struct from
+ * its CPU's pool instead. Each pool has one consumer, the handler on that
+ * CPU (preemption disabled, and it cannot nest: an exit runs in task
+ * context only), so llist_del_first() is safe beside the refill's
+ * llist_add(). The refill work tops the pools up in process context;
+ * module exit frees them after unregistering the kprobe. A burst of more
+ * exits than a pool holds takes GFP_ATOMIC memory where that does not
+ * sleep (not PREEMPT_RT), and otherwise leaves the rest to the scan
+ * (those exits do not wait).
+ */
+#define UEMM_EXIT_POOL 32
+
+struct user_event_mm_exit_pool {
+	struct llist_head spares;
+	atomic_t nr;
+};
+
+static DEFINE_PER_CPU(struct user_event_mm_exit_pool, user_event_mm_exit_pools);
+
+static void user_event_mm_exit_refill(struct work_struct *work)
+{
+	struct user_event_mm_exit_pool *pool;
+	struct user_event_mm_exit *ex;
+	int cpu;
+
+	for_each_possible_cpu(cpu) {
+		pool = per_cpu_ptr(&user_event_mm_exit_pools, cpu);
+		while (atomic_read(&pool->nr) < UEMM_EXIT_POOL) {
+			ex = kmalloc(sizeof(*ex), GFP_KERNEL);
+			if (!ex)
+				return;
+			llist_add(&ex->spare, &pool->spares);
+			atomic_inc(&pool->nr);
+		}
+	}
+}
+
+static DECLARE_WORK(user_event_mm_exit_refill_work, user_event_mm_exit_refill);
+
+/* In the kprobe handler: preemption is disabled */
+static struct user_event_mm_exit *user_event_mm_exit_take(void)
+{
+	struct user_event_mm_exit_pool *pool =
+		this_cpu_ptr(&user_event_mm_exit_pools);
+	struct llist_node *node = llist_del_first(&pool->spares);
+
+	if (node)
+		atomic_dec(&pool->nr);
+	if (atomic_read(&pool->nr) < UEMM_EXIT_POOL / 2)
+		queue_work(user_event_mm_wq, &user_event_mm_exit_refill_work);
+	if (node)
+		return llist_entry(node, struct user_event_mm_exit, spare);
+	if (IS_ENABLED(CONFIG_PREEMPT_RT))
+		return NULL;
+	return kmalloc(sizeof(struct user_event_mm_exit),
+		       GFP_ATOMIC | __GFP_NOWARN);
+}
+
+/* After the kprobe is gone and the refill work cancelled */
+static void user_event_mm_exit_pools_free(void)
+{
+	struct user_event_mm_exit *ex, *next;
+	struct llist_node *all;
+	int cpu;
+
+	for_each_possible_cpu(cpu) {
+		all = llist_del_all(&per_cpu_ptr(&user_event_mm_exit_pools,
+						 cpu)->spares);
+		llist_for_each_entry_safe(ex, next, all, spare)
+			kfree(ex);
+		atomic_set(&per_cpu_ptr(&user_event_mm_exit_pools, cpu)->nr, 0);
+	}
+}
 
 static void user_event_mm_exit_twork(struct callback_head *twork)
 {
@@ -401,8 +483,9 @@ static void user_event_mm_exit_twork(struct callback_head *twork)
  * switch: its last mmput() may sleep in __mmput()). If that address space
  * has a record, queue the task work above with a reference of it. Only
  * exits of tasks whose address space has enablers get here past the
- * lookup. Atomic context (a kprobe handler); a failed allocation leaves
- * the record to the scan, as before the wait existed.
+ * lookup. Atomic context (a kprobe handler), so the struct comes from a
+ * pool (above); without one the record is left to the scan, as before the
+ * wait existed.
  */
 static int user_event_mm_exit_probe(struct kprobe *kp, struct pt_regs *regs)
 {
@@ -421,7 +504,7 @@ static int user_event_mm_exit_probe(struct kprobe *kp, struct pt_regs *regs)
 	if (!found)
 		return 0;
 
-	ex = kmalloc(sizeof(*ex), GFP_ATOMIC | __GFP_NOWARN);
+	ex = user_event_mm_exit_take();
 	if (ex) {
 		ex->uemm = found;
 		init_task_work(&ex->twork, user_event_mm_exit_twork);
@@ -1616,6 +1699,7 @@ int user_events_mm_init(void)
 		goto unregister_exec;
 
 	/* Without it, exits do not wait: the scan tears records down */
+	user_event_mm_exit_refill(NULL);
 	ret = register_kprobe(&user_event_mm_exit_kprobe);
 	if (ret)
 		pr_warn("cannot probe exit_mm_release() (%d): an exit does not wait for its address space's teardown\n",
@@ -1643,6 +1727,8 @@ void user_events_mm_exit(void)
 
 	if (user_event_mm_exit_kprobe_registered)
 		unregister_kprobe(&user_event_mm_exit_kprobe);
+	cancel_work_sync(&user_event_mm_exit_refill_work);
+	user_event_mm_exit_pools_free();
 	tracepoint_probe_unregister(fork_tp, user_event_fork_probe, NULL);
 	tracepoint_probe_unregister(exec_tp, user_event_exec_probe, NULL);
 	tracepoint_probe_unregister(exit_tp, user_event_exit_probe, NULL);

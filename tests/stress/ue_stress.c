@@ -869,7 +869,7 @@ static void op_dyn_trunc(struct worker *w)
 		EXPECT(e, "O_TRUNC of dynamic_events", 0, EBUSY);
 }
 
-static void op_rmmod(void)
+static void op_rmmod(struct worker *w __attribute__((unused)))
 {
 	int e = syscall(__NR_delete_module, MODNAME, O_NONBLOCK) < 0 ? errno : 0;
 
@@ -1040,29 +1040,17 @@ static void op_fork(struct worker *w)
 	/* keepers are waited for by the process controller at the end */
 }
 
+/* What each operation runs, in the order of enum op */
+static void (*const op_fn[NOPS])(struct worker *w) = {
+	op_open, op_close, op_reg_status, op_reg_write, op_unreg, op_del,
+	op_write, op_ftrace, op_perf_open, op_perf_close, op_fork, op_munmap,
+	op_mprotect, op_dyn, op_dyn_trunc, op_rmmod, op_status, op_race,
+};
+
 static int run_op(struct worker *w, enum op op)
 {
-	switch (op) {
-	case OP_OPEN: op_open(w); break;
-	case OP_CLOSE: op_close(w); break;
-	case OP_REG_STATUS: op_reg_status(w); break;
-	case OP_REG_WRITE: op_reg_write(w); break;
-	case OP_UNREG: op_unreg(w); break;
-	case OP_DEL: op_del(w); break;
-	case OP_WRITE: op_write(w); break;
-	case OP_FTRACE: op_ftrace(w); break;
-	case OP_PERF_OPEN: op_perf_open(w); break;
-	case OP_PERF_CLOSE: op_perf_close(w); break;
-	case OP_FORK: op_fork(w); break;
-	case OP_MUNMAP: op_munmap(w); break;
-	case OP_MPROTECT: op_mprotect(w); break;
-	case OP_DYN: op_dyn(w); break;
-	case OP_DYN_TRUNC: op_dyn_trunc(w); break;
-	case OP_RMMOD: op_rmmod(); break;
-	case OP_STATUS: op_status(w); break;
-	case OP_RACE: op_race(w); break;
-	default: break;
-	}
+	if (op < NOPS)
+		op_fn[op](w);
 	return 0;
 }
 
@@ -1265,6 +1253,19 @@ static void wait_count(int *cnt, int *target_p)
 		}
 		usleep(20000);
 	}
+}
+
+/*
+ * Invariant 1 (before the cycle) or 2 (post: after it): the main
+ * process's enablers and then every worker process's, which the phase
+ * starts. True when no bit differed and nothing failed since f0.
+ */
+static bool enablers_match(struct worker **ws, int nw, bool post, long f0)
+{
+	__atomic_store_n(&sh->phase, post ? PH_POST : PH_PRE, __ATOMIC_SEQ_CST);
+	check_enablers(ws, nw, post, "main process");
+	wait_count(post ? &sh->post_done : &sh->pre_done, &sh->nprocs);
+	return sh->bit_mismatch == 0 && sh->fails == f0;
 }
 
 static void cleanup_worker(struct worker *w, bool all)
@@ -1799,10 +1800,7 @@ int main(int argc, char **argv)
 
 	sh->bit_mismatch = 0;
 	snapshot_events();
-	__atomic_store_n(&sh->phase, PH_PRE, __ATOMIC_SEQ_CST);
-	check_enablers(ws, nw, false, "main process");
-	wait_count(&sh->pre_done, &sh->nprocs);
-	tap(&t, sh->bit_mismatch == 0 && sh->fails == f0,
+	tap(&t, enablers_match(ws, nw, false, f0),
 	    "enabler bits equal the event state before the cycle (%ld checked, %ld skipped: page remapped)",
 	    sh->pre_checked, sh->pre_skipped);
 
@@ -1826,10 +1824,7 @@ int main(int argc, char **argv)
 			if (!strcmp(calls[j], sh->ev[i].call))
 				wantn[i] = want[j];
 	}
-	__atomic_store_n(&sh->phase, PH_POST, __ATOMIC_SEQ_CST);
-	check_enablers(ws, nw, true, "main process");
-	wait_count(&sh->post_done, &sh->nprocs);
-	tap(&t, sh->bit_mismatch == 0 && sh->fails == f0,
+	tap(&t, enablers_match(ws, nw, true, f0),
 	    "enabler bits equal the event state after an enable/disable cycle (%ld checked, %ld skipped)",
 	    sh->post_checked, sh->post_skipped);
 

@@ -24,7 +24,6 @@ typedef __u64 u64;
 #define __maybe_unused	__attribute__((unused))
 #define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
 
-#define AM_DYN_FILE	UE_TRACEFS "/dynamic_events"
 #define AM_MOD_NAME	"user_events"
 
 struct am_opts {

@@ -862,11 +862,11 @@ static void *writer_thread(void *arg)
 
 			snprintf(line, sizeof(line), "u:" RL_PFX "%d %s\n",
 				 ue_xs_rn(&w->s, RL_NAMES), layouts[lay].desc);
-			am_count(&sh->ops[O_DYN_CREATE], am_write_str(AM_DYN_FILE, line));
+			am_count(&sh->ops[O_DYN_CREATE], am_write_str(UE_DYN_FILE, line));
 		} else {
 			snprintf(line, sizeof(line), "!u:" RL_PFX "%d\n",
 				 ue_xs_rn(&w->s, RL_NAMES));
-			am_count(&sh->ops[O_DYN_DELETE], am_write_str(AM_DYN_FILE, line));
+			am_count(&sh->ops[O_DYN_DELETE], am_write_str(UE_DYN_FILE, line));
 		}
 	}
 	for (k = 0; k < RL_SLOTS; k++)
@@ -1266,7 +1266,7 @@ static void read_common_header(void)
 {
 	char buf[4096], *p;
 
-	am_write_str(AM_DYN_FILE, "u:" RL_PFX "_probe u32 x\n");
+	am_write_str(UE_DYN_FILE, "u:" RL_PFX "_probe u32 x\n");
 	if (ue_read_upto(UE_TRACEFS "/events/" USER_EVENTS_SYSTEM "/" RL_PFX
 			"_probe/format", buf, sizeof(buf)) > 0) {
 		p = strstr(buf, "field:u32 x;");
@@ -1274,7 +1274,7 @@ static void read_common_header(void)
 		if (p)
 			hdr_size = atoi(p + 7);
 	}
-	am_write_str(AM_DYN_FILE, "!u:" RL_PFX "_probe\n");
+	am_write_str(UE_DYN_FILE, "!u:" RL_PFX "_probe\n");
 }
 
 static pid_t spawn(void (*fn)(void))

@@ -75,7 +75,6 @@
 #include "aftermath.h"
 
 #define TRACEFS		UE_TRACEFS
-#define DYN_FILE	TRACEFS "/dynamic_events"
 #define SYNTH_FILE	TRACEFS "/synthetic_events"
 #define NAME_PFX	"ue_z"
 #define MAX_NAMES	4
@@ -476,7 +475,7 @@ static int do_dyn(unsigned long long *s, bool del)
 		snprintf(line, sizeof(line), "!u:%s\n", name);
 	else
 		snprintf(line, sizeof(line), "u:%s %s\n", name, formats[ue_xs_rn(s, 4)]);
-	return ue_write_str(DYN_FILE, line, O_APPEND);
+	return ue_write_str(UE_DYN_FILE, line, O_APPEND);
 }
 
 static int do_eprobe(unsigned long long *s, bool del)
@@ -490,7 +489,7 @@ static int do_eprobe(unsigned long long *s, bool del)
 	else
 		snprintf(line, sizeof(line), "e:ue_race_ep%d user_events/%s\n",
 			 i, name);
-	return ue_write_str(DYN_FILE, line, O_APPEND);
+	return ue_write_str(UE_DYN_FILE, line, O_APPEND);
 }
 
 static int do_hist(unsigned long long *s, bool del)
@@ -518,7 +517,7 @@ static int do_synth(unsigned long long *s __maybe_unused, bool del)
 static int do_read(unsigned long long *s __maybe_unused, bool dyn)
 {
 	char buf[4096];
-	int fd = open(dyn ? DYN_FILE : UE_STATUS_FILE, O_RDONLY | O_CLOEXEC);
+	int fd = open(dyn ? UE_DYN_FILE : UE_STATUS_FILE, O_RDONLY | O_CLOEXEC);
 
 	if (fd < 0)
 		return -errno;
@@ -617,7 +616,7 @@ static int do_rmmod(unsigned long long *s)
 		for (i = 0; i < nnames; i++) {
 			name_of(name, sizeof(name), i);
 			snprintf(line, sizeof(line), "!u:%s\n", name);
-			ue_write_str(DYN_FILE, line, O_APPEND);
+			ue_write_str(UE_DYN_FILE, line, O_APPEND);
 		}
 	ret = am_mod_unload();
 	if (ret && ret != -EWOULDBLOCK && ret != -ENOENT && ret != -EBUSY)
@@ -909,7 +908,7 @@ static int clear_all(void)
 	}
 	for (i = 0; i < MAX_NAMES; i++) {
 		snprintf(line, sizeof(line), "-:ue_race_ep%d\n", i);
-		ue_write_str(DYN_FILE, line, O_APPEND);
+		ue_write_str(UE_DYN_FILE, line, O_APPEND);
 	}
 	for (i = 0; !no_event_files && i < nnames; i++) {
 		name_of(name, sizeof(name), i);

@@ -425,6 +425,8 @@ static inline int ue_tally_summary(const struct ue_tally *t)
  * tests/faultinj): kept in one block, added to, not mixed with the above.
  */
 
+#define UE_DYN_FILE	UE_TRACEFS "/dynamic_events"
+
 /* CLOCK_MONOTONIC in milliseconds */
 static inline long ue_now_ms(void)
 {

@@ -66,7 +66,6 @@
 #include "../selftests/ue_helpers.h"
 
 #define TRACEFS UE_TRACEFS
-#define DYN_FILE TRACEFS "/dynamic_events"
 #define MODNAME "user_events"
 
 #define PAGE 4096
@@ -843,11 +842,11 @@ static void op_dyn(struct worker *w)
 	if (ue_one_in(&w->r, 2)) {
 		desc_of(desc, sizeof(desc), n, v);
 		snprintf(cmd, sizeof(cmd), "u:%s", desc);
-		e = -ue_write_str(DYN_FILE, cmd, O_APPEND);
+		e = -ue_write_str(UE_DYN_FILE, cmd, O_APPEND);
 		EXPECT(e, "dynamic_events u: create", 0, EADDRINUSE, EMFILE, ENOMEM);
 	} else {
 		snprintf(cmd, sizeof(cmd), "!u:%s", names[n].name);
-		e = -ue_write_str(DYN_FILE, cmd, O_APPEND);
+		e = -ue_write_str(UE_DYN_FILE, cmd, O_APPEND);
 		if (held)
 			EXPECT(e, "dynamic_events !u: delete of a held event", EBUSY);
 		else
@@ -861,7 +860,7 @@ static void op_dyn_trunc(struct worker *w)
 
 	if (!sh->dyn_ok)
 		return;
-	fd = open(DYN_FILE, O_WRONLY | O_TRUNC | O_CLOEXEC);
+	fd = open(UE_DYN_FILE, O_WRONLY | O_TRUNC | O_CLOEXEC);
 	e = fd < 0 ? errno : 0;
 	if (fd >= 0)
 		close(fd);
@@ -1403,7 +1402,7 @@ static int snapshot_events(void)
 	if (n < 0)
 		return -1;
 	dyn[0] = 0;
-	if (sh->dyn_ok && ue_read_upto(DYN_FILE, dyn, sizeof(dyn)) < 0)
+	if (sh->dyn_ok && ue_read_upto(UE_DYN_FILE, dyn, sizeof(dyn)) < 0)
 		dyn[0] = 0;
 	for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
 		struct evstate *s;
@@ -1621,7 +1620,7 @@ static bool delete_all(char *text, size_t size)
 			set_ftrace(s->call, false);
 			if (strchr(s->call, '.')) {
 				snprintf(cmd, sizeof(cmd), "!u:%s", s->call);
-				ue_write_str(DYN_FILE, cmd, O_APPEND);
+				ue_write_str(UE_DYN_FILE, cmd, O_APPEND);
 			} else {
 				ioctl(fd, DIAG_IOCSDEL, s->call);
 			}
@@ -1668,7 +1667,7 @@ static int exec_child(int fd, unsigned long long seed)
 
 static int probe_dyn(void)
 {
-	int e = -ue_write_str(DYN_FILE, "u:ues_dynprobe u32 a", O_APPEND);
+	int e = -ue_write_str(UE_DYN_FILE, "u:ues_dynprobe u32 a", O_APPEND);
 
 	if (e == EINVAL || e == ENOENT) {
 		out("# dynamic_events: 'u:' commands not supported (%s): skipping the dyn and dyn_trunc operations",
@@ -1680,7 +1679,7 @@ static int probe_dyn(void)
 		    ue_errno_name(e));
 		return 0;
 	}
-	e = -ue_write_str(DYN_FILE, "!u:ues_dynprobe", O_APPEND);
+	e = -ue_write_str(UE_DYN_FILE, "!u:ues_dynprobe", O_APPEND);
 	if (e)
 		failf("dynamic_events: !u:ues_dynprobe: %s", ue_errno_name(e));
 	out("# dynamic_events: 'u:' commands supported");

@@ -34,7 +34,7 @@
 # UE_TIMEOUT_FACTOR (selftest timeouts multiplied, default 10),
 # UE_TEST_TIMEOUT (seconds per selftest program, default 2400),
 # UE_DEBUG_MM_BITS (enable bits of mm.fork_many_bits, default 4096),
-# UE_DEBUG_RACES (ue_races arguments, default "dup 2000 fork 50"),
+# UE_DEBUG_RACES (ue_stress --races arguments, default "dup 2000 fork 50"),
 # UE_DEBUG_JOBS (make -j, default nproc), UE_DEBUG_SKIP="selftests stress
 # race failnth regress kmemleak" to skip parts, RACE_S/RACE_SEED/RACE_ARGS
 # for the concurrency fuzzer (tests/race/), UE_FAILNTH_MAX (fault points per
@@ -232,7 +232,6 @@ ue_section "$rel: module build"
 UE_KDIR=$src ue_module "$rel" || ue_finish check-debug || exit
 ko=$UE_KO
 ue_build_tool ue_stress tests/stress/ue_stress.c || true
-ue_build_tool ue_races tests/stress/ue_races.c || true
 ue_build_tool ue_fuzz tests/fuzz/ue_fuzz.c || true
 bindir=$UE_BUILD/bin
 skip=" ${UE_DEBUG_SKIP:-} "
@@ -261,7 +260,7 @@ if [[ $skip != *" stress "* ]]; then
 	secs=${STRESS_S:-120}
 	seed=$(ue_seed "${STRESS_SEED:-}")
 	echo "(stress seed $seed, ${secs}s)"
-	# ue_races forks a process of 3000 mappings, about 1 s a fork here:
+	# ue_stress --races forks a process of 3000 mappings, about 1 s a fork here:
 	# 50 fork iterations instead of 300 (UE_DEBUG_RACES to change)
 	guest stress $((secs * 3 + 2400)) env "UE_RACES_ARGS=${UE_DEBUG_RACES:-dup 2000 fork 50}" \
 		"$UE_REPO/tests/stress/guest.sh" "$ko" "$bindir/ue_stress" "$secs" "$seed"

@@ -40,10 +40,7 @@
 #include "uapi/linux/user_events.h"
 #include "../selftests/ue_helpers.h"
 
-#define TRACEFS "/sys/kernel/tracing"
-#define DATA TRACEFS "/user_events_data"
-#define STATUS TRACEFS "/user_events_status"
-#define DYN TRACEFS "/dynamic_events"
+#define TRACEFS UE_TRACEFS
 #define PREPARE "/sys/module/user_events/parameters/prepare_unload"
 #define DEBUGFS "/sys/kernel/debug"
 
@@ -58,28 +55,13 @@ static int write_str(const char *path, const char *s)
 	return ue_write_str(path, s, 0);
 }
 
-static int read_str(const char *path, char *buf, size_t size)
-{
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	ssize_t n;
-
-	if (fd < 0)
-		return -errno;
-	n = read(fd, buf, size - 1);
-	close(fd);
-	if (n < 0)
-		return -errno;
-	buf[n] = '\0';
-	return 0;
-}
-
 /* "Active: N" of user_events_status, or -errno */
 static long active_events(void)
 {
 	static char buf[1 << 20];
 	char *p;
 
-	if (read_str(STATUS, buf, sizeof(buf)))
+	if (ue_read_upto(UE_STATUS_FILE, buf, sizeof(buf)) < 0)
 		return -errno;
 	p = strstr(buf, "Active: ");
 	return p ? strtol(p + 8, NULL, 10) : -EINVAL;
@@ -90,7 +72,7 @@ static long module_refcnt(void)
 {
 	char buf[32];
 
-	if (read_str("/sys/module/user_events/refcnt", buf, sizeof(buf)))
+	if (ue_read_upto("/sys/module/user_events/refcnt", buf, sizeof(buf)) < 0)
 		return -errno;
 	return strtol(buf, NULL, 10);
 }
@@ -101,17 +83,17 @@ static void dump_state(void)
 	static char buf[1 << 16];
 	char *line, *save;
 
-	if (!read_str(STATUS, buf, sizeof(buf)))
+	if (ue_read_upto(UE_STATUS_FILE, buf, sizeof(buf)) >= 0)
 		for (line = strtok_r(buf, "\n", &save); line;
 		     line = strtok_r(NULL, "\n", &save))
 			printf("#   status: %s\n", line);
-	if (!read_str(DYN, buf, sizeof(buf)))
+	if (ue_read_upto(UE_DYN_FILE, buf, sizeof(buf)) >= 0)
 		for (line = strtok_r(buf, "\n", &save); line;
 		     line = strtok_r(NULL, "\n", &save))
 			printf("#   dynamic_events: %s\n", line);
 	sleep(2);	/* the reap work retries every second */
 	printf("#   2 s later: %ld events\n", active_events());
-	if (read_str(DYN, buf, sizeof(buf)))
+	if (ue_read_upto(UE_DYN_FILE, buf, sizeof(buf)) < 0)
 		return;
 	for (line = strtok_r(buf, "\n", &save); line;
 	     line = strtok_r(NULL, "\n", &save)) {
@@ -122,7 +104,7 @@ static void dump_state(void)
 			continue;
 		snprintf(cmd, sizeof(cmd), "!u:%.*s", (int)strcspn(line + 2, " :"),
 			 line + 2);
-		ret = write_str(DYN, cmd);
+		ret = write_str(UE_DYN_FILE, cmd);
 		printf("#   %s: %s\n", cmd, ret ? strerror(-ret) : "deleted");
 	}
 }
@@ -144,7 +126,7 @@ static bool fault_fired(void)
 {
 	char s[16] = "";
 
-	read_str("/proc/thread-self/fail-nth", s, sizeof(s));
+	ue_read_upto("/proc/thread-self/fail-nth", s, sizeof(s));
 	return atoi(s) == 0;
 }
 
@@ -302,7 +284,7 @@ static int perf_open(const char *name)
 
 	snprintf(path, sizeof(path), TRACEFS "/events/user_events/%s/id",
 		 name);
-	if (read_str(path, buf, sizeof(buf)))
+	if (ue_read_upto(path, buf, sizeof(buf)) < 0)
 		return -errno;
 	fd = ue_perf_open_id(strtoull(buf, NULL, 10), PERF_SAMPLE_RAW, -1, 0);
 	return fd < 0 ? -errno : fd;
@@ -383,7 +365,7 @@ static int data_fd = -1;
 
 static int op_open(void)
 {
-	int fd = open(DATA, O_RDWR | O_CLOEXEC);
+	int fd = open(UE_DATA_FILE, O_RDWR | O_CLOEXEC);
 
 	if (fd < 0)
 		return -errno;
@@ -400,7 +382,7 @@ static void undo_reg_status(void)
 {
 	/* The index stays with data_fd: reopen it to drop it */
 	close(data_fd);
-	data_fd = open(DATA, O_RDWR | O_CLOEXEC);
+	data_fd = open(UE_DATA_FILE, O_RDWR | O_CLOEXEC);
 	del(data_fd, "fi_status");
 }
 
@@ -423,7 +405,7 @@ static int unreg_or_undo(int fd, __u8 bit)
 /* Each remote write registration in a fresh file, closed afterwards */
 static int op_reg_write(void)
 {
-	int fd = open(DATA, O_RDWR | O_CLOEXEC), ret;
+	int fd = open(UE_DATA_FILE, O_RDWR | O_CLOEXEC), ret;
 
 	if (fd < 0)
 		return -errno;
@@ -436,7 +418,7 @@ static int op_reg_write(void)
 
 static int op_reg_multi(void)
 {
-	int fd = open(DATA, O_RDWR | O_CLOEXEC), ret;
+	int fd = open(UE_DATA_FILE, O_RDWR | O_CLOEXEC), ret;
 
 	if (fd < 0)
 		return -errno;
@@ -449,10 +431,10 @@ static int op_reg_multi(void)
 
 static int op_dyn(void)
 {
-	int ret = write_str(DYN, "u:fi_dyn u32 a; u64 b");
+	int ret = write_str(UE_DYN_FILE, "u:fi_dyn u32 a; u64 b");
 
 	if (!ret)
-		ret = write_str(DYN, "!u:fi_dyn");
+		ret = write_str(UE_DYN_FILE, "!u:fi_dyn");
 	return ret;
 }
 
@@ -536,9 +518,9 @@ int main(int argc, char **argv)
 		printf("0 passed, 1 failed\n");
 		return 1;
 	}
-	data_fd = open(DATA, O_RDWR | O_CLOEXEC);
+	data_fd = open(UE_DATA_FILE, O_RDWR | O_CLOEXEC);
 	if (data_fd < 0) {
-		printf("Bail out! open %s: %s\n", DATA, strerror(errno));
+		printf("Bail out! open %s: %s\n", UE_DATA_FILE, strerror(errno));
 		printf("0 passed, 1 failed\n");
 		return 1;
 	}
@@ -547,7 +529,7 @@ int main(int argc, char **argv)
 	if (!ret)
 		unreg(data_fd, 5);
 	close(data_fd);
-	data_fd = open(DATA, O_RDWR | O_CLOEXEC);
+	data_fd = open(UE_DATA_FILE, O_RDWR | O_CLOEXEC);
 	base = active_events();
 	base_active = base;
 	/* Reaped mm records of earlier processes drop from a work item */
@@ -570,7 +552,7 @@ int main(int argc, char **argv)
 	    alloc_errnos, base);
 
 	/* DIAG_IOCSUNREG alone: the enabler set up outside injection */
-	fd = open(DATA, O_RDWR | O_CLOEXEC);
+	fd = open(UE_DATA_FILE, O_RDWR | O_CLOEXEC);
 	ret = reg(fd, "fi_unreg u32 a", 0, 3, NULL);
 	{
 		int n, bad = ret != 0, fired = 0;
@@ -599,7 +581,7 @@ int main(int argc, char **argv)
 		int n, bad = 0, fired = 0;
 
 		for (n = 1; !bad && n <= max_n; n++) {
-			if (write_str(DYN, "u:fi_del u32 a") && n == 1)
+			if (write_str(UE_DYN_FILE, "u:fi_del u32 a") && n == 1)
 				bad = 1;
 			fail_nth(n);
 			ret = del(data_fd, "fi_del");
@@ -612,7 +594,7 @@ int main(int argc, char **argv)
 			if (ret && ret != -ENOMEM && ret != -EFAULT)
 				bad = 1;
 		}
-		write_str(DYN, "!u:fi_del");
+		write_str(UE_DYN_FILE, "!u:fi_del");
 		tap(!bad && active_events() == base,
 		    "DIAG_IOCSDEL: %d fault points, each a clean errno", fired);
 	}

@@ -55,10 +55,7 @@
 #include "uapi/linux/user_events.h"
 #include "../selftests/ue_helpers.h"
 
-#define TRACEFS "/sys/kernel/tracing"
-#define DATA_FILE TRACEFS "/user_events_data"
-#define STATUS_FILE TRACEFS "/user_events_status"
-#define DYN_FILE TRACEFS "/dynamic_events"
+#define TRACEFS UE_TRACEFS
 
 #define PAGE 4096
 #define MAX_DESC 512		/* with the NUL */
@@ -1344,11 +1341,11 @@ static void dyn_command_seen(const char *s, char *out, size_t max)
 
 static void run_dyn(const struct input *in, struct verdict *v)
 {
-	int fd = open(DYN_FILE, O_WRONLY | O_APPEND | O_CLOEXEC), e;
+	int fd = open(UE_DYN_FILE, O_WRONLY | O_APPEND | O_CLOEXEC), e;
 	char seen[sizeof(in->str)];
 
 	if (fd < 0) {
-		verdict_set(v, "open %s: %s", DYN_FILE, ue_errno_name(errno));
+		verdict_set(v, "open %s: %s", UE_DYN_FILE, ue_errno_name(errno));
 		return;
 	}
 	e = write(fd, in->str, in->slen) < 0 ? errno : 0;
@@ -1382,11 +1379,11 @@ static void run_ioctl(const struct input *in, struct verdict *v)
 
 static void run_mmap(const struct input *in, struct verdict *v)
 {
-	int fd = open(STATUS_FILE, in->oflags | O_CLOEXEC), e;
+	int fd = open(UE_STATUS_FILE, in->oflags | O_CLOEXEC), e;
 	void *p;
 
 	if (fd < 0) {
-		verdict_set(v, "open %s: %s", STATUS_FILE, ue_errno_name(errno));
+		verdict_set(v, "open %s: %s", UE_STATUS_FILE, ue_errno_name(errno));
 		return;
 	}
 	p = mmap(NULL, in->mlen, in->mprot, in->mflags, fd, in->moff);
@@ -1478,9 +1475,9 @@ static void reset_state(void)
 	nenabled = 0;
 	if (data_fd >= 0)
 		close(data_fd);
-	data_fd = open(DATA_FILE, O_RDWR | O_CLOEXEC);
+	data_fd = open(UE_DATA_FILE, O_RDWR | O_CLOEXEC);
 	/* Delete what the status text lists */
-	fd = open(STATUS_FILE, O_RDONLY | O_CLOEXEC);
+	fd = open(UE_STATUS_FILE, O_RDONLY | O_CLOEXEC);
 	if (fd >= 0) {
 		ssize_t n = read(fd, buf, sizeof(buf) - 1);
 
@@ -1497,7 +1494,7 @@ static void reset_state(void)
 				char cmd[400];
 
 				snprintf(cmd, sizeof(cmd), "!u:%s", name);
-				fd = open(DYN_FILE, O_WRONLY | O_APPEND | O_CLOEXEC);
+				fd = open(UE_DYN_FILE, O_WRONLY | O_APPEND | O_CLOEXEC);
 				if (fd >= 0) {
 					/* unused ones may be reaped meanwhile */
 					if (write(fd, cmd, strlen(cmd)) < 0 && errno != EBUSY &&
@@ -1681,7 +1678,7 @@ int main(int argc, char **argv)
 	r.s = seed;
 	reset_state();
 	if (data_fd < 0) {
-		printf("not ok - open %s: %s\n0 passed, 1 failed\n", DATA_FILE, strerror(errno));
+		printf("not ok - open %s: %s\n0 passed, 1 failed\n", UE_DATA_FILE, strerror(errno));
 		return 1;
 	}
 	{

@@ -18,31 +18,6 @@
 #include "uapi/linux/user_events.h"
 #include "aftermath.h"
 
-long am_now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000L + ts.tv_nsec / 1000000;
-}
-
-/* xorshift64*, as ue_race's own */
-unsigned long long am_rnd(unsigned long long *s)
-{
-	unsigned long long x = *s;
-
-	x ^= x >> 12;
-	x ^= x << 25;
-	x ^= x >> 27;
-	*s = x;
-	return x * 0x2545F4914F6CDD1DULL;
-}
-
-int am_rn(unsigned long long *s, int n)
-{
-	return n > 0 ? (int)(am_rnd(s) % (unsigned int)n) : 0;
-}
-
 bool am_excluded(const struct am_opts *o, const char *part)
 {
 	size_t len = strlen(part);
@@ -82,22 +57,6 @@ int am_event_enable(const struct am_opts *o, const char *dir, const char *sys,
 	}
 	snprintf(path, sizeof(path), "%s/events/%s/%s/enable", dir, sys, name);
 	return am_write_str(path, on ? "1" : "0");
-}
-
-/* The whole file as a string (truncated to @size - 1): length or -errno */
-int am_read_all(const char *path, char *buf, size_t size)
-{
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	size_t len = 0;
-	ssize_t n;
-
-	if (fd < 0)
-		return -errno;
-	while (len + 1 < size && (n = read(fd, buf + len, size - 1 - len)) > 0)
-		len += n;
-	close(fd);
-	buf[len] = '\0';
-	return len;
 }
 
 /*
@@ -141,8 +100,8 @@ void am_reload_after_run(const char *ko)
 	}
 	am_tap(!ret || ret == -ENOENT, "rmmod after the run: %s",
 	       ret ? strerror(-ret) : "done");
-	am_tap(access(AM_DATA_FILE, F_OK) &&
-	       access(AM_TRACEFS "/events/" USER_EVENTS_SYSTEM, F_OK),
+	am_tap(access(UE_DATA_FILE, F_OK) &&
+	       access(UE_TRACEFS "/events/" USER_EVENTS_SYSTEM, F_OK),
 	       "no user_events files left in tracefs");
 	am_tap(!am_mod_load(ko), "insmod after the run");
 }
@@ -158,19 +117,19 @@ int am_delete_names(const char *pfx, int n)
 	DIR *d;
 	struct dirent *e;
 
-	fd = open(AM_DATA_FILE, O_RDWR | O_CLOEXEC);
+	fd = open(UE_DATA_FILE, O_RDWR | O_CLOEXEC);
 	if (fd < 0)
-		return access(AM_TRACEFS "/events/" USER_EVENTS_SYSTEM, F_OK) ? 0 : n;
+		return access(UE_TRACEFS "/events/" USER_EVENTS_SYSTEM, F_OK) ? 0 : n;
 	for (i = 0; i < n; i++) {
 		snprintf(name, sizeof(name), "%s%d", pfx, i);
 		ioctl(fd, DIAG_IOCSDEL, name);
 		snprintf(path, sizeof(path),
-			 AM_TRACEFS "/events/" USER_EVENTS_SYSTEM "/%s", name);
+			 UE_TRACEFS "/events/" USER_EVENTS_SYSTEM "/%s", name);
 		if (!access(path, F_OK))
 			left++;
 	}
 	close(fd);
-	d = opendir(AM_TRACEFS "/events/" USER_EVENTS_MULTI_SYSTEM);
+	d = opendir(UE_TRACEFS "/events/" USER_EVENTS_MULTI_SYSTEM);
 	while (d && (e = readdir(d)))
 		if (!strncmp(e->d_name, pfx, strlen(pfx)))
 			left++;
@@ -246,7 +205,7 @@ void am_dump_blocked(void)
 				continue;
 			snprintf(path, sizeof(path), "/proc/%s/task/%s/stat",
 				 e->d_name, t->d_name);
-			if (am_read_all(path, buf, sizeof(buf)) <= 0)
+			if (ue_read_upto(path, buf, sizeof(buf)) <= 0)
 				continue;
 			p = strrchr(buf, ')');
 			if (!p || (p[2] != 'D' && p[2] != 'T'))
@@ -255,7 +214,7 @@ void am_dump_blocked(void)
 			       t->d_name, (int)(p + 1 - buf), buf, p[2]);
 			snprintf(path, sizeof(path), "/proc/%s/task/%s/stack",
 				 e->d_name, t->d_name);
-			n = am_read_all(path, buf, sizeof(buf));
+			n = ue_read_upto(path, buf, sizeof(buf));
 			for (p = strtok(n > 0 ? buf : NULL, "\n"); p;
 			     p = strtok(NULL, "\n"))
 				printf("#     %s\n", p);

@@ -21,11 +21,9 @@ typedef __u64 u64;
 
 /* As the kernel's (GCC takes the attribute keyword without trailing __) */
 #define __printf(a, b)	__attribute((format(printf, a, b)))
+#define __maybe_unused	__attribute__((unused))
 #define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
 
-#define AM_TRACEFS	"/sys/kernel/tracing"
-#define AM_DATA_FILE	AM_TRACEFS "/user_events_data"
-#define AM_DYN_FILE	AM_TRACEFS "/dynamic_events"
 #define AM_MOD_NAME	"user_events"
 
 struct am_opts {
@@ -53,14 +51,10 @@ struct am_counter {
 /* aftermath.c: helpers shared by the modes */
 int am_count(struct am_counter *c, int ret);
 long am_print_counts(const char *const *names, struct am_counter *c, int n);
-long am_now_ms(void);
-unsigned long long am_rnd(unsigned long long *s);
-int am_rn(unsigned long long *s, int n);
 bool am_excluded(const struct am_opts *o, const char *part);
 int am_write_str(const char *path, const char *s);
 int am_event_enable(const struct am_opts *o, const char *inst, const char *sys,
 		    const char *name, bool on);
-int am_read_all(const char *path, char *buf, size_t size);
 int am_mod_unload(void);
 int am_mod_load(const char *ko);
 void am_reload_after_run(const char *ko);

@@ -41,9 +41,9 @@
 #include <sys/ioctl.h>
 #include <sys/stat.h>
 
-#include "uapi/linux/user_events.h"
+#include "../selftests/ue_helpers.h"
 
-#define T "/sys/kernel/tracing"
+#define T UE_TRACEFS
 
 static const char *kind = "kprobe", *sys = "kprobes", *ctl, *mk, *rm;
 static int secs = 60, inst = 1, del = 1, writers = 2, set_event;
@@ -52,29 +52,10 @@ static atomic_int stop;
 static atomic_long n_del, ok_del, n_inst, ok_inst, n_en, ok_en, n_open;
 static atomic_int del_err;	/* the last failed deletion's errno */
 
-static unsigned long long rnd(unsigned long long *s)
-{
-	*s ^= *s >> 12;
-	*s ^= *s << 25;
-	*s ^= *s >> 27;
-	return *s * 2685821657736338717ULL;
-}
-
-static int put(const char *path, const char *s)
-{
-	int fd = open(path, O_WRONLY | O_APPEND), r;
-
-	if (fd < 0)
-		return -errno;
-	r = write(fd, s, strlen(s)) < 0 ? -errno : 0;
-	close(fd);
-	return r;
-}
-
 static void pause_us(unsigned long long *s, unsigned int max)
 {
 	if (max)
-		usleep(rnd(s) % max);
+		usleep(ue_xs_next(s) % max);
 }
 
 /*
@@ -83,24 +64,14 @@ static void pause_us(unsigned long long *s, unsigned int max)
  */
 static int ucycle(void)
 {
-	static const char name[] = "ecx u32 a";
 	uint32_t word = 0;
-	struct user_write_reg reg = {
-		.size = sizeof(reg), .enable_bit = 0, .enable_size = 4,
-		.enable_addr = (uintptr_t)&word, .name_args = (uintptr_t)name,
-	};
-	struct user_write_unreg unreg = {
-		.size = sizeof(unreg), .disable_bit = 0,
-		.disable_addr = (uintptr_t)&word,
-	};
-
-	int fd = open(T "/user_events_data", O_RDWR), r;
+	int fd = open(UE_DATA_FILE, O_RDWR | O_CLOEXEC), r;
 
 	if (fd < 0)
 		return -errno;
-	r = ioctl(fd, DIAG_IOCSREG, &reg) ? -errno : 0;
-	if (!r && ioctl(fd, DIAG_IOCSUNREG, &unreg))
-		r = -errno;
+	r = ue_wreg(fd, "ecx u32 a", &word, 4, 0, 0, NULL);
+	if (!r)
+		r = ue_wunreg(fd, &word, 0);
 	close(fd);
 	return r;
 }
@@ -115,20 +86,20 @@ static void disable_all(void)
 		char line[64];
 
 		snprintf(line, sizeof(line), "!%s:ecx\n", sys);
-		put(T "/set_event", line);
+		ue_write_str(T "/set_event", line, O_APPEND);
 		for (i = 0; i < 2; i++) {
 			snprintf(path, sizeof(path), T "/instances/ec%d/set_event", i);
-			put(path, line);
+			ue_write_str(path, line, O_APPEND);
 		}
 		return;
 	}
 
 	snprintf(path, sizeof(path), T "/events/%s/ecx/enable", sys);
-	put(path, "0");
+	ue_write_str(path, "0", O_APPEND);
 	for (i = 0; i < 2; i++) {
 		snprintf(path, sizeof(path),
 			 T "/instances/ec%d/events/%s/ecx/enable", i, sys);
-		put(path, "0");
+		ue_write_str(path, "0", O_APPEND);
 	}
 }
 
@@ -144,9 +115,9 @@ static void *deleter(void *arg)
 			r = ucycle();
 		} else {
 			disable_all();
-			r = put(ctl, rm);
+			r = ue_write_str(ctl, rm, O_APPEND);
 			pause_us(&s, 40000);
-			if (put(ctl, mk))
+			if (ue_write_str(ctl, mk, O_APPEND))
 				r = -1;
 		}
 		atomic_fetch_add(&n_del, 1);
@@ -183,7 +154,7 @@ static void *writer(void *arg)
 	char path[128];
 
 	while (!stop) {
-		int w = rnd(&s) % 3, fd;
+		int w = ue_xs_next(&s) % 3, fd;
 
 		if (set_event) {
 			char line[64];
@@ -195,9 +166,9 @@ static void *writer(void *arg)
 				snprintf(path, sizeof(path),
 					 T "/instances/ec%d/set_event", w);
 			snprintf(line, sizeof(line), "%s%s:ecx\n",
-				 rnd(&s) & 1 ? "" : "!", sys);
+				 ue_xs_next(&s) & 1 ? "" : "!", sys);
 			atomic_fetch_add(&n_en, 1);
-			r = put(path, line);
+			r = ue_write_str(path, line, O_APPEND);
 			if (r != -ENOENT)
 				atomic_fetch_add(&n_open, 1);
 			if (!r)
@@ -214,7 +185,7 @@ static void *writer(void *arg)
 		if (fd < 0)
 			continue;
 		atomic_fetch_add(&n_open, 1);
-		if (write(fd, rnd(&s) & 1 ? "1" : "0", 1) == 1)
+		if (write(fd, ue_xs_next(&s) & 1 ? "1" : "0", 1) == 1)
 			atomic_fetch_add(&ok_en, 1);
 		close(fd);
 	}
@@ -284,7 +255,7 @@ int main(int argc, char **argv)
 	       set_event ? " (through set_event)" : "");
 	fflush(stdout);
 	/* ucycle: a persistent ecx would never go; the cycles make it */
-	if (strcmp(kind, "ucycle") && put(ctl, mk))
+	if (strcmp(kind, "ucycle") && ue_write_str(ctl, mk, O_APPEND))
 		perror("create ecx");
 	if (del)
 		pthread_create(&th[n++], NULL, deleter, NULL);
@@ -297,7 +268,7 @@ int main(int argc, char **argv)
 	stop = 1;
 	while (n--)
 		pthread_join(th[n], NULL);
-	put(ctl, rm);
+	ue_write_str(ctl, rm, O_APPEND);
 	rmdir(T "/instances/ec0");
 	rmdir(T "/instances/ec1");
 	if (del_err)

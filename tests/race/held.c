@@ -170,7 +170,7 @@ static void holder_process(void)
 	pfd[0].fd = hsock[0];
 	pfd[0].events = POLLIN;
 	while (!atomic_load(&sh->stop)) {
-		long now = am_now_ms();
+		long now = ue_now_ms();
 
 		if (atomic_load(&sh->release)) {
 			for (i = 1; i < n; i++)
@@ -235,14 +235,14 @@ static void holder_process(void)
 				}
 				if (m.event != UFFD_EVENT_PAGEFAULT)
 					continue;
-				if (am_rn(&s, 100) < atomic_load(&sh->resolve_pct) &&
+				if (ue_xs_rn(&s, 100) < atomic_load(&sh->resolve_pct) &&
 				    npend < (int)ARRAY_SIZE(pend)) {
 					k = npend++;
 					pend[k].uffd = pfd[i].fd;
 					pend[k].addr = m.arg.pagefault.address & ~4095UL;
 					pend[k].wp = m.arg.pagefault.flags &
 						     UFFD_PAGEFAULT_FLAG_WP;
-					pend[k].due = now + am_rn(&s, 300);
+					pend[k].due = now + ue_xs_rn(&s, 300);
 				} else {
 					/* Held for ever: never answered */
 					atomic_fetch_add(&sh->held_now, 1);
@@ -373,7 +373,7 @@ static long fuse_waiting(void)
 			continue;
 		snprintf(path, sizeof(path), "/sys/fs/fuse/connections/%s/waiting",
 			 e->d_name);
-		if (am_read_all(path, buf, sizeof(buf)) > 0)
+		if (ue_read_upto(path, buf, sizeof(buf)) > 0)
 			sum += atol(buf);
 	}
 	if (d)
@@ -402,14 +402,14 @@ static void *pick_word(int where, int *size)
 {
 	char *base;
 
-	*size = am_rn(&vic->s, 2) ? 4 : 8;
+	*size = ue_xs_rn(&vic->s, 2) ? 4 : 8;
 	if (where == 0)
-		base = vic->uffd_area + 4096 * am_rn(&vic->s, HF_PAGES);
+		base = vic->uffd_area + 4096 * ue_xs_rn(&vic->s, HF_PAGES);
 	else if (where == 1 && vic->fuse_area)
-		base = vic->fuse_area + 4096 * am_rn(&vic->s, HF_PAGES);
+		base = vic->fuse_area + 4096 * ue_xs_rn(&vic->s, HF_PAGES);
 	else
 		base = vic->plain;
-	return base + 8 * am_rn(&vic->s, 8);
+	return base + 8 * ue_xs_rn(&vic->s, 8);
 }
 
 static int v_reg(unsigned long long *s, int where)
@@ -419,11 +419,11 @@ static int v_reg(unsigned long long *s, int where)
 	__u16 flags;
 	void *addr;
 
-	snprintf(desc, sizeof(desc), HF_PFX "%d" HF_DESC, am_rn(s, HF_NAMES));
+	snprintf(desc, sizeof(desc), HF_PFX "%d" HF_DESC, ue_xs_rn(s, HF_NAMES));
 	/* The seed's order of draws: the word, the bit, the flags */
 	addr = pick_word(where, &size);
-	bit = am_rn(s, size * 8);
-	flags = am_rn(s, 4) ? 0 : USER_EVENT_REG_PERSIST;
+	bit = ue_xs_rn(s, size * 8);
+	flags = ue_xs_rn(s, 4) ? 0 : USER_EVENT_REG_PERSIST;
 	ret = ue_wreg(vic->fd, desc, addr, size, bit, flags, &idx);
 	if (!ret) {
 		int i = atomic_fetch_add(&vic->nidx, 1);
@@ -439,8 +439,8 @@ static int v_unreg(unsigned long long *s)
 	void *addr;
 	int size;
 
-	addr = pick_word(am_rn(s, 3), &size);
-	return ue_wunreg(vic->fd, addr, am_rn(s, size * 8));
+	addr = pick_word(ue_xs_rn(s, 3), &size);
+	return ue_wunreg(vic->fd, addr, ue_xs_rn(s, size * 8));
 }
 
 static int v_drop(unsigned long long *s, bool fuse)
@@ -450,7 +450,7 @@ static int v_drop(unsigned long long *s, bool fuse)
 	if (fuse && !vic->fuse_area)
 		return -ENOENT;
 	page = (fuse ? vic->fuse_area : vic->uffd_area) +
-	       4096 * am_rn(s, HF_PAGES);
+	       4096 * ue_xs_rn(s, HF_PAGES);
 	if (madvise(page, 4096, MADV_DONTNEED))
 		return -errno;
 	if (fuse)
@@ -462,7 +462,7 @@ static int v_drop(unsigned long long *s, bool fuse)
 static int v_wp(unsigned long long *s)
 {
 	struct uffdio_writeprotect wp;
-	char *page = vic->uffd_area + 4096 * am_rn(s, HF_PAGES);
+	char *page = vic->uffd_area + 4096 * ue_xs_rn(s, HF_PAGES);
 
 	if (!vic->wp)
 		return -EOPNOTSUPP;
@@ -483,11 +483,11 @@ static int v_write(unsigned long long *s, int where)
 
 	if (!n)
 		return -ENOENT;
-	idx = atomic_load(&vic->idx[am_rn(s, n < 64 ? n : 64)]);
+	idx = atomic_load(&vic->idx[ue_xs_rn(s, n < 64 ? n : 64)]);
 	if (where == 0)
-		payload = vic->uffd_area + 4096 * am_rn(s, HF_PAGES) + 16 * am_rn(s, 200);
+		payload = vic->uffd_area + 4096 * ue_xs_rn(s, HF_PAGES) + 16 * ue_xs_rn(s, 200);
 	else if (where == 1 && vic->fuse_area)
-		payload = vic->fuse_area + 4096 * am_rn(s, HF_PAGES) + 16 * am_rn(s, 200);
+		payload = vic->fuse_area + 4096 * ue_xs_rn(s, HF_PAGES) + 16 * ue_xs_rn(s, 200);
 	else
 		payload = local;
 	iov[0].iov_base = &idx;
@@ -526,7 +526,7 @@ static int clone_child(void *arg)
 {
 	unsigned long long s = (uintptr_t)arg | 1;
 
-	victim_ops(&s, am_rn(&s, 8), true);
+	victim_ops(&s, ue_xs_rn(&s, 8), true);
 	for (;;)
 		pause();
 	return 0;
@@ -542,7 +542,7 @@ static int v_clone(unsigned long long *s)
 	if (stack == MAP_FAILED)
 		return -errno;
 	pid = clone(clone_child, stack + size, CLONE_VM | SIGCHLD,
-		    (void *)(uintptr_t)am_rnd(s));
+		    (void *)(uintptr_t)ue_xs_next(s));
 	return pid < 0 ? -errno : 0;
 }
 
@@ -553,10 +553,10 @@ static int v_fork(unsigned long long *s)
 	if (pid < 0)
 		return -errno;
 	if (!pid) {
-		unsigned long long cs = am_rnd(s) | 1;
+		unsigned long long cs = ue_xs_next(s) | 1;
 
-		victim_ops(&cs, am_rn(&cs, 8), false);
-		if (am_rn(&cs, 2))
+		victim_ops(&cs, ue_xs_rn(&cs, 8), false);
+		if (ue_xs_rn(&cs, 2))
 			_exit(0);
 		for (;;)
 			pause();
@@ -573,7 +573,7 @@ static int v_thread(unsigned long long *s)
 	if (atomic_load(&vic->nthreads) >= 6)
 		return -EAGAIN;
 	atomic_fetch_add(&vic->nthreads, 1);
-	if (pthread_create(&t, NULL, victim_thread, (void *)(uintptr_t)am_rnd(s))) {
+	if (pthread_create(&t, NULL, victim_thread, (void *)(uintptr_t)ue_xs_next(s))) {
 		atomic_fetch_sub(&vic->nthreads, 1);
 		return -EAGAIN;
 	}
@@ -585,7 +585,7 @@ static int v_del(unsigned long long *s)
 {
 	char name[32];
 
-	snprintf(name, sizeof(name), HF_PFX "%d", am_rn(s, HF_NAMES));
+	snprintf(name, sizeof(name), HF_PFX "%d", ue_xs_rn(s, HF_NAMES));
 	return ioctl(vic->fd, DIAG_IOCSDEL, name) ? -errno : 0;
 }
 
@@ -593,52 +593,45 @@ static int v_op(unsigned long long *s, int op)
 {
 	char *page;
 
+	/* where: 0 the userfaultfd pages, 1 the FUSE file, 2 ordinary pages */
+	if (vic->fuse_area == NULL && (op == H_REG_FUSE || op == H_WRITE_FUSE))
+		return -ENOENT;
 	switch (op) {
-	case H_REG_UFFD:
-		return v_reg(s, 0);
-	case H_REG_FUSE:
-		return vic->fuse_area ? v_reg(s, 1) : -ENOENT;
-	case H_REG_PLAIN:
-		return v_reg(s, 2);
+	case H_REG_UFFD: case H_REG_FUSE: case H_REG_PLAIN:
+		return v_reg(s, op - H_REG_UFFD);
+	case H_WRITE_UFFD: case H_WRITE_FUSE: case H_WRITE:
+		return v_write(s, op - H_WRITE_UFFD);
+	case H_DROP_UFFD: case H_DROP_FUSE:
+		return v_drop(s, op == H_DROP_FUSE);
 	case H_UNREG:
 		return v_unreg(s);
-	case H_DROP_UFFD:
-		return v_drop(s, false);
-	case H_DROP_FUSE:
-		return v_drop(s, true);
 	case H_WP:
 		return v_wp(s);
-	case H_WRITE_UFFD:
-		return v_write(s, 0);
-	case H_WRITE_FUSE:
-		return vic->fuse_area ? v_write(s, 1) : -ENOENT;
-	case H_WRITE:
-		return v_write(s, 2);
-	case H_FORK:
-		return am_excluded(opt, "fork") ? -EPERM : v_fork(s);
-	case H_CLONE:
-		return am_excluded(opt, "clone") ? -EPERM : v_clone(s);
+	case H_FORK: case H_CLONE:
+		if (am_excluded(opt, op == H_FORK ? "fork" : "clone"))
+			return -EPERM;
+		return op == H_FORK ? v_fork(s) : v_clone(s);
 	case H_THREAD:
 		return v_thread(s);
 	case H_MPROTECT:
-		page = vic->uffd_area + 4096 * am_rn(s, HF_PAGES);
+		page = vic->uffd_area + 4096 * ue_xs_rn(s, HF_PAGES);
 		if (mprotect(page, 4096, PROT_READ))
 			return -errno;
-		usleep(am_rn(s, 2000));
+		usleep(ue_xs_rn(s, 2000));
 		return mprotect(page, 4096, PROT_READ | PROT_WRITE) ? -errno : 0;
 	case H_MUNMAP:
 		/* An ordinary page again, no longer under the userfaultfd */
-		page = vic->uffd_area + 4096 * am_rn(s, HF_PAGES);
+		page = vic->uffd_area + 4096 * ue_xs_rn(s, HF_PAGES);
 		return mmap(page, 4096, PROT_READ | PROT_WRITE,
 			    MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0) ==
 		       MAP_FAILED ? -errno : 0;
 	case H_DEL:
 		return v_del(s);
 	case H_EXIT:
-		if (am_rn(s, 4))
+		if (ue_xs_rn(s, 4))
 			return 0;
 		/* A thread leaves (the owner may be it), or all of them */
-		if (am_rn(s, 2) && atomic_load(&vic->nthreads) > 1) {
+		if (ue_xs_rn(s, 2) && atomic_load(&vic->nthreads) > 1) {
 			atomic_fetch_sub(&vic->nthreads, 1);
 			pthread_exit(NULL);
 		}
@@ -662,7 +655,7 @@ static void victim_ops(unsigned long long *s, int nops, bool clone_vm)
 	for (op = 0; op < H_NR; op++)
 		total += v_weight[op];
 	for (i = 0; i < nops; i++) {
-		r = am_rn(s, total);
+		r = ue_xs_rn(s, total);
 		for (op = 0; op < H_NR && r >= v_weight[op]; op++)
 			r -= v_weight[op];
 		if (op >= H_NR || (clone_vm && op >= H_FORK && op != H_DEL))
@@ -677,7 +670,7 @@ static void *victim_thread(void *arg)
 
 	for (;;) {
 		victim_ops(&s, 1, false);
-		usleep(am_rn(&s, 3000));
+		usleep(ue_xs_rn(&s, 3000));
 	}
 	return NULL;
 }
@@ -699,9 +692,9 @@ static int uffd_setup(unsigned long long *s)
 	vic->uffd = syscall(__NR_userfaultfd, O_CLOEXEC | O_NONBLOCK);
 	if (vic->uffd < 0)
 		return -errno;
-	if (!am_excluded(opt, "fork") && am_rn(s, 2))
+	if (!am_excluded(opt, "fork") && ue_xs_rn(s, 2))
 		api.features |= UFFD_FEATURE_EVENT_FORK;
-	if (!am_excluded(opt, "wp") && atomic_load(&sh->wp_ok) && am_rn(s, 2))
+	if (!am_excluded(opt, "wp") && atomic_load(&sh->wp_ok) && ue_xs_rn(s, 2))
 		api.features |= UFFD_FEATURE_PAGEFAULT_FLAG_WP;
 	if (ioctl(vic->uffd, UFFDIO_API, &api))
 		return -errno;
@@ -719,7 +712,7 @@ static int uffd_setup(unsigned long long *s)
 		return -errno;
 	/* Some pages there, the others missing */
 	for (i = 0; i < HF_PAGES; i++) {
-		if (am_rn(s, 2))
+		if (ue_xs_rn(s, 2))
 			continue;
 		memset(&zp, 0, sizeof(zp));
 		zp.range.start = (uintptr_t)vic->uffd_area + 4096UL * i;
@@ -745,7 +738,7 @@ static void victim_process(unsigned long long seed)
 	memset(&v, 0, sizeof(v));
 	vic = &v;
 	v.s = seed | 1;
-	v.fd = open(AM_DATA_FILE, O_RDWR | O_CLOEXEC);
+	v.fd = open(UE_DATA_FILE, O_RDWR | O_CLOEXEC);
 	v.uffd_area = mmap(NULL, HF_PAGES * 4096UL, PROT_READ | PROT_WRITE,
 			   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	v.plain = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
@@ -754,7 +747,7 @@ static void victim_process(unsigned long long seed)
 		_exit(3);
 	if (uffd_setup(&v.s))
 		_exit(4);
-	if (fuse_ok && am_rn(&v.s, 4)) {
+	if (fuse_ok && ue_xs_rn(&v.s, 4)) {
 		v.fuse_area = mmap(NULL, HF_FSIZE, PROT_READ | PROT_WRITE,
 				   MAP_PRIVATE, fuse_file, 0);
 		if (v.fuse_area == MAP_FAILED)
@@ -763,22 +756,22 @@ static void victim_process(unsigned long long seed)
 		for (i = 0; i < HF_PAGES; i++) {
 			if (atomic_load(&sh->fuse_frozen))
 				break;
-			if (!am_rn(&v.s, 3))
+			if (!ue_xs_rn(&v.s, 3))
 				__atomic_load_n(v.fuse_area + 4096 * i, __ATOMIC_RELAXED);
-			else if (!am_rn(&v.s, 3))
+			else if (!ue_xs_rn(&v.s, 3))
 				v.fuse_area[4096 * i] = 1;
 		}
 	}
-	n = 1 + am_rn(&v.s, 3);
+	n = 1 + ue_xs_rn(&v.s, 3);
 	atomic_store(&v.nthreads, n);
 	for (i = 1; i < n; i++) {
 		pthread_t t;
 
 		pthread_create(&t, NULL, victim_thread,
-			       (void *)(uintptr_t)am_rnd(&v.s));
+			       (void *)(uintptr_t)ue_xs_next(&v.s));
 		pthread_detach(t);
 	}
-	victim_thread((void *)(uintptr_t)am_rnd(&v.s));
+	victim_thread((void *)(uintptr_t)ue_xs_next(&v.s));
 }
 
 /* The toggler: state changes, so that bits must be written */
@@ -796,19 +789,19 @@ static void toggler_process(void)
 			continue;
 		}
 		atomic_store(&sh->toggler_paused, 0);
-		on = am_rn(&s, 2);
-		if (am_rn(&s, 5)) {
+		on = ue_xs_rn(&s, 2);
+		if (ue_xs_rn(&s, 5)) {
 			snprintf(path, sizeof(path), HF_PFX "%d",
-				 am_rn(&s, HF_NAMES));
-			ret = am_event_enable(opt, AM_TRACEFS,
+				 ue_xs_rn(&s, HF_NAMES));
+			ret = am_event_enable(opt, UE_TRACEFS,
 					      USER_EVENTS_SYSTEM, path, on);
 		} else {
-			ret = am_write_str(AM_TRACEFS "/events/"
+			ret = am_write_str(UE_TRACEFS "/events/"
 					   USER_EVENTS_SYSTEM "/enable",
 					   on ? "1" : "0");
 		}
 		am_count(&sh->ops[on ? H_ENABLE : H_DISABLE], ret);
-		usleep(am_rn(&s, 5000));
+		usleep(ue_xs_rn(&s, 5000));
 	}
 	_exit(0);
 }
@@ -846,7 +839,7 @@ static void count_waiting(struct vslot *v, int n)
 				continue;
 			snprintf(path, sizeof(path), "/proc/%d/task/%s/wchan",
 				 v[i].pid, e->d_name);
-			if (am_read_all(path, buf, sizeof(buf)) <= 0)
+			if (ue_read_upto(path, buf, sizeof(buf)) <= 0)
 				continue;
 			if (strstr(buf, "userfault"))
 				atomic_fetch_add(&sh->waiting_uffd, 1);
@@ -867,7 +860,7 @@ static void count_waiting(struct vslot *v, int n)
  */
 static bool kill_all(struct vgroups *g, long limit_ms)
 {
-	long end = am_now_ms() + limit_ms;
+	long end = ue_now_ms() + limit_ms;
 	bool left;
 	int i;
 
@@ -884,7 +877,7 @@ static bool kill_all(struct vgroups *g, long limit_ms)
 		reap();
 		if (left)
 			usleep(10000);
-	} while (left && am_now_ms() < end);
+	} while (left && ue_now_ms() < end);
 	return !left;
 }
 
@@ -894,16 +887,16 @@ static bool kill_all(struct vgroups *g, long limit_ms)
  */
 static long unload_all(void)
 {
-	long t0 = am_now_ms();
+	long t0 = ue_now_ms();
 	int left = 1, ret = -1;
 
-	while (am_now_ms() - t0 < HF_WAIT_MS) {
-		am_write_str(AM_TRACEFS "/events/" USER_EVENTS_SYSTEM "/enable", "0");
+	while (ue_now_ms() - t0 < HF_WAIT_MS) {
+		am_write_str(UE_TRACEFS "/events/" USER_EVENTS_SYSTEM "/enable", "0");
 		left = am_delete_names(HF_PFX, HF_NAMES);
 		if (!left) {
 			ret = am_mod_unload();
 			if (!ret)
-				return am_now_ms() - t0;
+				return ue_now_ms() - t0;
 		}
 		usleep(20000);
 	}
@@ -945,7 +938,7 @@ static void check(struct vslot *v, int n, struct vgroups *g, int cycle)
 		    cycle, ms < 0 ? "not within " : "in ", ms < 0 ? HF_WAIT_MS : ms);
 		printf("# held: cycle %d: unload took %ld ms; user_events_status:\n",
 		       cycle, ms);
-		if (am_read_all(AM_TRACEFS "/user_events_status", buf, sizeof(buf)) > 0)
+		if (ue_read_upto(UE_TRACEFS "/user_events_status", buf, sizeof(buf)) > 0)
 			printf("%s", buf);
 		am_dump_blocked();
 	}
@@ -1020,18 +1013,18 @@ int am_held(const struct am_opts *o)
 	       am_excluded(o, "clone") ? "" : " clone_vm");
 
 	memset(v, 0, sizeof(v));
-	end = am_now_ms() + o->secs * 1000L;
-	while (am_now_ms() < end) {
-		long cycle_end = am_now_ms() + 2000 + am_rn(&s, 4000);
-		long thaw_end = am_now_ms() + 200 + am_rn(&s, 500);
-		bool freeze = am_rn(&s, 10) < 7;
+	end = ue_now_ms() + o->secs * 1000L;
+	while (ue_now_ms() < end) {
+		long cycle_end = ue_now_ms() + 2000 + ue_xs_rn(&s, 4000);
+		long thaw_end = ue_now_ms() + 200 + ue_xs_rn(&s, 500);
+		bool freeze = ue_xs_rn(&s, 10) < 7;
 
 		if (cycle_end > end)
 			cycle_end = end;
 		cycle++;
-		atomic_store(&sh->resolve_pct, pct[am_rn(&s, 4)]);
-		while (am_now_ms() < cycle_end) {
-			long now = am_now_ms();
+		atomic_store(&sh->resolve_pct, pct[ue_xs_rn(&s, 4)]);
+		while (ue_now_ms() < cycle_end) {
+			long now = ue_now_ms();
 
 			if (freeze && now >= thaw_end)
 				atomic_store(&sh->fuse_frozen, 1);
@@ -1048,10 +1041,10 @@ int am_held(const struct am_opts *o)
 				}
 				if (v[i].pid || groups.n == HF_MAX_GROUPS)
 					continue;
-				v[i].kill_at = now + 50 + am_rn(&s, 1500);
+				v[i].kill_at = now + 50 + ue_xs_rn(&s, 1500);
 				v[i].pid = fork();
 				if (!v[i].pid)
-					victim_process(am_rnd(&s));
+					victim_process(ue_xs_next(&s));
 				am_count(&sh->ops[H_VICTIM], v[i].pid < 0 ? -errno : 0);
 				if (v[i].pid < 0) {
 					v[i].pid = 0;
@@ -1112,8 +1105,8 @@ int am_held(const struct am_opts *o)
 	/* The module is loaded again after the last check */
 	ret = am_mod_unload();
 	am_tap(!ret, "rmmod after the run: %s", ret ? strerror(-ret) : "done");
-	am_tap(access(AM_DATA_FILE, F_OK) &&
-	       access(AM_TRACEFS "/events/" USER_EVENTS_SYSTEM, F_OK),
+	am_tap(access(UE_DATA_FILE, F_OK) &&
+	       access(UE_TRACEFS "/events/" USER_EVENTS_SYSTEM, F_OK),
 	       "no user_events files left in tracefs");
 	am_tap(!am_mod_load(o->module_ko), "insmod after the run");
 	return am_tap_summary();

@@ -65,7 +65,7 @@
 
 #define RL_PFX		"ue_rl"
 #define RL_NAMES	3
-#define RL_INST		AM_TRACEFS "/instances/ue_rl"
+#define RL_INST		UE_TRACEFS "/instances/ue_rl"
 #define RL_TABLE	(1024UL * 1024)	/* entries, a power of 2 */
 #define RL_SLOTS	4
 #define RL_MSGS		16
@@ -609,7 +609,7 @@ static int read_trace(const char *path, enum rl_src src, unsigned long long *s)
 	static struct lines l;
 	char buf[8192];
 	/* Slow: small reads spread over up to a second (tracing goes on) */
-	long slow_end = am_rn(s, 4) ? 0 : am_now_ms() + am_rn(s, 1000);
+	long slow_end = ue_xs_rn(s, 4) ? 0 : ue_now_ms() + ue_xs_rn(s, 1000);
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	ssize_t n;
 
@@ -619,8 +619,8 @@ static int read_trace(const char *path, enum rl_src src, unsigned long long *s)
 	l.len = 0;
 	while ((n = read(fd, buf, slow_end ? 512 : sizeof(buf))) > 0) {
 		lines_feed(&l, buf, n, src);
-		if (slow_end && am_now_ms() < slow_end)
-			usleep(am_rn(s, 20000));
+		if (slow_end && ue_now_ms() < slow_end)
+			usleep(ue_xs_rn(s, 20000));
 		else
 			slow_end = 0;
 		if (stopping() && src != S_FINAL)
@@ -677,11 +677,11 @@ static void trace_open_end(void)
 
 static int unload_readers_closed(void)
 {
-	long deadline = am_now_ms() + 10000;
+	long deadline = ue_now_ms() + 10000;
 	int ret;
 
 	atomic_store(&sh->unloading, 1);
-	while (atomic_load(&sh->trace_open) && am_now_ms() < deadline)
+	while (atomic_load(&sh->trace_open) && ue_now_ms() < deadline)
 		usleep(1000);
 	if (atomic_load(&sh->trace_open))
 		bad_op("the trace reader kept its file open 10 s into an unload");
@@ -746,7 +746,7 @@ static void slot_close(struct writer *w, int k)
 static int delete_name(int name)
 {
 	char n[32];
-	int fd = open(AM_DATA_FILE, O_RDWR | O_CLOEXEC), ret;
+	int fd = open(UE_DATA_FILE, O_RDWR | O_CLOEXEC), ret;
 
 	if (fd < 0)
 		return -errno;
@@ -760,20 +760,20 @@ static int delete_name(int name)
 
 static void do_register(struct writer *w, int k)
 {
-	int name = am_rn(&w->s, RL_NAMES), lay = am_rn(&w->s, RL_LAYOUTS), idx;
-	bool abi28 = am_rn(&w->s, 4) != 0;
+	int name = ue_xs_rn(&w->s, RL_NAMES), lay = ue_xs_rn(&w->s, RL_LAYOUTS), idx;
+	bool abi28 = ue_xs_rn(&w->s, 4) != 0;
 	__u16 flags = 0;
 
 	slot_close(w, k);
-	w->slot[k].fd = open(AM_DATA_FILE, O_RDWR | O_CLOEXEC);
+	w->slot[k].fd = open(UE_DATA_FILE, O_RDWR | O_CLOEXEC);
 	if (w->slot[k].fd < 0) {
 		am_count(&sh->ops[O_REG28], -errno);
 		return;
 	}
 	if (abi28) {
-		if (!am_rn(&w->s, 4))
+		if (!ue_xs_rn(&w->s, 4))
 			flags |= USER_EVENT_REG_PERSIST;
-		if (!am_excluded(opt, "multi") && !am_rn(&w->s, 3))
+		if (!am_excluded(opt, "multi") && !ue_xs_rn(&w->s, 3))
 			flags |= USER_EVENT_REG_MULTI_FORMAT;
 		idx = am_count(&sh->ops[O_REG28], reg28(w, k, name, lay, flags));
 	} else {
@@ -781,7 +781,7 @@ static void do_register(struct writer *w, int k)
 	}
 	if (idx < 0) {
 		/* Another layout holds the name: clear the way now and then */
-		if (idx == -EADDRINUSE && !am_rn(&w->s, 2))
+		if (idx == -EADDRINUSE && !ue_xs_rn(&w->s, 2))
 			am_count(&sh->ops[O_DEL], delete_name(name));
 		close(w->slot[k].fd);
 		w->slot[k].fd = -1;
@@ -797,7 +797,7 @@ static void do_writes(struct writer *w, int k, bool vec)
 {
 	unsigned char rec[4 + RL_MAX_REC];
 	struct slot *sl = &w->slot[k];
-	int i, n = 1 + am_rn(&w->s, 16), len, cut;
+	int i, n = 1 + ue_xs_rn(&w->s, 16), len, cut;
 	struct iovec iov[3];
 	ssize_t ret;
 
@@ -810,7 +810,7 @@ static void do_writes(struct writer *w, int k, bool vec)
 		if (!vec) {
 			ret = write(sl->fd, rec, len);
 		} else {
-			cut = 4 + am_rn(&w->s, len - 3);
+			cut = 4 + ue_xs_rn(&w->s, len - 3);
 			iov[0].iov_base = rec;
 			iov[0].iov_len = 4;
 			iov[1].iov_base = rec + 4;
@@ -841,14 +841,14 @@ static void *writer_thread(void *arg)
 	for (k = 0; k < RL_SLOTS; k++)
 		w->slot[k].fd = -1;
 	while (!stopping() && !atomic_load(&sh->drain)) {
-		k = am_rn(&w->s, RL_SLOTS);
-		r = am_rn(&w->s, 100);
+		k = ue_xs_rn(&w->s, RL_SLOTS);
+		r = ue_xs_rn(&w->s, 100);
 		if (w->slot[k].fd < 0 || r < 12) {
 			do_register(w, k);
 		} else if (r < 70) {
 			do_writes(w, k, r >= 55);
 			/* Short-lived events: gone right after their records */
-			if (!am_rn(&w->s, 3))
+			if (!ue_xs_rn(&w->s, 3))
 				slot_close(w, k);
 		} else if (r < 78) {
 			if (w->slot[k].word)
@@ -856,17 +856,17 @@ static void *writer_thread(void *arg)
 		} else if (r < 88) {
 			slot_close(w, k);
 		} else if (r < 94) {
-			am_count(&sh->ops[O_DEL], delete_name(am_rn(&w->s, RL_NAMES)));
+			am_count(&sh->ops[O_DEL], delete_name(ue_xs_rn(&w->s, RL_NAMES)));
 		} else if (r < 97) {
-			int lay = am_rn(&w->s, RL_LAYOUTS);
+			int lay = ue_xs_rn(&w->s, RL_LAYOUTS);
 
 			snprintf(line, sizeof(line), "u:" RL_PFX "%d %s\n",
-				 am_rn(&w->s, RL_NAMES), layouts[lay].desc);
-			am_count(&sh->ops[O_DYN_CREATE], am_write_str(AM_DYN_FILE, line));
+				 ue_xs_rn(&w->s, RL_NAMES), layouts[lay].desc);
+			am_count(&sh->ops[O_DYN_CREATE], am_write_str(UE_DYN_FILE, line));
 		} else {
 			snprintf(line, sizeof(line), "!u:" RL_PFX "%d\n",
-				 am_rn(&w->s, RL_NAMES));
-			am_count(&sh->ops[O_DYN_DELETE], am_write_str(AM_DYN_FILE, line));
+				 ue_xs_rn(&w->s, RL_NAMES));
+			am_count(&sh->ops[O_DYN_DELETE], am_write_str(UE_DYN_FILE, line));
 		}
 	}
 	for (k = 0; k < RL_SLOTS; k++)
@@ -912,29 +912,29 @@ static void admin_process(void)
 	unsigned long long s = opt->seed ^ 0xADADADADULL;
 	bool inst = !am_excluded(opt, "inst");
 	bool synth = !am_excluded(opt, "synth") &&
-		     !access(AM_TRACEFS "/synthetic_events", F_OK);
+		     !access(UE_TRACEFS "/synthetic_events", F_OK);
 	bool snap = !am_excluded(opt, "snapshot") &&
-		    !access(AM_TRACEFS "/snapshot", F_OK);
+		    !access(UE_TRACEFS "/snapshot", F_OK);
 	long next_synth = 0, next_snap = 0, next_fields = 0;
 	char path[256];
 	int r, ret;
 
 	s |= 1;
 	while (!stopping()) {
-		long now = am_now_ms();
+		long now = ue_now_ms();
 
-		r = am_rn(&s, 100);
+		r = ue_xs_rn(&s, 100);
 		if (atomic_load(&sh->drain)) {
 			usleep(2000);
 		} else if (r < 45) {
 			/* Enabled: records go in (the system's new events too) */
-			ret = am_write_str(AM_TRACEFS "/events/" USER_EVENTS_SYSTEM
+			ret = am_write_str(UE_TRACEFS "/events/" USER_EVENTS_SYSTEM
 					   "/enable", "1");
 			am_count(&sh->ops[O_ENABLE], ret);
 			if (!am_excluded(opt, "multi"))
-				set_enable(AM_TRACEFS "/events/"
+				set_enable(UE_TRACEFS "/events/"
 					   USER_EVENTS_MULTI_SYSTEM, "1");
-			usleep(am_rn(&s, 3000));
+			usleep(ue_xs_rn(&s, 3000));
 		} else if (r < 55 && inst) {
 			ret = am_write_str(RL_INST "/events/" USER_EVENTS_SYSTEM
 					   "/enable", "1");
@@ -942,51 +942,51 @@ static void admin_process(void)
 			if (!am_excluded(opt, "multi"))
 				set_enable(RL_INST "/events/" USER_EVENTS_MULTI_SYSTEM,
 					   "1");
-			usleep(am_rn(&s, 3000));
+			usleep(ue_xs_rn(&s, 3000));
 		} else if (r < 65) {
-			snprintf(path, sizeof(path), RL_PFX "%d", am_rn(&s, RL_NAMES));
+			snprintf(path, sizeof(path), RL_PFX "%d", ue_xs_rn(&s, RL_NAMES));
 			am_count(&sh->ops[O_ENABLE],
-				 am_event_enable(opt, AM_TRACEFS, USER_EVENTS_SYSTEM,
-						 path, am_rn(&s, 2)));
+				 am_event_enable(opt, UE_TRACEFS, USER_EVENTS_SYSTEM,
+						 path, ue_xs_rn(&s, 2)));
 		} else {
 			/* Disabled: unused events can go */
-			ret = am_write_str(AM_TRACEFS "/events/" USER_EVENTS_SYSTEM
+			ret = am_write_str(UE_TRACEFS "/events/" USER_EVENTS_SYSTEM
 					   "/enable", "0");
 			am_count(&sh->ops[O_DISABLE], ret);
-			set_enable(AM_TRACEFS "/events/" USER_EVENTS_MULTI_SYSTEM, "0");
+			set_enable(UE_TRACEFS "/events/" USER_EVENTS_MULTI_SYSTEM, "0");
 			if (inst) {
 				set_enable(RL_INST "/events/" USER_EVENTS_SYSTEM, "0");
 				set_enable(RL_INST "/events/" USER_EVENTS_MULTI_SYSTEM,
 					   "0");
 			}
-			usleep(am_rn(&s, 4000));
+			usleep(ue_xs_rn(&s, 4000));
 		}
 		if (synth && now >= next_synth) {
 			/*
 			 * The core refuses to delete an enabled synthetic
 			 * event (EBUSY), as an administrator may try to
 			 */
-			am_write_str(AM_TRACEFS "/synthetic_events",
+			am_write_str(UE_TRACEFS "/synthetic_events",
 				     "ue_rl_syn u32 x\n");
-			set_enable(AM_TRACEFS "/events/synthetic/ue_rl_syn", "1");
-			ret = am_write_str(AM_TRACEFS "/synthetic_events",
+			set_enable(UE_TRACEFS "/events/synthetic/ue_rl_syn", "1");
+			ret = am_write_str(UE_TRACEFS "/synthetic_events",
 					   "!ue_rl_syn\n");
 			am_count(&sh->ops[O_SYNTH_BUSY], ret);
-			set_enable(AM_TRACEFS "/events/synthetic/ue_rl_syn", "0");
-			am_write_str(AM_TRACEFS "/synthetic_events", "!ue_rl_syn\n");
-			next_synth = now + 200 + am_rn(&s, 2000);
+			set_enable(UE_TRACEFS "/events/synthetic/ue_rl_syn", "0");
+			am_write_str(UE_TRACEFS "/synthetic_events", "!ue_rl_syn\n");
+			next_synth = now + 200 + ue_xs_rn(&s, 2000);
 		}
 		if (snap && now >= next_snap) {
 			am_count(&sh->ops[O_SNAPSHOT],
-				 am_write_str(AM_TRACEFS "/snapshot",
-					      am_rn(&s, 8) ? "1" : "0"));
-			next_snap = now + 100 + am_rn(&s, 1000);
+				 am_write_str(UE_TRACEFS "/snapshot",
+					      ue_xs_rn(&s, 8) ? "1" : "0"));
+			next_snap = now + 100 + ue_xs_rn(&s, 1000);
 		}
 		if (have_fields_opt && now >= next_fields) {
 			am_count(&sh->ops[O_FIELDS],
-				 am_write_str(AM_TRACEFS "/options/fields",
-					      am_rn(&s, 3) ? "0" : "1"));
-			next_fields = now + 50 + am_rn(&s, 500);
+				 am_write_str(UE_TRACEFS "/options/fields",
+					      ue_xs_rn(&s, 3) ? "0" : "1"));
+			next_fields = now + 50 + ue_xs_rn(&s, 500);
 		}
 	}
 	_exit(0);
@@ -998,7 +998,7 @@ static void pipe_reader_process(void)
 {
 	static struct lines l;
 	char buf[16384];
-	int fd = open(AM_TRACEFS "/trace_pipe", O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	int fd = open(UE_TRACEFS "/trace_pipe", O_RDONLY | O_NONBLOCK | O_CLOEXEC);
 	ssize_t n;
 
 	if (fd < 0) {
@@ -1022,7 +1022,7 @@ static void trace_reader_process(void)
 	unsigned long long s = opt->seed ^ 0x7777ULL;
 	bool inst = !am_excluded(opt, "inst");
 	bool snap = !am_excluded(opt, "snapshot") &&
-		    !access(AM_TRACEFS "/snapshot", F_OK);
+		    !access(UE_TRACEFS "/snapshot", F_OK);
 	int r;
 
 	s |= 1;
@@ -1031,18 +1031,18 @@ static void trace_reader_process(void)
 			usleep(5000);
 			continue;
 		}
-		r = am_rn(&s, 10);
+		r = ue_xs_rn(&s, 10);
 		if (r < 3)
 			am_count(&sh->ops[O_READ_TRACE],
-				 read_trace(AM_TRACEFS "/trace", S_TRACE, &s));
+				 read_trace(UE_TRACEFS "/trace", S_TRACE, &s));
 		else if (r < 8 && inst)
 			am_count(&sh->ops[O_READ_INST],
 				 read_trace(RL_INST "/trace", S_INST, &s));
 		else if (snap)
 			am_count(&sh->ops[O_READ_SNAP],
-				 read_trace(AM_TRACEFS "/snapshot", S_SNAP, &s));
+				 read_trace(UE_TRACEFS "/snapshot", S_SNAP, &s));
 		trace_open_end();
-		usleep(20000 + am_rn(&s, 200000));
+		usleep(20000 + ue_xs_rn(&s, 200000));
 	}
 	_exit(0);
 }
@@ -1056,7 +1056,7 @@ static int format_layout(const char *dir, long id)
 	long fid;
 
 	snprintf(path, sizeof(path), "%s/format", dir);
-	if (am_read_all(path, buf, sizeof(buf)) <= 0)
+	if (ue_read_upto(path, buf, sizeof(buf)) <= 0)
 		return -1;
 	p = strstr(buf, "\nID: ");
 	if (!p || sscanf(p + 5, "%ld", &fid) != 1 || fid != id)
@@ -1188,19 +1188,19 @@ static int perf_session(unsigned long long *s)
 
 	if (ncpu > 8)
 		ncpu = 8;
-	name = am_rn(s, RL_NAMES);
-	snprintf(dir, sizeof(dir), AM_TRACEFS "/events/" USER_EVENTS_SYSTEM
+	name = ue_xs_rn(s, RL_NAMES);
+	snprintf(dir, sizeof(dir), UE_TRACEFS "/events/" USER_EVENTS_SYSTEM
 		 "/" RL_PFX "%d", name);
-	if (!am_excluded(opt, "multi") && am_rn(s, 2)) {
+	if (!am_excluded(opt, "multi") && ue_xs_rn(s, 2)) {
 		/* A multi-format event of that name, if there is one */
-		DIR *d = opendir(AM_TRACEFS "/events/" USER_EVENTS_MULTI_SYSTEM);
+		DIR *d = opendir(UE_TRACEFS "/events/" USER_EVENTS_MULTI_SYSTEM);
 		struct dirent *e;
 		char pfx[32];
 
 		snprintf(pfx, sizeof(pfx), RL_PFX "%d.", name);
 		while (d && (e = readdir(d)))
-			if (!strncmp(e->d_name, pfx, strlen(pfx)) && am_rn(s, 2)) {
-				snprintf(dir, sizeof(dir), AM_TRACEFS "/events/"
+			if (!strncmp(e->d_name, pfx, strlen(pfx)) && ue_xs_rn(s, 2)) {
+				snprintf(dir, sizeof(dir), UE_TRACEFS "/events/"
 					 USER_EVENTS_MULTI_SYSTEM "/%s", e->d_name);
 				break;
 			}
@@ -1208,7 +1208,7 @@ static int perf_session(unsigned long long *s)
 			closedir(d);
 	}
 	snprintf(path, sizeof(path), "%s/id", dir);
-	if (am_read_all(path, buf, sizeof(buf)) <= 0)
+	if (ue_read_upto(path, buf, sizeof(buf)) <= 0)
 		return -ENOENT;
 	id = atol(buf);
 	for (i = 0; i < ncpu; i++) {
@@ -1233,7 +1233,7 @@ static int perf_session(unsigned long long *s)
 		atomic_fetch_add(&sh->perf_raced, 1);
 	else
 		atomic_fetch_add(&sh->perf_events, 1);
-	usleep(10000 + am_rn(s, 100000));
+	usleep(10000 + ue_xs_rn(s, 100000));
 	for (i = 0; i < n; i++) {
 		ioctl(fds[i], PERF_EVENT_IOC_DISABLE, 0);
 		if (lay >= 0)
@@ -1255,7 +1255,7 @@ static void perf_reader_process(void)
 			continue;
 		}
 		am_count(&sh->ops[O_PERF], perf_session(&s));
-		usleep(am_rn(&s, 50000));
+		usleep(ue_xs_rn(&s, 50000));
 	}
 	_exit(0);
 }
@@ -1266,15 +1266,15 @@ static void read_common_header(void)
 {
 	char buf[4096], *p;
 
-	am_write_str(AM_DYN_FILE, "u:" RL_PFX "_probe u32 x\n");
-	if (am_read_all(AM_TRACEFS "/events/" USER_EVENTS_SYSTEM "/" RL_PFX
+	am_write_str(UE_DYN_FILE, "u:" RL_PFX "_probe u32 x\n");
+	if (ue_read_upto(UE_TRACEFS "/events/" USER_EVENTS_SYSTEM "/" RL_PFX
 			"_probe/format", buf, sizeof(buf)) > 0) {
 		p = strstr(buf, "field:u32 x;");
 		p = p ? strstr(p, "offset:") : NULL;
 		if (p)
 			hdr_size = atoi(p + 7);
 	}
-	am_write_str(AM_DYN_FILE, "!u:" RL_PFX "_probe\n");
+	am_write_str(UE_DYN_FILE, "!u:" RL_PFX "_probe\n");
 }
 
 static pid_t spawn(void (*fn)(void))
@@ -1293,8 +1293,8 @@ static pid_t spawn(void (*fn)(void))
  */
 static void disable_all(void)
 {
-	set_enable(AM_TRACEFS "/events/" USER_EVENTS_SYSTEM, "0");
-	set_enable(AM_TRACEFS "/events/" USER_EVENTS_MULTI_SYSTEM, "0");
+	set_enable(UE_TRACEFS "/events/" USER_EVENTS_SYSTEM, "0");
+	set_enable(UE_TRACEFS "/events/" USER_EVENTS_MULTI_SYSTEM, "0");
 	set_enable(RL_INST "/events/" USER_EVENTS_SYSTEM, "0");
 	set_enable(RL_INST "/events/" USER_EVENTS_MULTI_SYSTEM, "0");
 }
@@ -1308,7 +1308,7 @@ static void reload(pid_t *writers, unsigned long long *s, int gen)
 	for (i = 0; i < opt->nprocs; i++)
 		if (writers[i] > 0)
 			waitpid(writers[i], &st, 0);
-	deadline = am_now_ms() + 5000;
+	deadline = ue_now_ms() + 5000;
 	do {
 		disable_all();
 		left = am_delete_names(RL_PFX, RL_NAMES);
@@ -1317,7 +1317,7 @@ static void reload(pid_t *writers, unsigned long long *s, int gen)
 		if (!left && !ret)
 			break;
 		usleep(50000);
-	} while (am_now_ms() < deadline);
+	} while (ue_now_ms() < deadline);
 	am_count(&sh->ops[O_RELOAD], ret);
 	if (!ret) {
 		int k = atomic_fetch_add(&sh->nreload_log, 1);
@@ -1325,7 +1325,7 @@ static void reload(pid_t *writers, unsigned long long *s, int gen)
 		if (k < 64)
 			sh->reload_log[k][0] = boot_s();
 		atomic_fetch_add(&sh->reloads, 1);
-		usleep(am_rn(s, 300000));
+		usleep(ue_xs_rn(s, 300000));
 		ret = am_mod_load(opt->module_ko);
 		if (ret && ret != -EEXIST)
 			bad_op("insmod: %s", strerror(-ret));
@@ -1359,7 +1359,7 @@ int am_relayout(const struct am_opts *o)
 		return 2;
 	read_common_header();
 	have_fields_opt = !am_excluded(o, "fields") &&
-			  !access(AM_TRACEFS "/options/fields", F_OK);
+			  !access(UE_TRACEFS "/options/fields", F_OK);
 	if (!am_excluded(o, "inst"))
 		mkdir(RL_INST, 0755);
 	printf("# relayout: %d layouts on %d names, common header %d bytes, parts:%s%s%s%s%s%s\n",
@@ -1373,8 +1373,8 @@ int am_relayout(const struct am_opts *o)
 		for (i = 0; i < RL_LAYOUTS; i++)
 			printf("#   layout %d: %s\n", i, layouts[i].desc);
 
-	end = am_now_ms() + o->secs * 1000L;
-	next_reload = am_now_ms() + 5000 + am_rn(&s, 10000);
+	end = ue_now_ms() + o->secs * 1000L;
+	next_reload = ue_now_ms() + 5000 + ue_xs_rn(&s, 10000);
 	for (i = 0; i < o->nprocs; i++) {
 		writers[i] = fork();
 		if (!writers[i])
@@ -1386,12 +1386,12 @@ int am_relayout(const struct am_opts *o)
 	if (perf)
 		others[nothers++] = spawn(perf_reader_process);
 
-	while (am_now_ms() < end) {
+	while (ue_now_ms() < end) {
 		usleep(100000);
-		if (o->module_ko && am_now_ms() >= next_reload &&
-		    am_now_ms() + 3000 < end) {
+		if (o->module_ko && ue_now_ms() >= next_reload &&
+		    ue_now_ms() + 3000 < end) {
 			reload(writers, &s, ++gen);
-			next_reload = am_now_ms() + 5000 + am_rn(&s, 10000);
+			next_reload = ue_now_ms() + 5000 + ue_xs_rn(&s, 10000);
 		}
 	}
 	atomic_store(&sh->stop, 1);
@@ -1408,11 +1408,11 @@ int am_relayout(const struct am_opts *o)
 
 	/* Afterwards: whatever the buffers still hold */
 	disable_all();
-	read_trace(AM_TRACEFS "/trace", S_FINAL, &s);
+	read_trace(UE_TRACEFS "/trace", S_FINAL, &s);
 	if (!am_excluded(o, "inst"))
 		read_trace(RL_INST "/trace", S_FINAL, &s);
-	if (!access(AM_TRACEFS "/snapshot", F_OK))
-		read_trace(AM_TRACEFS "/snapshot", S_FINAL, &s);
+	if (!access(UE_TRACEFS "/snapshot", F_OK))
+		read_trace(UE_TRACEFS "/snapshot", S_FINAL, &s);
 
 	printf("# ue_race: %ld operations in %ds, seed %llu\n",
 	       am_print_counts(op_names, sh->ops, O_NR), o->secs, o->seed);
@@ -1466,8 +1466,8 @@ int am_relayout(const struct am_opts *o)
 	if (!am_excluded(o, "inst"))
 		rmdir(RL_INST);
 	if (have_fields_opt)
-		am_write_str(AM_TRACEFS "/options/fields", "0");
-	am_write_str(AM_TRACEFS "/snapshot", "0");
+		am_write_str(UE_TRACEFS "/options/fields", "0");
+	am_write_str(UE_TRACEFS "/snapshot", "0");
 	if (o->module_ko)
 		am_reload_after_run(o->module_ko);
 	return am_tap_summary();

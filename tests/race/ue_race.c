@@ -74,10 +74,7 @@
 #include "uapi/linux/user_events.h"
 #include "aftermath.h"
 
-#define TRACEFS		"/sys/kernel/tracing"
-#define DATA_FILE	TRACEFS "/user_events_data"
-#define STATUS_FILE	TRACEFS "/user_events_status"
-#define DYN_FILE	TRACEFS "/dynamic_events"
+#define TRACEFS		UE_TRACEFS
 #define SYNTH_FILE	TRACEFS "/synthetic_events"
 #define NAME_PFX	"ue_z"
 #define MAX_NAMES	4
@@ -146,31 +143,6 @@ static atomic_int perf_fds[NFDS];
 static char *wpage;		/* fixed address, remapped after munmap */
 static int bpf_prog = -1;
 
-static long now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000L + ts.tv_nsec / 1000000;
-}
-
-/* xorshift64*: per thread */
-static unsigned long long rnd(unsigned long long *s)
-{
-	unsigned long long x = *s;
-
-	x ^= x >> 12;
-	x ^= x << 25;
-	x ^= x >> 27;
-	*s = x;
-	return x * 0x2545F4914F6CDD1DULL;
-}
-
-static int rn(unsigned long long *s, int n)
-{
-	return (int)(rnd(s) % (unsigned int)n);
-}
-
 static void bad(const char *fmt, ...)
 {
 	int i = atomic_fetch_add(&sh->bad, 1);
@@ -201,14 +173,14 @@ enum heat { COLD, MOSTLY_COLD, HOT };
 
 static int pick_name(unsigned long long *s, enum heat heat)
 {
-	int i = rn(s, nnames);
+	int i = ue_xs_rn(s, nnames);
 
 	if (nnames < 2)
 		return i;
-	if (heat == HOT && (hot_lane || rn(s, 2)))
+	if (heat == HOT && (hot_lane || ue_xs_rn(s, 2)))
 		return nnames - 1;
-	if (i == nnames - 1 && (heat == COLD || (heat == MOSTLY_COLD && rn(s, 8))))
-		return rn(s, nnames - 1);
+	if (i == nnames - 1 && (heat == COLD || (heat == MOSTLY_COLD && ue_xs_rn(s, 8))))
+		return ue_xs_rn(s, nnames - 1);
 	return i;
 }
 
@@ -216,13 +188,13 @@ static const char *const formats[] = { "u32 a", "u64 b", "u32 a;u32 c", "" };
 
 static int pick_fd(unsigned long long *s)
 {
-	return atomic_load(&fds[rn(s, NFDS)]);
+	return atomic_load(&fds[ue_xs_rn(s, NFDS)]);
 }
 
 static void *word_addr(unsigned long long *s, int *size)
 {
-	*size = rn(s, 2) ? 4 : 8;
-	return wpage + 8 * rn(s, 8);
+	*size = ue_xs_rn(s, 2) ? 4 : 8;
+	return wpage + 8 * ue_xs_rn(s, 8);
 }
 
 static int do_reg_write(unsigned long long *s)
@@ -237,11 +209,11 @@ static int do_reg_write(unsigned long long *s)
 	__u16 flags;
 
 	name_of(name, sizeof(name), pick_name(s, COLD));
-	snprintf(desc, sizeof(desc), "%s %s", name, formats[rn(s, 4)]);
+	snprintf(desc, sizeof(desc), "%s %s", name, formats[ue_xs_rn(s, 4)]);
 	/* The seed's order of draws: the word, the bit, the flags, the fd */
 	addr = word_addr(s, &size);
-	bit = rn(s, 4);
-	flags = flagset[rn(s, 5)];
+	bit = ue_xs_rn(s, 4);
+	flags = flagset[ue_xs_rn(s, 5)];
 	return ue_wreg(pick_fd(s), desc, addr, size, bit, flags, NULL);
 }
 
@@ -250,7 +222,7 @@ static int do_reg_status(unsigned long long *s)
 	char desc[128], name[32];
 
 	name_of(name, sizeof(name), pick_name(s, COLD));
-	snprintf(desc, sizeof(desc), "%s %s", name, formats[rn(s, 4)]);
+	snprintf(desc, sizeof(desc), "%s %s", name, formats[ue_xs_rn(s, 4)]);
 	return ue_reg(pick_fd(s), desc, NULL, NULL);
 }
 
@@ -260,7 +232,7 @@ static int do_unreg(unsigned long long *s)
 	int size, bit;
 
 	addr = word_addr(s, &size);
-	bit = rn(s, 4);
+	bit = ue_xs_rn(s, 4);
 	return ue_wunreg(pick_fd(s), addr, bit);
 }
 
@@ -274,10 +246,10 @@ static int do_cycle(unsigned long long *s)
 	char desc[64], name[32];
 	struct user_write_reg r;
 	struct user_write_unreg u;
-	int fd, ret = 0, bit = rn(s, 4);
-	void *word = wpage + 64 + 8 * rn(s, 8);
+	int fd, ret = 0, bit = ue_xs_rn(s, 4);
+	void *word = wpage + 64 + 8 * ue_xs_rn(s, 8);
 
-	fd = open(DATA_FILE, O_RDWR | O_CLOEXEC);
+	fd = open(UE_DATA_FILE, O_RDWR | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
 	name_of(name, sizeof(name), pick_name(s, HOT));
@@ -308,10 +280,10 @@ static int do_del(unsigned long long *s)
 	char name[32];
 
 	/* Half of the time through a fresh fd: most slots are often empty */
-	bool own = fd < 0 || rn(s, 2);
+	bool own = fd < 0 || ue_xs_rn(s, 2);
 
 	if (own)
-		fd = open(DATA_FILE, O_RDWR | O_CLOEXEC);
+		fd = open(UE_DATA_FILE, O_RDWR | O_CLOEXEC);
 	name_of(name, sizeof(name), pick_name(s, HOT));
 	/* The hot lane deletes in bursts: a last put's window is short */
 	for (i = hot_lane ? 32 : 1; i > 0; i--) {
@@ -331,7 +303,7 @@ static int do_del(unsigned long long *s)
 /* fd into a random slot of tab, closing the one it replaces; 0 */
 static int slot_put(unsigned long long *s, atomic_int *tab, int fd)
 {
-	int old = atomic_exchange(&tab[rn(s, NFDS)], fd);
+	int old = atomic_exchange(&tab[ue_xs_rn(s, NFDS)], fd);
 
 	if (old >= 0)
 		close(old);
@@ -341,14 +313,14 @@ static int slot_put(unsigned long long *s, atomic_int *tab, int fd)
 /* Closes the fd of a random slot of tab: 0, -errno, or -EBADF if empty */
 static int slot_close(unsigned long long *s, atomic_int *tab)
 {
-	int old = atomic_exchange(&tab[rn(s, NFDS)], -1);
+	int old = atomic_exchange(&tab[ue_xs_rn(s, NFDS)], -1);
 
 	return old >= 0 ? (close(old) ? -errno : 0) : -EBADF;
 }
 
 static int do_open(unsigned long long *s)
 {
-	int fd = open(DATA_FILE, O_RDWR | (rn(s, 2) ? O_CLOEXEC : 0));
+	int fd = open(UE_DATA_FILE, O_RDWR | (ue_xs_rn(s, 2) ? O_CLOEXEC : 0));
 
 	if (fd < 0)
 		return -errno;
@@ -373,20 +345,20 @@ static int do_write(unsigned long long *s, bool vec)
 {
 	/* A write index, then 0 to 16 bytes of payload */
 	unsigned char rec[4 + 16];
-	unsigned long long v[2] = { rnd(s), rnd(s) };
+	unsigned long long v[2] = { ue_xs_next(s), ue_xs_next(s) };
 	struct iovec iov[2];
-	int fd = pick_fd(s), idx = rn(s, 6);
+	int fd = pick_fd(s), idx = ue_xs_rn(s, 6);
 	ssize_t n;
 
 	memcpy(rec, &idx, 4);
 	memcpy(rec + 4, v, 16);
 	if (!vec) {
-		n = write(fd, rec, 4 + 4 * rn(s, 5));
+		n = write(fd, rec, 4 + 4 * ue_xs_rn(s, 5));
 	} else {
 		iov[0].iov_base = rec;
 		iov[0].iov_len = 4;
 		iov[1].iov_base = rec + 4;
-		iov[1].iov_len = 4 * rn(s, 5);
+		iov[1].iov_len = 4 * ue_xs_rn(s, 5);
 		n = writev(fd, iov, 2);
 	}
 	return n < 0 ? -errno : 0;
@@ -401,10 +373,10 @@ static int do_enable(unsigned long long *s, bool inst)
 	/* The generator is drawn in the same order with and without -F */
 	name_of(name, sizeof(name), pick_name(s, MOSTLY_COLD));
 	if (inst)
-		in = rn(s, NINST);
+		in = ue_xs_rn(s, NINST);
 	else
-		all = !rn(s, 4);
-	on = rn(s, 2);
+		all = !ue_xs_rn(s, 4);
+	on = ue_xs_rn(s, 2);
 	if (all)	/* the system's enable file: safe on every kernel */
 		return ue_write_str(TRACEFS "/events/user_events/enable",
 				 on ? "1\n" : "0\n", 0);
@@ -429,14 +401,14 @@ static int do_enable(unsigned long long *s, bool inst)
 	return ue_write_str(path, on ? "1\n" : "0\n", 0);
 }
 
-static int do_inst(unsigned long long *s, bool mk)
+static int do_inst(unsigned long long *s, bool rm)
 {
 	char path[128];
 
-	snprintf(path, sizeof(path), TRACEFS "/instances/ue_race%d", rn(s, NINST));
-	if (mk)
-		return mkdir(path, 0755) ? -errno : 0;
-	return rmdir(path) ? -errno : 0;
+	snprintf(path, sizeof(path), TRACEFS "/instances/ue_race%d", ue_xs_rn(s, NINST));
+	if (rm)
+		return rmdir(path) ? -errno : 0;
+	return mkdir(path, 0755) ? -errno : 0;
 }
 
 static int bpf_load(void)
@@ -481,10 +453,10 @@ static int do_perf(unsigned long long *s)
 	pe.sample_period = 1;
 	pe.sample_type = PERF_SAMPLE_RAW;
 	fd = syscall(__NR_perf_event_open, &pe, 0, -1, -1,
-		     rn(s, 2) ? PERF_FLAG_FD_CLOEXEC : 0);
+		     ue_xs_rn(s, 2) ? PERF_FLAG_FD_CLOEXEC : 0);
 	if (fd < 0)
 		return -errno;
-	if (bpf_prog >= 0 && rn(s, 2))
+	if (bpf_prog >= 0 && ue_xs_rn(s, 2))
 		ioctl(fd, PERF_EVENT_IOC_SET_BPF, bpf_prog);
 	return slot_put(s, perf_fds, fd);
 }
@@ -494,57 +466,58 @@ static int do_perf_close(unsigned long long *s)
 	return slot_close(s, perf_fds);
 }
 
-static int do_dyn(unsigned long long *s, bool create)
+static int do_dyn(unsigned long long *s, bool del)
 {
 	char line[128], name[32];
 
 	name_of(name, sizeof(name), pick_name(s, MOSTLY_COLD));
-	if (create)
-		snprintf(line, sizeof(line), "u:%s %s\n", name, formats[rn(s, 4)]);
-	else
+	if (del)
 		snprintf(line, sizeof(line), "!u:%s\n", name);
-	return ue_write_str(DYN_FILE, line, O_APPEND);
+	else
+		snprintf(line, sizeof(line), "u:%s %s\n", name, formats[ue_xs_rn(s, 4)]);
+	return ue_write_str(UE_DYN_FILE, line, O_APPEND);
 }
 
-static int do_eprobe(unsigned long long *s, bool create)
+static int do_eprobe(unsigned long long *s, bool del)
 {
 	char line[128], name[32];
 	int i = pick_name(s, MOSTLY_COLD);
 
 	name_of(name, sizeof(name), i);
-	if (create)
+	if (del)
+		snprintf(line, sizeof(line), "-:ue_race_ep%d\n", i);
+	else
 		snprintf(line, sizeof(line), "e:ue_race_ep%d user_events/%s\n",
 			 i, name);
-	else
-		snprintf(line, sizeof(line), "-:ue_race_ep%d\n", i);
-	return ue_write_str(DYN_FILE, line, O_APPEND);
+	return ue_write_str(UE_DYN_FILE, line, O_APPEND);
 }
 
-static int do_hist(unsigned long long *s, bool create)
+static int do_hist(unsigned long long *s, bool del)
 {
 	static const char *const trig[] = {
 		"hist:keys=common_pid", "hist:keys=a:va=a",
 		"hist:keys=common_pid:onmatch(user_events." NAME_PFX "0).trace(ue_race_syn,$va)",
 	};
 	char path[256], line[160], name[32];
-	int t = rn(s, 3);
+	int t = ue_xs_rn(s, 3);
 
 	name_of(name, sizeof(name), pick_name(s, MOSTLY_COLD));
 	snprintf(path, sizeof(path), TRACEFS "/events/user_events/%s/trigger", name);
-	snprintf(line, sizeof(line), "%s%s\n", create ? "" : "!", trig[t]);
+	snprintf(line, sizeof(line), "%s%s\n", del ? "!" : "", trig[t]);
 	return ue_write_str(path, line, O_APPEND);
 }
 
-static int do_synth(bool create)
+static int do_synth(unsigned long long *s __maybe_unused, bool del)
 {
-	return ue_write_str(SYNTH_FILE, create ? "ue_race_syn u32 v\n" :
-			 "!ue_race_syn\n", O_APPEND);
+	return ue_write_str(SYNTH_FILE, del ? "!ue_race_syn\n" :
+			    "ue_race_syn u32 v\n", O_APPEND);
 }
 
-static int do_read(const char *path)
+/* Reads user_events_status, or dynamic_events (dyn) */
+static int do_read(unsigned long long *s __maybe_unused, bool dyn)
 {
 	char buf[4096];
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int fd = open(dyn ? UE_DYN_FILE : UE_STATUS_FILE, O_RDONLY | O_CLOEXEC);
 
 	if (fd < 0)
 		return -errno;
@@ -554,9 +527,9 @@ static int do_read(const char *path)
 	return 0;
 }
 
-static int do_status_mmap(void)
+static int do_status_mmap(unsigned long long *s __maybe_unused)
 {
-	int fd = open(STATUS_FILE, O_RDWR | O_CLOEXEC);
+	int fd = open(UE_STATUS_FILE, O_RDWR | O_CLOEXEC);
 	char *p;
 
 	if (fd < 0)
@@ -572,9 +545,9 @@ static int do_status_mmap(void)
 
 static int do_munmap(unsigned long long *s)
 {
-	if (rn(s, 2)) {
+	if (ue_xs_rn(s, 2)) {
 		munmap(wpage, 4096);
-		usleep(rn(s, 200));
+		usleep(ue_xs_rn(s, 200));
 	}
 	return mmap(wpage, 4096, PROT_READ | PROT_WRITE,
 		    MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0) == MAP_FAILED ?
@@ -583,7 +556,7 @@ static int do_munmap(unsigned long long *s)
 
 static int do_mprotect(unsigned long long *s)
 {
-	return mprotect(wpage, 4096, rn(s, 2) ? PROT_READ :
+	return mprotect(wpage, 4096, ue_xs_rn(s, 2) ? PROT_READ :
 			PROT_READ | PROT_WRITE) ? -errno : 0;
 }
 
@@ -599,12 +572,12 @@ static int do_fork(unsigned long long *s, bool exec)
 	if (pid < 0)
 		return -errno;
 	if (pid == 0) {
-		unsigned long long cs = rnd(s) | 1;
+		unsigned long long cs = ue_xs_next(s) | 1;
 
 		if (exec)
 			execl("/bin/true", "true", (char *)NULL);
-		for (i = rn(&cs, 6); i > 0; i--)
-			run_op(&cs, rn(&cs, OP_FORK), true);
+		for (i = ue_xs_rn(&cs, 6); i > 0; i--)
+			run_op(&cs, ue_xs_rn(&cs, OP_FORK), true);
 		_exit(0);
 	}
 	if (waitpid(pid, &st, 0) == pid && WIFSIGNALED(st))
@@ -627,7 +600,7 @@ static int do_rmmod(unsigned long long *s)
 	 * the unload races the workers' enables (a module with enabled
 	 * events must stay)
 	 */
-	if (atomic_load(&sh->quiet) && !rn(s, 4)) {
+	if (atomic_load(&sh->quiet) && !ue_xs_rn(s, 4)) {
 		ue_write_str(TRACEFS "/events/user_events/enable", "0\n", 0);
 		for (i = 0; i < NINST; i++) {
 			snprintf(line, sizeof(line),
@@ -636,14 +609,14 @@ static int do_rmmod(unsigned long long *s)
 		}
 	}
 	/* Now and then, in quiet phases, clear everything first */
-	if (atomic_load(&sh->quiet) && !rn(s, 3))
+	if (atomic_load(&sh->quiet) && !ue_xs_rn(s, 3))
 		clear_all();
 	/* Delete what it can first: every event pins the module */
-	if (rn(s, 2))
+	if (ue_xs_rn(s, 2))
 		for (i = 0; i < nnames; i++) {
 			name_of(name, sizeof(name), i);
 			snprintf(line, sizeof(line), "!u:%s\n", name);
-			ue_write_str(DYN_FILE, line, O_APPEND);
+			ue_write_str(UE_DYN_FILE, line, O_APPEND);
 		}
 	ret = am_mod_unload();
 	if (ret && ret != -EWOULDBLOCK && ret != -ENOENT && ret != -EBUSY)
@@ -653,7 +626,7 @@ static int do_rmmod(unsigned long long *s)
 	return ret;
 }
 
-static int do_insmod(void)
+static int do_insmod(unsigned long long *s __maybe_unused)
 {
 	int ret = am_mod_load(module_ko);
 
@@ -664,111 +637,50 @@ static int do_insmod(void)
 	return ret;
 }
 
+/*
+ * What each operation runs: one(s), or two(s, alt) for the operations
+ * that come in pairs (the second of a pair passes alt = true); fork and
+ * exec do nothing in a forked child (parent_only).
+ */
+static const struct op_def {
+	int (*one)(unsigned long long *s);
+	int (*two)(unsigned long long *s, bool alt);
+	bool alt, parent_only;
+} op_defs[NR_OPS] = {
+	[OP_OPEN] = { do_open }, [OP_REG_WRITE] = { do_reg_write },
+	[OP_REG_STATUS] = { do_reg_status }, [OP_UNREG] = { do_unreg },
+	[OP_DEL] = { do_del }, [OP_CLOSE] = { do_close }, [OP_DUP] = { do_dup },
+	[OP_FORK] = { .two = do_fork, .parent_only = true },
+	[OP_EXEC] = { .two = do_fork, .alt = true, .parent_only = true },
+	[OP_MUNMAP] = { do_munmap }, [OP_MPROTECT] = { do_mprotect },
+	[OP_WRITE] = { .two = do_write }, [OP_WRITEV] = { .two = do_write, .alt = true },
+	[OP_ENABLE] = { .two = do_enable },
+	[OP_INST_ENABLE] = { .two = do_enable, .alt = true },
+	[OP_INST_MKDIR] = { .two = do_inst },
+	[OP_INST_RMDIR] = { .two = do_inst, .alt = true },
+	[OP_PERF] = { do_perf }, [OP_PERF_CLOSE] = { do_perf_close },
+	[OP_DYN_CREATE] = { .two = do_dyn }, [OP_DYN_DELETE] = { .two = do_dyn, .alt = true },
+	[OP_EPROBE] = { .two = do_eprobe },
+	[OP_EPROBE_DEL] = { .two = do_eprobe, .alt = true },
+	[OP_HIST] = { .two = do_hist }, [OP_HIST_DEL] = { .two = do_hist, .alt = true },
+	[OP_SYNTH] = { .two = do_synth }, [OP_SYNTH_DEL] = { .two = do_synth, .alt = true },
+	[OP_STATUS_READ] = { .two = do_read },
+	[OP_STATUS_MMAP] = { do_status_mmap },
+	[OP_DYN_READ] = { .two = do_read, .alt = true },
+	[OP_CYCLE] = { do_cycle }, [OP_RMMOD] = { do_rmmod }, [OP_INSMOD] = { do_insmod },
+};
+
 static int run_op(unsigned long long *s, int op, bool in_child)
 {
-	int ret = -EINVAL;
+	const struct op_def *d = &op_defs[op];
+	int ret;
 
-	switch (op) {
-	case OP_OPEN:
-		ret = do_open(s);
-		break;
-	case OP_REG_WRITE:
-		ret = do_reg_write(s);
-		break;
-	case OP_REG_STATUS:
-		ret = do_reg_status(s);
-		break;
-	case OP_UNREG:
-		ret = do_unreg(s);
-		break;
-	case OP_DEL:
-		ret = do_del(s);
-		break;
-	case OP_CLOSE:
-		ret = do_close(s);
-		break;
-	case OP_DUP:
-		ret = do_dup(s);
-		break;
-	case OP_FORK:
-		ret = in_child ? 0 : do_fork(s, false);
-		break;
-	case OP_EXEC:
-		ret = in_child ? 0 : do_fork(s, true);
-		break;
-	case OP_MUNMAP:
-		ret = do_munmap(s);
-		break;
-	case OP_MPROTECT:
-		ret = do_mprotect(s);
-		break;
-	case OP_WRITE:
-		ret = do_write(s, false);
-		break;
-	case OP_WRITEV:
-		ret = do_write(s, true);
-		break;
-	case OP_ENABLE:
-		ret = do_enable(s, false);
-		break;
-	case OP_INST_ENABLE:
-		ret = do_enable(s, true);
-		break;
-	case OP_INST_MKDIR:
-		ret = do_inst(s, true);
-		break;
-	case OP_INST_RMDIR:
-		ret = do_inst(s, false);
-		break;
-	case OP_PERF:
-		ret = do_perf(s);
-		break;
-	case OP_PERF_CLOSE:
-		ret = do_perf_close(s);
-		break;
-	case OP_DYN_CREATE:
-		ret = do_dyn(s, true);
-		break;
-	case OP_DYN_DELETE:
-		ret = do_dyn(s, false);
-		break;
-	case OP_EPROBE:
-		ret = do_eprobe(s, true);
-		break;
-	case OP_EPROBE_DEL:
-		ret = do_eprobe(s, false);
-		break;
-	case OP_HIST:
-		ret = do_hist(s, true);
-		break;
-	case OP_HIST_DEL:
-		ret = do_hist(s, false);
-		break;
-	case OP_SYNTH:
-		ret = do_synth(true);
-		break;
-	case OP_SYNTH_DEL:
-		ret = do_synth(false);
-		break;
-	case OP_STATUS_READ:
-		ret = do_read(STATUS_FILE);
-		break;
-	case OP_STATUS_MMAP:
-		ret = do_status_mmap();
-		break;
-	case OP_DYN_READ:
-		ret = do_read(DYN_FILE);
-		break;
-	case OP_CYCLE:
-		ret = do_cycle(s);
-		break;
-	case OP_RMMOD:
-		ret = do_rmmod(s);
-		break;
-	case OP_INSMOD:
-		ret = do_insmod();
-		break;
-	}
+	if (in_child && d->parent_only)
+		ret = 0;
+	else if (d->one)
+		ret = d->one(s);
+	else
+		ret = d->two(s, d->alt);
 	atomic_fetch_add(&sh->ops[op], 1);
 	if (!ret)
 		atomic_fetch_add(&sh->ok[op], 1);
@@ -853,7 +765,7 @@ static bool in_lane(int op, enum lane lane)
 
 static int pick_op(unsigned long long *s, enum lane lane)
 {
-	int r = rn(s, lane_weight[lane]), op;
+	int r = ue_xs_rn(s, lane_weight[lane]), op;
 
 	for (op = 0; op < NR_OPS; op++) {
 		if (!in_lane(op, lane))
@@ -878,7 +790,7 @@ static void *worker(void *arg)
 	bool was_quiet = atomic_load(&sh->quiet);
 
 	hot_lane = t->id % 100 == 0;
-	while (now_ms() < end_ms && !atomic_load(&sh->stop)) {
+	while (ue_now_ms() < end_ms && !atomic_load(&sh->stop)) {
 		bool quiet = atomic_load(&sh->quiet);
 		int op;
 
@@ -937,28 +849,28 @@ static void worker_process(int p, int gen)
 	}
 	for (i = 0; i < nthreads; i++)
 		pthread_join(thr[i].t, NULL);
-	_exit(now_ms() < end_ms && !atomic_load(&sh->stop) ? RESPAWN : 0);
+	_exit(ue_now_ms() < end_ms && !atomic_load(&sh->stop) ? RESPAWN : 0);
 }
 
 /* rmmod/insmod loop (-m): unloads when it can, loads again after a while */
 static void modder_process(void)
 {
 	unsigned long long s = seed ^ 0xA5A5A5A5ULL;
-	long phase_end = now_ms() + 1000;
+	long phase_end = ue_now_ms() + 1000;
 
 	s |= 1;
-	while (now_ms() < end_ms && !atomic_load(&sh->stop)) {
-		if (now_ms() >= phase_end) {
+	while (ue_now_ms() < end_ms && !atomic_load(&sh->stop)) {
+		if (ue_now_ms() >= phase_end) {
 			int q = !atomic_load(&sh->quiet);
 
 			atomic_store(&sh->quiet, q);
-			phase_end = now_ms() + (q ? 1000 : 2000) + rn(&s, 1000);
+			phase_end = ue_now_ms() + (q ? 1000 : 2000) + ue_xs_rn(&s, 1000);
 		}
 		if (run_op(&s, OP_RMMOD, false) == 0) {
-			usleep(rn(&s, 20000));
+			usleep(ue_xs_rn(&s, 20000));
 			run_op(&s, OP_INSMOD, false);
 		}
-		usleep(rn(&s, 5000));
+		usleep(ue_xs_rn(&s, 5000));
 	}
 	if (atomic_load(&sh->module_gone))
 		run_op(&s, OP_INSMOD, false);
@@ -996,7 +908,7 @@ static int clear_all(void)
 	}
 	for (i = 0; i < MAX_NAMES; i++) {
 		snprintf(line, sizeof(line), "-:ue_race_ep%d\n", i);
-		ue_write_str(DYN_FILE, line, O_APPEND);
+		ue_write_str(UE_DYN_FILE, line, O_APPEND);
 	}
 	for (i = 0; !no_event_files && i < nnames; i++) {
 		name_of(name, sizeof(name), i);
@@ -1012,8 +924,8 @@ static int clear_all(void)
 		ue_write_str(path, "!hist:keys=common_pid\n", O_APPEND);
 		ue_write_str(path, "!hist:keys=a:va=a\n", O_APPEND);
 	}
-	do_synth(false);
-	fd = open(DATA_FILE, O_RDWR | O_CLOEXEC);
+	do_synth(NULL, true);
+	fd = open(UE_DATA_FILE, O_RDWR | O_CLOEXEC);
 	for (i = 0; fd >= 0 && i < nnames; i++) {
 		name_of(name, sizeof(name), i);
 		if (ioctl(fd, DIAG_IOCSDEL, name) && errno == EBUSY)
@@ -1046,6 +958,8 @@ int main(int argc, char **argv)
 	pid_t pids[65];
 	long deadline;
 	const char *env = getenv("RACE_SEED"), *mode = NULL, *exclude = NULL;
+	static const char int_opts[] = "tpTn";
+	int *const int_opt[] = { &secs, &nprocs, &nthreads, &nnames };
 
 	seed = env ? strtoull(env, NULL, 0) : 0;
 	while ((c = getopt(argc, argv, "s:t:p:T:n:m:RFM:x:v")) != -1) {
@@ -1053,17 +967,8 @@ int main(int argc, char **argv)
 		case 's':
 			seed = strtoull(optarg, NULL, 0);
 			break;
-		case 't':
-			secs = atoi(optarg);
-			break;
-		case 'p':
-			nprocs = atoi(optarg);
-			break;
-		case 'T':
-			nthreads = atoi(optarg);
-			break;
-		case 'n':
-			nnames = atoi(optarg);
+		case 't': case 'p': case 'T': case 'n':
+			*int_opt[strchr(int_opts, c) - int_opts] = atoi(optarg);
 			break;
 		case 'm':
 			module_ko = optarg;
@@ -1132,7 +1037,7 @@ int main(int argc, char **argv)
 			if (in_lane(i, l))
 				lane_weight[l] += op_weight[i];
 	}
-	end_ms = now_ms() + secs * 1000L;
+	end_ms = ue_now_ms() + secs * 1000L;
 
 	for (i = 0; i < nprocs + (module_ko && !no_modder ? 1 : 0); i++) {
 		pid_t pid = fork();
@@ -1153,7 +1058,7 @@ int main(int argc, char **argv)
 	 */
 	deadline = end_ms + 60000;
 	alive = nchildren;
-	while (alive && now_ms() < deadline) {
+	while (alive && ue_now_ms() < deadline) {
 		for (i = 0; i < nchildren; i++) {
 			pid_t r;
 
@@ -1164,7 +1069,7 @@ int main(int argc, char **argv)
 				continue;
 			if (r == pids[i] && i < nprocs && WIFEXITED(st) &&
 			    WEXITSTATUS(st) == RESPAWN) {
-				pid_t pid = now_ms() < end_ms ? fork() : -1;
+				pid_t pid = ue_now_ms() < end_ms ? fork() : -1;
 
 				if (pid == 0)
 					worker_process(i, respawns + 1);

@@ -19,18 +19,18 @@
 #include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
-#include "uapi/linux/user_events.h"
+#include "../selftests/ue_helpers.h"
 
-#define T "/sys/kernel/tracing"
+#define T UE_TRACEFS
 static volatile int stop;
 static int fd, widx;
 static unsigned char buf[64] __attribute__((aligned(8)));
 static long nok, nfault, nother;
 
+/* A tracefs write whose result does not matter here */
 static void wr(const char *p, const char *s, int trunc)
 {
-	int f = open(p, O_WRONLY | (trunc ? O_TRUNC : 0));
-	if (f >= 0) { if (write(f, s, strlen(s)) < 0) {} close(f); }
+	ue_write_str(p, s, trunc ? O_TRUNC : 0);
 }
 
 static void *writer(void *a)

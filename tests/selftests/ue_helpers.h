@@ -29,6 +29,7 @@
 #include <linux/perf_event.h>
 
 #include "uapi/linux/user_events.h"
+#include <time.h>
 
 #define UE_TRACEFS	"/sys/kernel/tracing"
 #define UE_DATA_FILE	UE_TRACEFS "/user_events_data"
@@ -417,6 +418,43 @@ static inline int ue_tally_summary(const struct ue_tally *t)
 {
 	printf("%d passed, %d failed\n", t->pass, t->fail);
 	return t->fail ? 1 : 0;
+}
+
+/*
+ * ---- The robustness tools' helpers (tests/race, tests/stress, tests/fuzz,
+ * tests/faultinj): kept in one block, added to, not mixed with the above.
+ */
+
+#define UE_DYN_FILE	UE_TRACEFS "/dynamic_events"
+
+/* CLOCK_MONOTONIC in milliseconds */
+static inline long ue_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000L + ts.tv_nsec / 1000000;
+}
+
+/*
+ * xorshift64*, the generator of ue_race and enable_churn (a per-thread
+ * state, nonzero): their seeds replay the same streams as before.
+ */
+static inline unsigned long long ue_xs_next(unsigned long long *s)
+{
+	unsigned long long x = *s;
+
+	x ^= x >> 12;
+	x ^= x << 25;
+	x ^= x >> 27;
+	*s = x;
+	return x * 0x2545F4914F6CDD1DULL;
+}
+
+/* 0 .. n - 1 (0 for n <= 0) */
+static inline int ue_xs_rn(unsigned long long *s, int n)
+{
+	return n > 0 ? (int)(ue_xs_next(s) % (unsigned int)n) : 0;
 }
 
 #endif /* UE_HELPERS_H */

@@ -6,8 +6,8 @@
 #   tests/stress/guest.sh <module.ko> <ue_stress binary> <seconds> <seed> [ue_stress args...]
 #
 # Loads the module, runs ue_stress for <seconds> with <seed> and then
-# ue_races (found next to ue_stress; UE_RACES=0 skips it, UE_RACES_ARGS
-# are its arguments), then the end-of-run checks of scripts/lib.sh
+# its targeted races, ue_stress --races (UE_RACES=0 skips them,
+# UE_RACES_ARGS are their arguments), then the end-of-run checks of scripts/lib.sh
 # (ue_kernel_checks: unload, nothing left in tracefs, clean kernel log).
 # Prints "ok - ..." / "not ok - ..." lines; exit status non-zero iff one
 # failed.
@@ -17,10 +17,9 @@ set -uo pipefail
 
 ue_load "${1:?usage: $0 <module.ko> <ue_stress> <seconds> <seed> [ue_stress args...]}" || exit 1
 ue_tool ue_stress "$2" -s "$4" -t "$3" "${@:5}" || ue_notok "ue_stress exited with status $?"
-races=$(dirname "$2")/ue_races
-if [[ ${UE_RACES:-1} != 0 && -x $races ]]; then
+if [[ ${UE_RACES:-1} != 0 ]]; then
 	read -r -a rargs <<<"${UE_RACES_ARGS:-}"
-	ue_tool ue_races "$races" "${rargs[@]}"
+	ue_tool ue_races "$2" --races "${rargs[@]}"
 	rst=$?
 	((rst <= 1)) || ue_notok "ue_races exited with status $rst"
 fi

@@ -3,8 +3,8 @@
 #
 # `make stress`: for every target kernel (scripts/kernels.sh, KVERS=...),
 # build the module, boot the kernel in QEMU with -smp 2 and run
-# tests/stress/ue_stress under tests/stress/guest.sh for STRESS_S seconds, then the
-# targeted races of tests/stress/ue_races, then count the ok / not ok lines.
+# tests/stress/ue_stress under tests/stress/guest.sh for STRESS_S seconds, then its
+# targeted races (ue_stress --races), then count the ok / not ok lines.
 #
 # Environment:
 #   STRESS_S=120        seconds of random operations per kernel
@@ -24,9 +24,7 @@ set -euo pipefail
 # shellcheck source=scripts/lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/../../scripts/lib.sh"
 ue_start_run STRESS 120 stress
-if ! ue_build_tool ue_stress tests/stress/ue_stress.c || ! ue_build_tool ue_races tests/stress/ue_races.c; then
-	ue_finish stress
-fi
+ue_build_tool ue_stress tests/stress/ue_stress.c || ue_finish stress
 
 one() { # one <rel> <ko>
 	ue_section "$1: guest run (seed $UE_SEED, ${UE_SECS}s, -smp 2)"

@@ -4,6 +4,10 @@
  * with the module loaded; tests/stress/guest.sh does that).
  *
  *   ue_stress [-s SEED] [-t SECONDS] [-p PROCS] [-T THREADS] [-v]
+ *   ue_stress --races [dup [N]] [fork [N]]
+ *
+ * (--races: the two targeted races of the remote write ABI that the random
+ * operations hit only now and then; see races_main() below.)
  *
  * Worker threads in the main process and in PROCS forked worker processes
  * (THREADS each) pick operations at random from a per-worker PRNG seeded
@@ -61,10 +65,7 @@
 
 #include "../selftests/ue_helpers.h"
 
-#define TRACEFS "/sys/kernel/tracing"
-#define DATA_FILE TRACEFS "/user_events_data"
-#define STATUS_FILE TRACEFS "/user_events_status"
-#define DYN_FILE TRACEFS "/dynamic_events"
+#define TRACEFS UE_TRACEFS
 #define MODNAME "user_events"
 
 #define PAGE 4096
@@ -446,9 +447,9 @@ static void op_open(struct worker *w)
 	for (int i = 0; i < MAXFD; i++) {
 		if (w->fds[i] >= 0)
 			continue;
-		w->fds[i] = open(DATA_FILE, O_RDWR | (ue_one_in(&w->r, 2) ? O_CLOEXEC : 0));
+		w->fds[i] = open(UE_DATA_FILE, O_RDWR | (ue_one_in(&w->r, 2) ? O_CLOEXEC : 0));
 		if (w->fds[i] < 0) {
-			failf("open %s: %s", DATA_FILE, ue_errno_name(errno));
+			failf("open %s: %s", UE_DATA_FILE, ue_errno_name(errno));
 			w->fds[i] = -1;
 		}
 		return;
@@ -841,11 +842,11 @@ static void op_dyn(struct worker *w)
 	if (ue_one_in(&w->r, 2)) {
 		desc_of(desc, sizeof(desc), n, v);
 		snprintf(cmd, sizeof(cmd), "u:%s", desc);
-		e = -ue_write_str(DYN_FILE, cmd, O_APPEND);
+		e = -ue_write_str(UE_DYN_FILE, cmd, O_APPEND);
 		EXPECT(e, "dynamic_events u: create", 0, EADDRINUSE, EMFILE, ENOMEM);
 	} else {
 		snprintf(cmd, sizeof(cmd), "!u:%s", names[n].name);
-		e = -ue_write_str(DYN_FILE, cmd, O_APPEND);
+		e = -ue_write_str(UE_DYN_FILE, cmd, O_APPEND);
 		if (held)
 			EXPECT(e, "dynamic_events !u: delete of a held event", EBUSY);
 		else
@@ -859,7 +860,7 @@ static void op_dyn_trunc(struct worker *w)
 
 	if (!sh->dyn_ok)
 		return;
-	fd = open(DYN_FILE, O_WRONLY | O_TRUNC | O_CLOEXEC);
+	fd = open(UE_DYN_FILE, O_WRONLY | O_TRUNC | O_CLOEXEC);
 	e = fd < 0 ? errno : 0;
 	if (fd >= 0)
 		close(fd);
@@ -869,7 +870,7 @@ static void op_dyn_trunc(struct worker *w)
 		EXPECT(e, "O_TRUNC of dynamic_events", 0, EBUSY);
 }
 
-static void op_rmmod(void)
+static void op_rmmod(struct worker *w __attribute__((unused)))
 {
 	int e = syscall(__NR_delete_module, MODNAME, O_NONBLOCK) < 0 ? errno : 0;
 
@@ -881,10 +882,10 @@ static void op_rmmod(void)
 static void op_status(struct worker *w)
 {
 	static __thread char buf[65536];
-	ssize_t n = ue_read_upto(STATUS_FILE, buf, sizeof(buf));
+	ssize_t n = ue_read_upto(UE_STATUS_FILE, buf, sizeof(buf));
 
 	if (n < 0) {
-		failf("read %s: %s", STATUS_FILE, ue_errno_name(-n));
+		failf("read %s: %s", UE_STATUS_FILE, ue_errno_name(-n));
 		return;
 	}
 	if (!strstr(buf, "\nActive: ") || !strstr(buf, "\nMax: "))
@@ -1040,29 +1041,17 @@ static void op_fork(struct worker *w)
 	/* keepers are waited for by the process controller at the end */
 }
 
+/* What each operation runs, in the order of enum op */
+static void (*const op_fn[NOPS])(struct worker *w) = {
+	op_open, op_close, op_reg_status, op_reg_write, op_unreg, op_del,
+	op_write, op_ftrace, op_perf_open, op_perf_close, op_fork, op_munmap,
+	op_mprotect, op_dyn, op_dyn_trunc, op_rmmod, op_status, op_race,
+};
+
 static int run_op(struct worker *w, enum op op)
 {
-	switch (op) {
-	case OP_OPEN: op_open(w); break;
-	case OP_CLOSE: op_close(w); break;
-	case OP_REG_STATUS: op_reg_status(w); break;
-	case OP_REG_WRITE: op_reg_write(w); break;
-	case OP_UNREG: op_unreg(w); break;
-	case OP_DEL: op_del(w); break;
-	case OP_WRITE: op_write(w); break;
-	case OP_FTRACE: op_ftrace(w); break;
-	case OP_PERF_OPEN: op_perf_open(w); break;
-	case OP_PERF_CLOSE: op_perf_close(w); break;
-	case OP_FORK: op_fork(w); break;
-	case OP_MUNMAP: op_munmap(w); break;
-	case OP_MPROTECT: op_mprotect(w); break;
-	case OP_DYN: op_dyn(w); break;
-	case OP_DYN_TRUNC: op_dyn_trunc(w); break;
-	case OP_RMMOD: op_rmmod(); break;
-	case OP_STATUS: op_status(w); break;
-	case OP_RACE: op_race(w); break;
-	default: break;
-	}
+	if (op < NOPS)
+		op_fn[op](w);
 	return 0;
 }
 
@@ -1267,6 +1256,19 @@ static void wait_count(int *cnt, int *target_p)
 	}
 }
 
+/*
+ * Invariant 1 (before the cycle) or 2 (post: after it): the main
+ * process's enablers and then every worker process's, which the phase
+ * starts. True when no bit differed and nothing failed since f0.
+ */
+static bool enablers_match(struct worker **ws, int nw, bool post, long f0)
+{
+	__atomic_store_n(&sh->phase, post ? PH_POST : PH_PRE, __ATOMIC_SEQ_CST);
+	check_enablers(ws, nw, post, "main process");
+	wait_count(post ? &sh->post_done : &sh->pre_done, &sh->nprocs);
+	return sh->bit_mismatch == 0 && sh->fails == f0;
+}
+
 static void cleanup_worker(struct worker *w, bool all)
 {
 	for (int i = 0; i < w->nen; i++)
@@ -1338,14 +1340,14 @@ static void proc_setup(void)
 {
 	int fd;
 
-	proc_fd = open(DATA_FILE, O_RDWR | O_CLOEXEC);
+	proc_fd = open(UE_DATA_FILE, O_RDWR | O_CLOEXEC);
 	if (proc_fd < 0) {
-		out("open %s: %s", DATA_FILE, strerror(errno));
+		out("open %s: %s", UE_DATA_FILE, strerror(errno));
 		exit(2);
 	}
-	fd = open(STATUS_FILE, O_RDONLY | O_CLOEXEC);
+	fd = open(UE_STATUS_FILE, O_RDONLY | O_CLOEXEC);
 	if (fd < 0) {
-		out("open %s: %s", STATUS_FILE, strerror(errno));
+		out("open %s: %s", UE_STATUS_FILE, strerror(errno));
 		exit(2);
 	}
 	status_map = mmap(NULL, PAGE, PROT_READ, MAP_SHARED, fd, 0);
@@ -1396,11 +1398,11 @@ static int snapshot_events(void)
 	ssize_t n;
 	int k = 0;
 
-	n = ue_read_upto(STATUS_FILE, buf, sizeof(buf));
+	n = ue_read_upto(UE_STATUS_FILE, buf, sizeof(buf));
 	if (n < 0)
 		return -1;
 	dyn[0] = 0;
-	if (sh->dyn_ok && ue_read_upto(DYN_FILE, dyn, sizeof(dyn)) < 0)
+	if (sh->dyn_ok && ue_read_upto(UE_DYN_FILE, dyn, sizeof(dyn)) < 0)
 		dyn[0] = 0;
 	for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
 		struct evstate *s;
@@ -1517,28 +1519,20 @@ static void cycle_events(struct ue_rng *r, int *want)
 	}
 }
 
-struct tally { int pass, fail; };
-
-static void tap(struct tally *t, bool ok, const char *fmt, ...)
+static void tap(struct ue_tally *t, bool ok, const char *fmt, ...)
 {
-	char buf[512];
 	va_list ap;
 
 	va_start(ap, fmt);
-	vsnprintf(buf, sizeof(buf), fmt, ap);
+	ue_vtap(t, false, "", ok, fmt, ap);
 	va_end(ap);
-	out("%s - %s", ok ? "ok" : "not ok", buf);
-	if (ok)
-		t->pass++;
-	else
-		t->fail++;
 }
 
 /* Status bytes and writes for every single-format event now alive */
-static void check_status_and_writes(struct tally *t, int *want)
+static void check_status_and_writes(struct ue_tally *t, int *want)
 {
 	long bytes_ok = 0, bytes_bad = 0, writes_ok = 0, writes_bad = 0;
-	int fd = open(DATA_FILE, O_RDWR | O_CLOEXEC);
+	int fd = open(UE_DATA_FILE, O_RDWR | O_CLOEXEC);
 	struct ue_rng r = { g_seed ^ 0xabcdef };
 
 	for (int i = 0; i < sh->nev; i++) {
@@ -1597,7 +1591,7 @@ static int active_count(char *buf, size_t size)
 {
 	char *p;
 
-	if (ue_read_upto(STATUS_FILE, buf, size) < 0)
+	if (ue_read_upto(UE_STATUS_FILE, buf, size) < 0)
 		return -1;
 	p = strstr(buf, "\nActive: ");
 	if (!p && !strncmp(buf, "Active: ", 8))
@@ -1609,7 +1603,7 @@ static int active_count(char *buf, size_t size)
 static bool delete_all(char *text, size_t size)
 {
 	double deadline = now() + 20;
-	int fd = open(DATA_FILE, O_RDWR | O_CLOEXEC);
+	int fd = open(UE_DATA_FILE, O_RDWR | O_CLOEXEC);
 	int active = -1;
 
 	for (int i = 0; i < MAXEV; i++)
@@ -1626,7 +1620,7 @@ static bool delete_all(char *text, size_t size)
 			set_ftrace(s->call, false);
 			if (strchr(s->call, '.')) {
 				snprintf(cmd, sizeof(cmd), "!u:%s", s->call);
-				ue_write_str(DYN_FILE, cmd, O_APPEND);
+				ue_write_str(UE_DYN_FILE, cmd, O_APPEND);
 			} else {
 				ioctl(fd, DIAG_IOCSDEL, s->call);
 			}
@@ -1673,7 +1667,7 @@ static int exec_child(int fd, unsigned long long seed)
 
 static int probe_dyn(void)
 {
-	int e = -ue_write_str(DYN_FILE, "u:ues_dynprobe u32 a", O_APPEND);
+	int e = -ue_write_str(UE_DYN_FILE, "u:ues_dynprobe u32 a", O_APPEND);
 
 	if (e == EINVAL || e == ENOENT) {
 		out("# dynamic_events: 'u:' commands not supported (%s): skipping the dyn and dyn_trunc operations",
@@ -1685,17 +1679,265 @@ static int probe_dyn(void)
 		    ue_errno_name(e));
 		return 0;
 	}
-	e = -ue_write_str(DYN_FILE, "!u:ues_dynprobe", O_APPEND);
+	e = -ue_write_str(UE_DYN_FILE, "!u:ues_dynprobe", O_APPEND);
 	if (e)
 		failf("dynamic_events: !u:ues_dynprobe: %s", ue_errno_name(e));
 	out("# dynamic_events: 'u:' commands supported");
 	return 1;
 }
 
+/*
+ * ------------------------------------------------------------ --races
+ * The targeted races of the remote write ABI that random stress (op_race,
+ * fork) hits only now and then; ue_stress --races [dup [N]] [fork [N]]
+ * (default both, 2000 and 300 iterations):
+ *
+ * dup:  two threads, released together by a barrier, register the same
+ *       (enable_addr, enable_bit) in one address space. At most one may
+ *       succeed (the other gets EADDRINUSE); afterwards exactly one
+ *       DIAG_IOCSUNREG may succeed.
+ * fork: a thread opens and closes perf events on an event (toggling its
+ *       state) while the main thread forks; the parent has an enabler and
+ *       some 3000 mappings (so that fork's copy of the address space takes
+ *       a while). The child closes the perf events it inherited (they
+ *       would keep the event enabled). Once the toggling has stopped and
+ *       the event is disabled, the parent's bit and the child's inherited
+ *       bit must each read 0 within 2 s.
+ * Prints "ok - races: ..." / "not ok - races: ..." lines and its own
+ * "N passed, N failed".
+ */
+static int rc_fd;
+static struct ue_tally rc_tally;
+
+/* The remote write ABI, 4-byte word; 0 or a positive errno */
+static int rc_reg(void *word, int bit, const char *desc)
+{
+	return -ue_wreg(rc_fd, desc, word, 4, bit, 0, NULL);
+}
+
+static void rc_tap(int ok, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	ue_vtap(&rc_tally, false, "races: ", ok, fmt, ap);
+	va_end(ap);
+}
+
+/* ------------------------------------------------------------------ dup */
+
+static pthread_barrier_t rc_bar;
+static atomic_int rc_successes;
+static uint32_t *rc_dup_word;
+static int rc_dup_iters;
+
+static void *rc_dup_racer(void *arg)
+{
+	(void)arg;
+	for (int i = 0; i < rc_dup_iters; i++) {
+		pthread_barrier_wait(&rc_bar);
+		if (!rc_reg(rc_dup_word, 3, "uer_dup u32 a"))
+			atomic_fetch_add(&rc_successes, 1);
+		pthread_barrier_wait(&rc_bar);
+		pthread_barrier_wait(&rc_bar);
+	}
+	return NULL;
+}
+
+static void rc_test_dup(int iters)
+{
+	pthread_t t[2];
+	int dups = 0, shown = 0;
+
+	rc_dup_iters = iters;
+	rc_dup_word = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	pthread_barrier_init(&rc_bar, NULL, 3);
+	for (int i = 0; i < 2; i++)
+		pthread_create(&t[i], NULL, rc_dup_racer, NULL);
+	for (int i = 0; i < iters; i++) {
+		int k = 0, s;
+
+		atomic_store(&rc_successes, 0);
+		pthread_barrier_wait(&rc_bar);	/* go */
+		pthread_barrier_wait(&rc_bar);	/* both registered */
+		while (k < 5 && !ue_wunreg(rc_fd, rc_dup_word, 3))
+			k++;
+		s = atomic_load(&rc_successes);
+		if (s > 1 || k != s) {
+			dups++;
+			if (shown++ < 3)
+				printf("# dup iteration %d: %d registrations of one (address, bit) succeeded, %d unregistrations\n",
+				       i, s, k);
+		}
+		pthread_barrier_wait(&rc_bar);
+	}
+	for (int i = 0; i < 2; i++)
+		pthread_join(t[i], NULL);
+	rc_tap(!dups, "concurrent registrations of one (address, bit): at most one enabler (%d of %d iterations made two)",
+	    dups, iters);
+}
+
+/* ----------------------------------------------------------------- fork */
+
+static atomic_int rc_stop;
+static long rc_event_id;
+
+static void *rc_toggler(void *arg)
+{
+	(void)arg;
+	while (!atomic_load(&rc_stop)) {
+		struct perf_event_attr pe = {
+			.type = PERF_TYPE_TRACEPOINT, .size = sizeof(pe), .config = rc_event_id,
+		};
+		int p = syscall(__NR_perf_event_open, &pe, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
+
+		if (p >= 0)
+			close(p);
+	}
+	return NULL;
+}
+
+/*
+ * A child inherits the descriptors of the perf events open at fork(), and
+ * an event stays enabled while any process holds one: the child closes
+ * those before the bits are checked.
+ */
+static void rc_close_perf_fds(void)
+{
+	char path[64], target[64];
+	ssize_t n;
+
+	for (int fd = 3; fd < 1024; fd++) {
+		snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+		n = readlink(path, target, sizeof(target) - 1);
+		if (n <= 0)
+			continue;
+		target[n] = '\0';
+		if (!strcmp(target, "anon_inode:[perf_event]"))
+			close(fd);
+	}
+}
+
+/* Waits up to 2 s for the bit to read 0; true if it does */
+static bool rc_bit_clears(volatile uint32_t *word)
+{
+	for (int k = 0; k < 200; k++) {
+		if (!(*word & 1))
+			return true;
+		usleep(10000);
+	}
+	return !(*word & 1);
+}
+
+static void rc_test_fork(int iters)
+{
+	uint32_t *word = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	int stale = 0, pstale = 0, shown = 0, e, f;
+	char buf[32] = "";
+
+	e = rc_reg(word, 0, "uer_fork u32 a");
+	f = open(UE_EVENTS_DIR "/uer_fork/id", O_RDONLY | O_CLOEXEC);
+	if (e || f < 0 || read(f, buf, sizeof(buf) - 1) <= 0) {
+		rc_tap(0, "fork: setup (registration: %s)", strerror(e));
+		return;
+	}
+	close(f);
+	rc_event_id = atol(buf);
+	/* Many mappings: fork's copy of the address space takes longer */
+	for (int i = 0; i < 3000; i++)
+		mmap(NULL, 4096, i % 2 ? PROT_READ : PROT_READ | PROT_WRITE,
+		     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	for (int i = 0; i < iters; i++) {
+		int p2c[2], c2p[2], st;
+		pthread_t t;
+		pid_t c;
+		char go = 0;
+
+		if (pipe(p2c))
+			break;
+		if (pipe(c2p)) {
+			close(p2c[0]);
+			close(p2c[1]);
+			break;
+		}
+		atomic_store(&rc_stop, 0);
+		pthread_create(&t, NULL, rc_toggler, NULL);
+		usleep(rand() % 300);
+		c = fork();
+		if (c == 0) {
+			close(p2c[1]);
+			close(c2p[0]);
+			rc_close_perf_fds();
+			if (write(c2p[1], &go, 1) != 1 ||
+			    read(p2c[0], &go, 1) != 1)
+				_exit(3);
+			/* disabled now: the bit must read 0 (faults are retried) */
+			_exit(rc_bit_clears(word) ? 0 : 1);
+		}
+		close(p2c[0]);
+		close(c2p[1]);
+		atomic_store(&rc_stop, 1);
+		pthread_join(t, NULL);
+		/* No perf event on it is left open anywhere now */
+		if (read(c2p[0], &go, 1) != 1)
+			printf("# fork iteration %d: the child did not get ready\n", i);
+		close(c2p[0]);
+		if (!rc_bit_clears(word)) {
+			pstale++;
+			if (shown++ < 3)
+				printf("# fork iteration %d: the parent's bit stayed 1 with the event disabled\n",
+				       i);
+		}
+		if (write(p2c[1], &go, 1) != 1)
+			break;
+		close(p2c[1]);
+		waitpid(c, &st, 0);
+		if (!WIFEXITED(st) || WEXITSTATUS(st)) {
+			stale++;
+			if (shown++ < 3)
+				printf("# fork iteration %d: the child's inherited bit stayed 1 with the event disabled\n",
+				       i);
+		}
+	}
+	ue_wunreg(rc_fd, word, 0);
+	rc_tap(!stale && !pstale,
+	    "fork while the event changes state: bits follow the state (stale after 2 s: %d of %d children, %d parents)",
+	    stale, iters, pstale);
+}
+
+static int races_main(int argc, char **argv)
+{
+	int dup_n = 2000, fork_n = 300;
+	bool do_dup = argc < 2, do_fork = argc < 2;
+
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "dup")) {
+			do_dup = true;
+			if (i + 1 < argc && atoi(argv[i + 1]) > 0)
+				dup_n = atoi(argv[++i]);
+		} else if (!strcmp(argv[i], "fork")) {
+			do_fork = true;
+			if (i + 1 < argc && atoi(argv[i + 1]) > 0)
+				fork_n = atoi(argv[++i]);
+		}
+	}
+	rc_fd = open(UE_DATA_FILE, O_RDWR | O_CLOEXEC);
+	if (rc_fd < 0) {
+		printf("not ok - races: open user_events_data: %s\n0 passed, 1 failed\n", strerror(errno));
+		return 1;
+	}
+	if (do_dup)
+		rc_test_dup(dup_n);
+	if (do_fork)
+		rc_test_fork(fork_n);
+	close(rc_fd);
+	return ue_tally_summary(&rc_tally);
+}
+
 int main(int argc, char **argv)
 {
 	int duration = 30, nprocs = 2, nthreads = 2, opt;
-	struct tally t = { 0, 0 };
+	struct ue_tally t = { 0, 0 };
 	struct worker **ws;
 	pthread_t *tids;
 	int nw, want[MAXEV];
@@ -1704,6 +1946,9 @@ int main(int argc, char **argv)
 	long total = 0;
 	static char text[1 << 17];
 
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (argc >= 2 && !strcmp(argv[1], "--races"))
+		return races_main(argc - 1, argv + 1);
 	if (argc == 4 && !strcmp(argv[1], "--exec-child"))
 		return exec_child(atoi(argv[2]), strtoull(argv[3], NULL, 10));
 
@@ -1716,11 +1961,11 @@ int main(int argc, char **argv)
 		case 'T': nthreads = atoi(optarg); break;
 		case 'v': verbose = true; break;
 		default:
-			fprintf(stderr, "usage: %s [-s seed] [-t seconds] [-p procs] [-T threads]\n", argv[0]);
+			fprintf(stderr, "usage: %s [-s seed] [-t seconds] [-p procs] [-T threads] [-v]\n"
+				"       %s --races [dup [N]] [fork [N]]\n", argv[0], argv[0]);
 			return 2;
 		}
 	}
-	setvbuf(stdout, NULL, _IOLBF, 0);
 	signal(SIGPIPE, SIG_IGN);
 	sh = mmap(NULL, sizeof(*sh), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	if (sh == MAP_FAILED)
@@ -1731,8 +1976,8 @@ int main(int argc, char **argv)
 
 	out("# ue_stress: seed=%llu duration=%ds processes=%d threads=%d (replay: -s %llu)",
 	    g_seed, duration, nprocs + 1, nthreads, g_seed);
-	if (access(DATA_FILE, F_OK)) {
-		out("not ok - %s exists", DATA_FILE);
+	if (access(UE_DATA_FILE, F_OK)) {
+		out("not ok - %s exists", UE_DATA_FILE);
 		out("0 passed, 1 failed");
 		return 1;
 	}
@@ -1799,10 +2044,7 @@ int main(int argc, char **argv)
 
 	sh->bit_mismatch = 0;
 	snapshot_events();
-	__atomic_store_n(&sh->phase, PH_PRE, __ATOMIC_SEQ_CST);
-	check_enablers(ws, nw, false, "main process");
-	wait_count(&sh->pre_done, &sh->nprocs);
-	tap(&t, sh->bit_mismatch == 0 && sh->fails == f0,
+	tap(&t, enablers_match(ws, nw, false, f0),
 	    "enabler bits equal the event state before the cycle (%ld checked, %ld skipped: page remapped)",
 	    sh->pre_checked, sh->pre_skipped);
 
@@ -1826,10 +2068,7 @@ int main(int argc, char **argv)
 			if (!strcmp(calls[j], sh->ev[i].call))
 				wantn[i] = want[j];
 	}
-	__atomic_store_n(&sh->phase, PH_POST, __ATOMIC_SEQ_CST);
-	check_enablers(ws, nw, true, "main process");
-	wait_count(&sh->post_done, &sh->nprocs);
-	tap(&t, sh->bit_mismatch == 0 && sh->fails == f0,
+	tap(&t, enablers_match(ws, nw, true, f0),
 	    "enabler bits equal the event state after an enable/disable cycle (%ld checked, %ld skipped)",
 	    sh->post_checked, sh->post_skipped);
 
@@ -1866,6 +2105,5 @@ int main(int argc, char **argv)
 
 	out("# seed %llu: %ld operations, %.0f ops/s, %ld unexpected results", g_seed, total,
 	    total / t_run, sh->fails);
-	out("%d passed, %d failed", t.pass, t.fail);
-	return t.fail ? 1 : 0;
+	return ue_tally_summary(&t);
 }

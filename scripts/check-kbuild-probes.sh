@@ -33,6 +33,7 @@ since=(
 # Backports known in target kernels: "tree-name-glob:feature"
 backports=(
 	'*-rt-*:UE_HAVE_ENTRY_UPDATE_NO_PC'	# PREEMPT_RT 5.10 has trace_ctx
+	'*-rt-*:UE_HAVE_KMAP_LOCAL'	# and kmap_local_page() (highmem-internal.h)
 )
 # notify_change() took a user_namespace from 5.12 to 6.2 only
 until_=(UE_HAVE_NOTIFY_CHANGE_USERNS:603)

@@ -83,20 +83,7 @@ static int fill_damage(const char *mem, size_t len, const char *skip, size_t n)
 
 static char *map_mem(size_t pages, int prot)
 {
-	long page = sysconf(_SC_PAGESIZE);
-	char *mem = mmap(NULL, pages * page, PROT_READ | PROT_WRITE,
-			 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-
-	if (mem == MAP_FAILED)
-		return NULL;
-	memset(mem, FILL, pages * page);
-	if (prot != (PROT_READ | PROT_WRITE) &&
-	    mprotect(mem, pages * page, prot)) {
-		munmap(mem, pages * page);
-		return NULL;
-	}
-
-	return mem;
+	return ue_map_filled(pages, FILL, prot);
 }
 
 /*
@@ -181,8 +168,6 @@ static bool multi_format_has(const char *dir, const char *str)
  * Test context shared by the fixtures: data fds, a perf fd, the status
  * page, memory for enable words, and the registrations still in place.
  */
-#define MAX_REGS 64
-
 struct ctx {
 	int fd;
 	int fd2;
@@ -191,11 +176,7 @@ struct ctx {
 	void *status_page;
 	char *mem;
 	size_t mem_len;
-	int nregs;
-	struct {
-		const void *addr;
-		int bit;
-	} regs[MAX_REGS];
+	struct ue_enablers regs;
 };
 
 static void ctx_setup(struct __test_metadata *_metadata, struct ctx *c)
@@ -204,7 +185,7 @@ static void ctx_setup(struct __test_metadata *_metadata, struct ctx *c)
 	c->perf_fd = -1;
 	c->status_fd = -1;
 	c->status_page = MAP_FAILED;
-	c->nregs = 0;
+	c->regs.n = 0;
 	c->mem_len = MEM_PAGES * sysconf(_SC_PAGESIZE);
 	c->mem = map_mem(MEM_PAGES, PROT_READ | PROT_WRITE);
 
@@ -221,16 +202,9 @@ static void ctx_setup(struct __test_metadata *_metadata, struct ctx *c)
 
 static void ctx_teardown(struct __test_metadata *_metadata, struct ctx *c)
 {
-	int fd = ue_open_data();
-	int i;
-
 	if (c->perf_fd >= 0)
 		close(c->perf_fd);
-	/* Enablers belong to the process, not to a data fd */
-	for (i = 0; i < c->nregs && fd >= 0; i++)
-		ue_wunreg(fd, c->regs[i].addr, c->regs[i].bit);
-	if (fd >= 0)
-		close(fd);
+	ue_enablers_unreg_all(&c->regs);
 	if (c->fd >= 0)
 		close(c->fd);
 	if (c->fd2 >= 0)
@@ -245,16 +219,6 @@ static void ctx_teardown(struct __test_metadata *_metadata, struct ctx *c)
 	EXPECT_EQ(0, ue_cleanup_events(PREFIX));
 }
 
-/* Remember a registration for the teardown */
-static void ctrack(struct ctx *c, const void *addr, int bit)
-{
-	if (c->nregs < MAX_REGS) {
-		c->regs[c->nregs].addr = addr;
-		c->regs[c->nregs].bit = bit;
-		c->nregs++;
-	}
-}
-
 /* Register with the remote write ABI and remember it for the teardown */
 static int creg(struct ctx *c, int fd, const char *desc, const void *addr,
 		int size, int bit, int flags, int *write_index)
@@ -262,22 +226,9 @@ static int creg(struct ctx *c, int fd, const char *desc, const void *addr,
 	int ret = ue_wreg(fd, desc, addr, size, bit, flags, write_index);
 
 	if (!ret)
-		ctrack(c, addr, bit);
+		ue_enablers_add(&c->regs, addr, bit);
 
 	return ret;
-}
-
-/* Forget a registration (after unregistering it) */
-static void cforget(struct ctx *c, const void *addr, int bit)
-{
-	int i;
-
-	for (i = 0; i < c->nregs; i++) {
-		if (c->regs[i].addr == addr && c->regs[i].bit == bit) {
-			c->regs[i] = c->regs[--c->nregs];
-			i--;
-		}
-	}
 }
 
 /* Unregister and forget the registration */
@@ -285,7 +236,7 @@ static int cunreg(struct ctx *c, int fd, const void *addr, int bit)
 {
 	int ret = ue_wunreg(fd, addr, bit);
 
-	cforget(c, addr, bit);
+	ue_enablers_forget(&c->regs, addr, bit);
 
 	return ret;
 }
@@ -425,7 +376,7 @@ TEST_F(abi, size28_write_index_at_24)
 
 	memset(buf, 0xee, sizeof(buf));
 	ASSERT_EQ(0, reg_sized(self->c.fd, buf, 28, PREFIX "idx_a u32 a", w));
-	ctrack(&self->c, w, 0);
+	ue_enablers_add(&self->c.regs, w, 0);
 	memcpy(&idx, buf + 24, sizeof(idx));
 	ASSERT_EQ(0U, idx);
 	/* Nothing written past the 28 bytes given */
@@ -435,14 +386,14 @@ TEST_F(abi, size28_write_index_at_24)
 	/* The next event on the fd gets 1, the first one again 0 */
 	memset(buf, 0xee, sizeof(buf));
 	ASSERT_EQ(0, reg_sized(self->c.fd, buf, 28, PREFIX "idx_b u64 b", w + 1));
-	ctrack(&self->c, w + 1, 0);
+	ue_enablers_add(&self->c.regs, w + 1, 0);
 	ASSERT_EQ(1U, reg->write_index);
 	for (i = 28; i < 32; i++)
 		ASSERT_EQ(0xee, buf[i]);
 
 	memset(buf, 0xee, sizeof(buf));
 	ASSERT_EQ(0, reg_sized(self->c.fd, buf, 28, PREFIX "idx_a u32 a", w + 2));
-	ctrack(&self->c, w + 2, 0);
+	ue_enablers_add(&self->c.regs, w + 2, 0);
 	ASSERT_EQ(0U, reg->write_index);
 
 	ASSERT_TRUE(ue_event_exists(PREFIX "idx_a"));
@@ -896,7 +847,7 @@ TEST_F(abi, unregister)
 	/* Unregistering clears the bit right away, the event still enabled */
 	unreg.size = sizeof(unreg);
 	ASSERT_EQ(0, ioctl(self->c.fd, DIAG_IOCSUNREG, &unreg));
-	cforget(&self->c, &w[0], 7);
+	ue_enablers_forget(&self->c.regs, &w[0], 7);
 	ASSERT_WORD(&w[0], 4, FILL32 & ~(1U << 7));
 	ASSERT_WORD(&w[1], 4, FILL32 | 1);
 

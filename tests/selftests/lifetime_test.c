@@ -80,15 +80,7 @@ static void assert_toggles(struct __test_metadata *_metadata, const char *name,
 
 static char *map_mem(size_t pages)
 {
-	long page = sysconf(_SC_PAGESIZE);
-	char *mem = mmap(NULL, pages * page, PROT_READ | PROT_WRITE,
-			 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-
-	if (mem == MAP_FAILED)
-		return NULL;
-	memset(mem, FILL, pages * page);
-
-	return mem;
+	return ue_map_filled(pages, FILL, PROT_READ | PROT_WRITE);
 }
 
 static bool event_wait(const char *name, bool exists, int ms)
@@ -312,24 +304,19 @@ static int exec_helper(int argc, char **argv)
 /* ---------------------------------------------------------------------
  * Fixture
  */
-#define MAX_REGS	32
 #define MAX_PEERS	4
 
 FIXTURE(life) {
 	int fd;
 	char *mem;
 	size_t mem_len;
-	int nregs;
-	struct {
-		const void *addr;
-		int bit;
-	} regs[MAX_REGS];
+	struct ue_enablers regs;
 	struct peer peers[MAX_PEERS];
 };
 
 FIXTURE_SETUP(life)
 {
-	self->nregs = 0;
+	self->regs.n = 0;
 	memset(self->peers, 0, sizeof(self->peers));
 	self->mem_len = MEM_PAGES * sysconf(_SC_PAGESIZE);
 	self->mem = map_mem(MEM_PAGES);
@@ -347,7 +334,6 @@ FIXTURE_SETUP(life)
 
 FIXTURE_TEARDOWN(life)
 {
-	int fd = ue_open_data();
 	int i;
 
 	for (i = 0; i < MAX_PEERS; i++) {
@@ -358,10 +344,7 @@ FIXTURE_TEARDOWN(life)
 			close(self->peers[i].from);
 		}
 	}
-	for (i = 0; i < self->nregs && fd >= 0; i++)
-		ue_wunreg(fd, self->regs[i].addr, self->regs[i].bit);
-	if (fd >= 0)
-		close(fd);
+	ue_enablers_unreg_all(&self->regs);
 	if (self->fd >= 0)
 		close(self->fd);
 	if (self->mem)
@@ -370,41 +353,20 @@ FIXTURE_TEARDOWN(life)
 	EXPECT_EQ(0, ue_cleanup_events(PREFIX));
 }
 
-static void track(FIXTURE_DATA(life) *self, const void *addr, int bit)
-{
-	if (self->nregs < MAX_REGS) {
-		self->regs[self->nregs].addr = addr;
-		self->regs[self->nregs].bit = bit;
-		self->nregs++;
-	}
-}
-
-static void forget(FIXTURE_DATA(life) *self, const void *addr, int bit)
-{
-	int i;
-
-	for (i = 0; i < self->nregs; i++) {
-		if (self->regs[i].addr == addr && self->regs[i].bit == bit) {
-			self->regs[i] = self->regs[--self->nregs];
-			i--;
-		}
-	}
-}
-
 static int reg(FIXTURE_DATA(life) *self, const char *desc, const void *addr,
 	       int size, int bit)
 {
 	int ret = ue_wreg(self->fd, desc, addr, size, bit, 0, NULL);
 
 	if (!ret)
-		track(self, addr, bit);
+		ue_enablers_add(&self->regs, addr, bit);
 
 	return ret;
 }
 
 static int unreg(FIXTURE_DATA(life) *self, const void *addr, int bit)
 {
-	forget(self, addr, bit);
+	ue_enablers_forget(&self->regs, addr, bit);
 
 	return ue_wunreg(self->fd, addr, bit);
 }
@@ -667,7 +629,7 @@ TEST_F(life, thread_shares_enablers)
 	ASSERT_EQ(0, pthread_join(t, NULL));
 	ASSERT_EQ(-EADDRINUSE, a.dup_result);
 	ASSERT_EQ(0, a.reg_result);
-	track(self, w, 1);
+	ue_enablers_add(&self->regs, w, 1);
 
 	assert_toggles(_metadata, name, w, FILL32 | 3, FILL32 & ~3U);
 
@@ -705,7 +667,7 @@ TEST_F(life, clone_vm_shares_enablers)
 	/* The clone shared the enablers, and its own outlives it */
 	ASSERT_EQ(-EADDRINUSE, a.dup_result);
 	ASSERT_EQ(0, a.reg_result);
-	track(self, w, 2);
+	ue_enablers_add(&self->regs, w, 2);
 	assert_toggles(_metadata, name, w, FILL32 | 5, FILL32 & ~5U);
 
 	ASSERT_EQ(0, unreg(self, w, 2));

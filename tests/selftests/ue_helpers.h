@@ -24,6 +24,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 #include <linux/perf_event.h>
@@ -173,6 +174,56 @@ static inline int ue_wunreg(int fd, const void *addr, int bit)
 	return 0;
 }
 
+/*
+ * Remote write registrations a test made, to be undone at its teardown
+ * (an enabler belongs to the process, not to the data fd it came from)
+ */
+#define UE_MAX_ENABLERS 64
+
+struct ue_enablers {
+	int n;
+	struct {
+		const void *addr;
+		int bit;
+	} e[UE_MAX_ENABLERS];
+};
+
+static inline void ue_enablers_add(struct ue_enablers *l, const void *addr,
+				   int bit)
+{
+	if (l->n < UE_MAX_ENABLERS) {
+		l->e[l->n].addr = addr;
+		l->e[l->n].bit = bit;
+		l->n++;
+	}
+}
+
+static inline void ue_enablers_forget(struct ue_enablers *l,
+				      const void *addr, int bit)
+{
+	int i;
+
+	for (i = 0; i < l->n; i++) {
+		if (l->e[i].addr == addr && l->e[i].bit == bit) {
+			l->e[i] = l->e[--l->n];
+			i--;
+		}
+	}
+}
+
+/* Unregisters them all, on a data fd of its own */
+static inline void ue_enablers_unreg_all(struct ue_enablers *l)
+{
+	int fd = open(UE_DATA_FILE, O_RDWR | O_CLOEXEC);
+	int i;
+
+	for (i = 0; i < l->n && fd >= 0; i++)
+		ue_wunreg(fd, l->e[i].addr, l->e[i].bit);
+	if (fd >= 0)
+		close(fd);
+	l->n = 0;
+}
+
 /* An enable word of size 4 or 8, read and written atomically */
 static inline uint64_t ue_word_read(const void *addr, int size)
 {
@@ -189,6 +240,26 @@ static inline void ue_word_write(void *addr, int size, uint64_t val)
 	else
 		__atomic_store_n((uint32_t *)addr, (uint32_t)val,
 				 __ATOMIC_SEQ_CST);
+}
+
+/*
+ * @pages private anonymous pages, every byte @fill, then protected @prot.
+ * Returns NULL on failure.
+ */
+static inline char *ue_map_filled(size_t pages, int fill, int prot)
+{
+	size_t len = pages * sysconf(_SC_PAGESIZE);
+	char *mem = mmap(NULL, len, PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	if (mem == MAP_FAILED)
+		return NULL;
+	memset(mem, fill, len);
+	if (prot != (PROT_READ | PROT_WRITE) && mprotect(mem, len, prot)) {
+		munmap(mem, len);
+		return NULL;
+	}
+	return mem;
 }
 
 static inline void ue_sleep_ms(int ms)

@@ -241,6 +241,17 @@ static int cunreg(struct ctx *c, int fd, const void *addr, int bit)
 	return ret;
 }
 
+/* The same for bit 0 of the u32 at c->mem, on c->fd */
+static int creg_word(struct ctx *c, const char *desc, int flags)
+{
+	return creg(c, c->fd, desc, c->mem, 4, 0, flags, NULL);
+}
+
+static int cunreg_word(struct ctx *c)
+{
+	return cunreg(c, c->fd, c->mem, 0);
+}
+
 /* ---------------------------------------------------------------------
  * Perf ring buffer: raw data of the samples of a perf fd
  */
@@ -366,6 +377,19 @@ static int reg_sized(int fd, void *buf, __u32 size, const char *desc,
 	return 0;
 }
 
+/* reg_sized() of 28 bytes from buf (32 bytes of 0xee before), tracked */
+static int reg28(struct ctx *c, unsigned char *buf, const char *desc,
+		 uint32_t *w)
+{
+	int ret;
+
+	memset(buf, 0xee, 32);
+	ret = reg_sized(c->fd, buf, 28, desc, w);
+	if (!ret)
+		ue_enablers_add(&c->regs, w, 0);
+	return ret;
+}
+
 TEST_F(abi, size28_write_index_at_24)
 {
 	unsigned char buf[32] __attribute__((aligned(8)));
@@ -374,9 +398,7 @@ TEST_F(abi, size28_write_index_at_24)
 	__u32 idx;
 	int i;
 
-	memset(buf, 0xee, sizeof(buf));
-	ASSERT_EQ(0, reg_sized(self->c.fd, buf, 28, PREFIX "idx_a u32 a", w));
-	ue_enablers_add(&self->c.regs, w, 0);
+	ASSERT_EQ(0, reg28(&self->c, buf, PREFIX "idx_a u32 a", w));
 	memcpy(&idx, buf + 24, sizeof(idx));
 	ASSERT_EQ(0U, idx);
 	/* Nothing written past the 28 bytes given */
@@ -384,16 +406,12 @@ TEST_F(abi, size28_write_index_at_24)
 		ASSERT_EQ(0xee, buf[i]);
 
 	/* The next event on the fd gets 1, the first one again 0 */
-	memset(buf, 0xee, sizeof(buf));
-	ASSERT_EQ(0, reg_sized(self->c.fd, buf, 28, PREFIX "idx_b u64 b", w + 1));
-	ue_enablers_add(&self->c.regs, w + 1, 0);
+	ASSERT_EQ(0, reg28(&self->c, buf, PREFIX "idx_b u64 b", w + 1));
 	ASSERT_EQ(1U, reg->write_index);
 	for (i = 28; i < 32; i++)
 		ASSERT_EQ(0xee, buf[i]);
 
-	memset(buf, 0xee, sizeof(buf));
-	ASSERT_EQ(0, reg_sized(self->c.fd, buf, 28, PREFIX "idx_a u32 a", w + 2));
-	ue_enablers_add(&self->c.regs, w + 2, 0);
+	ASSERT_EQ(0, reg28(&self->c, buf, PREFIX "idx_a u32 a", w + 2));
 	ASSERT_EQ(0U, reg->write_index);
 
 	ASSERT_TRUE(ue_event_exists(PREFIX "idx_a"));
@@ -558,7 +576,7 @@ TEST_F(abi, bad_addresses_efault)
 	ASSERT_EQ(-ENOENT, ue_wunreg(self->c.fd, NULL, 0));
 
 	/* The same registration on writable memory works */
-	ASSERT_EQ(0, creg(&self->c, self->c.fd, desc, self->c.mem, 4, 0, 0, NULL));
+	ASSERT_EQ(0, creg_word(&self->c, desc, 0));
 
 	munmap(ro, page);
 	munmap(none, page);
@@ -595,36 +613,33 @@ TEST_F(abi, bad_name_args_efault)
 	ASSERT_EQ(-ENOENT, ue_wunreg(self->c.fd, self->c.mem, 0));
 }
 
+/* Without CAP_SYS_ADMIN and CAP_PERFMON: register with and without PERSIST */
+static void persist_unprivileged(void *arg, int *res)
+{
+	struct ctx *c = arg;
+	char *w = c->mem;
+	int fd = c->fd;
+
+	res[0] = ue_drop_perfmon_caps();
+	res[1] = ue_wreg(fd, PREFIX "perm_p u32 a", w, 4, 0,
+			 USER_EVENT_REG_PERSIST, NULL);
+	res[2] = ue_wreg(fd, PREFIX "perm_pm u32 a", w, 4, 1,
+			 USER_EVENT_REG_PERSIST | USER_EVENT_REG_MULTI_FORMAT,
+			 NULL);
+	/* Without the flag the same process may register */
+	res[3] = ue_wreg(fd, PREFIX "perm_n u32 a", w, 4, 2, 0, NULL);
+	res[4] = ue_wreg(fd, PREFIX "perm_m u32 a", w, 4, 3,
+			 USER_EVENT_REG_MULTI_FORMAT, NULL);
+	res[5] = ue_wunreg(fd, w, 2) ?: ue_wunreg(fd, w, 3);
+}
+
 /* Drop CAP_SYS_ADMIN and CAP_PERFMON from the effective set */
 TEST_F(abi, persist_needs_perfmon)
 {
 	int res[6] = { 1, 1, 1, 1, 1, 1 };
-	int pipefd[2];
-	pid_t pid;
 
-	ASSERT_EQ(0, pipe(pipefd));
-	pid = fork();
-	ASSERT_LE(0, pid);
-	if (pid == 0) {
-		char *w = self->c.mem;
-
-		close(pipefd[0]);
-		res[0] = ue_drop_perfmon_caps();
-		res[1] = ue_wreg(self->c.fd, PREFIX "perm_p u32 a", w, 4, 0,
-				 USER_EVENT_REG_PERSIST, NULL);
-		res[2] = ue_wreg(self->c.fd, PREFIX "perm_pm u32 a", w, 4, 1,
-				 USER_EVENT_REG_PERSIST |
-			      USER_EVENT_REG_MULTI_FORMAT, NULL);
-		/* Without the flag the same process may register */
-		res[3] = ue_wreg(self->c.fd, PREFIX "perm_n u32 a", w, 4, 2, 0, NULL);
-		res[4] = ue_wreg(self->c.fd, PREFIX "perm_m u32 a", w, 4, 3,
-				 USER_EVENT_REG_MULTI_FORMAT, NULL);
-		res[5] = ue_wunreg(self->c.fd, w, 2) ?: ue_wunreg(self->c.fd, w, 3);
-		if (write(pipefd[1], res, sizeof(res)) != sizeof(res))
-			_exit(2);
-		_exit(0);
-	}
-	UE_ASSERT_CHILD_RESULTS(pid, pipefd, res);
+	ue_child_results(_metadata, persist_unprivileged, &self->c, res,
+			 sizeof(res));
 
 	ASSERT_EQ(0, res[0]);
 	EXPECT_EQ(-EPERM, res[1]);
@@ -641,11 +656,24 @@ TEST_F(abi, persist_needs_perfmon)
  * only be deleted by a caller with the capability; other events can be
  * deleted by anyone who may open the data file.
  */
+static void delete_unprivileged(void *arg __attribute__((unused)), int *res)
+{
+	res[0] = ue_drop_perfmon_caps();
+	res[1] = ue_del(PREFIX "pdel_p");
+	res[2] = ue_del(PREFIX "pdel_d");
+	/*
+	 * A status page ABI event is not kept by the capability, but
+	 * under isolation (the default) root's events are shared and
+	 * only privileged callers delete them: a uid 0 without the
+	 * capability is one more tenant (tenant_test.c)
+	 */
+	res[3] = ue_del(PREFIX "pdel_s");
+}
+
 TEST_F(abi, delete_persistent_needs_perfmon)
 {
 	int res[4] = { 1, 1, 1, 1 };
-	int pipefd[2], fd;
-	pid_t pid;
+	int fd;
 
 	/* Registered on a file of their own, closed: nothing holds them */
 	fd = ue_open_data();
@@ -658,26 +686,7 @@ TEST_F(abi, delete_persistent_needs_perfmon)
 	ASSERT_EQ(0, ue_write_file(UE_TRACEFS "/dynamic_events",
 				   "u:" PREFIX "pdel_d u32 a", false));
 
-	ASSERT_EQ(0, pipe(pipefd));
-	pid = fork();
-	ASSERT_LE(0, pid);
-	if (pid == 0) {
-		close(pipefd[0]);
-		res[0] = ue_drop_perfmon_caps();
-		res[1] = ue_del(PREFIX "pdel_p");
-		res[2] = ue_del(PREFIX "pdel_d");
-		/*
-		 * A status page ABI event is not kept by the capability, but
-		 * under isolation (the default) root's events are shared and
-		 * only privileged callers delete them: a uid 0 without the
-		 * capability is one more tenant (tenant_test.c)
-		 */
-		res[3] = ue_del(PREFIX "pdel_s");
-		if (write(pipefd[1], res, sizeof(res)) != sizeof(res))
-			_exit(2);
-		_exit(0);
-	}
-	UE_ASSERT_CHILD_RESULTS(pid, pipefd, res);
+	ue_child_results(_metadata, delete_unprivileged, NULL, res, sizeof(res));
 
 	ASSERT_EQ(0, res[0]);
 	EXPECT_EQ(-EPERM, res[1]);
@@ -885,28 +894,33 @@ static void assert_stays(struct __test_metadata *_metadata, const char *name,
 	ASSERT_TRUE(ue_event_exists(name));
 }
 
+/* Closing *fd, what held the last reference, deletes name */
+static void assert_close_deletes(struct __test_metadata *_metadata, int *fd,
+				 const char *name)
+{
+	ue_drop_fd(fd);
+	ASSERT_TRUE(ue_event_wait(name, false, WAIT_MS));
+}
+
 TEST_F(abi, auto_delete_unreg_then_close)
 {
 	const char *name = PREFIX "auto1";
 
-	ASSERT_EQ(0, creg(&self->c, self->c.fd, PREFIX "auto1 u32 a",
-			  self->c.mem, 4, 0, 0, NULL));
+	ASSERT_EQ(0, creg_word(&self->c, PREFIX "auto1 u32 a", 0));
 	ASSERT_TRUE(ue_event_exists(name));
 
 	/* The data fd still holds a reference */
-	ASSERT_EQ(0, cunreg(&self->c, self->c.fd, self->c.mem, 0));
+	ASSERT_EQ(0, cunreg_word(&self->c));
 	assert_stays(_metadata, name, 200);
 
-	ue_drop_fd(&self->c.fd);
-	ASSERT_TRUE(ue_event_wait(name, false, WAIT_MS));
+	assert_close_deletes(_metadata, &self->c.fd, name);
 }
 
 TEST_F(abi, auto_delete_close_then_unreg)
 {
 	const char *name = PREFIX "auto2";
 
-	ASSERT_EQ(0, creg(&self->c, self->c.fd, PREFIX "auto2 u32 a",
-			  self->c.mem, 4, 0, 0, NULL));
+	ASSERT_EQ(0, creg_word(&self->c, PREFIX "auto2 u32 a", 0));
 
 	/* The enabler still holds a reference: the bit still follows */
 	ue_drop_fd(&self->c.fd);
@@ -915,7 +929,7 @@ TEST_F(abi, auto_delete_close_then_unreg)
 
 	self->c.fd = ue_open_data();
 	ASSERT_LE(0, self->c.fd);
-	ASSERT_EQ(0, cunreg(&self->c, self->c.fd, self->c.mem, 0));
+	ASSERT_EQ(0, cunreg_word(&self->c));
 	ASSERT_TRUE(ue_event_wait(name, false, WAIT_MS));
 }
 
@@ -923,10 +937,9 @@ TEST_F(abi, auto_delete_waits_for_ftrace)
 {
 	const char *name = PREFIX "auto3";
 
-	ASSERT_EQ(0, creg(&self->c, self->c.fd, PREFIX "auto3 u32 a",
-			  self->c.mem, 4, 0, 0, NULL));
+	ASSERT_EQ(0, creg_word(&self->c, PREFIX "auto3 u32 a", 0));
 	ASSERT_EQ(0, ue_enable(name, true));
-	ASSERT_EQ(0, cunreg(&self->c, self->c.fd, self->c.mem, 0));
+	ASSERT_EQ(0, cunreg_word(&self->c));
 	ue_drop_fd(&self->c.fd);
 
 	/* Still in use by ftrace */
@@ -940,34 +953,30 @@ TEST_F(abi, auto_delete_waits_for_perf)
 {
 	const char *name = PREFIX "auto4";
 
-	ASSERT_EQ(0, creg(&self->c, self->c.fd, PREFIX "auto4 u32 a",
-			  self->c.mem, 4, 0, 0, NULL));
+	ASSERT_EQ(0, creg_word(&self->c, PREFIX "auto4 u32 a", 0));
 	self->c.perf_fd = ue_perf_open(name);
 	ASSERT_LE(0, self->c.perf_fd);
-	ASSERT_EQ(0, cunreg(&self->c, self->c.fd, self->c.mem, 0));
+	ASSERT_EQ(0, cunreg_word(&self->c));
 	ue_drop_fd(&self->c.fd);
 
 	assert_stays(_metadata, name, 300);
 
-	ue_drop_fd(&self->c.perf_fd);
-	ASSERT_TRUE(ue_event_wait(name, false, WAIT_MS));
+	assert_close_deletes(_metadata, &self->c.perf_fd, name);
 }
 
 TEST_F(abi, auto_delete_then_register_again)
 {
 	const char *name = PREFIX "again";
 
-	ASSERT_EQ(0, creg(&self->c, self->c.fd, PREFIX "again u32 a",
-			  self->c.mem, 4, 0, 0, NULL));
-	ASSERT_EQ(0, cunreg(&self->c, self->c.fd, self->c.mem, 0));
+	ASSERT_EQ(0, creg_word(&self->c, PREFIX "again u32 a", 0));
+	ASSERT_EQ(0, cunreg_word(&self->c));
 	close(self->c.fd);
 	self->c.fd = ue_open_data();
 	ASSERT_LE(0, self->c.fd);
 	ASSERT_TRUE(ue_event_wait(name, false, WAIT_MS));
 
 	/* Gone for good: the name takes other fields now */
-	ASSERT_EQ(0, creg(&self->c, self->c.fd, PREFIX "again u64 b",
-			  self->c.mem, 4, 0, 0, NULL));
+	ASSERT_EQ(0, creg_word(&self->c, PREFIX "again u64 b", 0));
 	ASSERT_TRUE(ue_event_exists(name));
 	ASSERT_BIT0_FOLLOWS(name, self->c.mem);
 }
@@ -976,8 +985,8 @@ TEST_F(abi, persist_stays_until_delete)
 {
 	const char *name = PREFIX "persist";
 
-	ASSERT_EQ(0, creg(&self->c, self->c.fd, PREFIX "persist u32 a",
-			  self->c.mem, 4, 0, USER_EVENT_REG_PERSIST, NULL));
+	ASSERT_EQ(0, creg_word(&self->c, PREFIX "persist u32 a",
+			       USER_EVENT_REG_PERSIST));
 	ASSERT_TRUE(ue_event_exists(name));
 
 	/* In use: cannot be deleted */
@@ -985,7 +994,7 @@ TEST_F(abi, persist_stays_until_delete)
 	ASSERT_LE(0, self->c.fd2);
 	ASSERT_EQ(-EBUSY, ue_del_fd(self->c.fd2, name));
 
-	ASSERT_EQ(0, cunreg(&self->c, self->c.fd, self->c.mem, 0));
+	ASSERT_EQ(0, cunreg_word(&self->c));
 	ue_drop_fd(&self->c.fd);
 	assert_stays(_metadata, name, 300);
 
@@ -1103,8 +1112,7 @@ TEST_F(abi, multi_format_beside_single_format)
 	ASSERT_EQ(0, cunreg(&self->c, self->c.fd, w, 0));
 	ASSERT_EQ(0, cunreg(&self->c, self->c.fd, w, 1));
 	ASSERT_EQ(0, cunreg(&self->c, self->c.fd, w, 2));
-	ue_drop_fd(&self->c.fd);
-	ASSERT_TRUE(ue_event_wait(name, false, WAIT_MS));
+	assert_close_deletes(_metadata, &self->c.fd, name);
 	ASSERT_TRUE(multi_wait_count(name, 0, WAIT_MS));
 }
 
@@ -1143,7 +1151,7 @@ TEST_F(abi, write_needs_enabled_event)
 	ASSERT_EQ(EBADF, errno);
 
 	/* Unregistering the enabler does not take the write index away */
-	ASSERT_EQ(0, cunreg(&self->c, self->c.fd, self->c.mem, 0));
+	ASSERT_EQ(0, cunreg_word(&self->c));
 	ASSERT_EQ(0, ue_enable(name, true));
 	ASSERT_EQ((ssize_t)sizeof(rec), write(self->c.fd, &rec, sizeof(rec)));
 	ASSERT_EQ(0, ue_enable(name, false));

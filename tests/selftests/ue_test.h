@@ -945,19 +945,32 @@ static inline int ue_cleanup_events(const char *prefix)
 }
 
 /*
- * The parent's side of a child that writes its results (res, an array) to
- * pipefd[1] and exits 0: read them all, reap the child.
+ * Runs fn(arg, res) in a forked child, which sends the @size bytes of the
+ * array @res back to the parent and exits 0; the parent gets them in @res.
  */
-#define UE_ASSERT_CHILD_RESULTS(pid, pipefd, res) do {			\
-	int __status = -1;						\
-									\
-	close((pipefd)[1]);						\
-	ASSERT_EQ((ssize_t)sizeof(res),					\
-		  read((pipefd)[0], (res), sizeof(res)));		\
-	close((pipefd)[0]);						\
-	ASSERT_EQ((pid), waitpid((pid), &__status, 0));		\
-	ASSERT_EQ(0, __status);						\
-} while (0)
+static inline void ue_child_results(struct __test_metadata *_metadata,
+				    void (*fn)(void *arg, int *res), void *arg,
+				    int *res, size_t size)
+{
+	int pipefd[2], status = -1;
+	pid_t pid;
+
+	ASSERT_EQ(0, pipe(pipefd));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (pid == 0) {
+		close(pipefd[0]);
+		fn(arg, res);
+		if (write(pipefd[1], res, size) != (ssize_t)size)
+			_exit(2);
+		_exit(0);
+	}
+	close(pipefd[1]);
+	ASSERT_EQ((ssize_t)size, read(pipefd[0], res, size));
+	close(pipefd[0]);
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	ASSERT_EQ(0, status);
+}
 
 /* Fixture setup: open the data file into fd, or fail saying why */
 #define UE_ASSERT_OPEN_DATA(fd) do {					\

@@ -829,17 +829,39 @@ TEST_F_TIMEOUT(unload, load_use_unload_100_cycles, UE_TIMEOUT(600))
 	}
 }
 
+/* Four enable bits in this address space, then one after unregistering one */
+static void four_enablers(void *arg __attribute__((unused)), int *res)
+{
+	static __u64 words[4];
+	struct user_write_reg reg;
+	struct user_write_unreg unreg;
+	int fd = ue_open_data(), i;
+
+	for (i = 0; i < 4; i++) {
+		memset(&reg, 0, sizeof(reg));
+		reg.size = sizeof(reg);
+		reg.enable_size = sizeof(words[i]);
+		reg.enable_addr = (__u64)(uintptr_t)&words[i];
+		reg.name_args = (__u64)(uintptr_t)PREFIX "men u32 a";
+		if (ioctl(fd, DIAG_IOCSREG, &reg) < 0)
+			break;
+	}
+	res[0] = i == 3 ? errno : -i;
+	/* Room again after an unregistration */
+	memset(&unreg, 0, sizeof(unreg));
+	unreg.size = sizeof(unreg);
+	unreg.disable_addr = (__u64)(uintptr_t)&words[0];
+	res[1] = ioctl(fd, DIAG_IOCSUNREG, &unreg) ? -errno :
+		 ioctl(fd, DIAG_IOCSREG, &reg) ? -errno : 0;
+}
+
 /*
  * max_enablers bounds the enable bits of one address space: one more is
  * EMFILE; unregistering one makes room; a fork child inherits within it.
  */
 TEST_F(unload, max_enablers_param)
 {
-	int pipefd[2], res[2] = { 1, 1 }, fd, i;
-	static __u64 words[4];
-	struct user_write_reg reg;
-	struct user_write_unreg unreg;
-	pid_t pid;
+	int res[2] = { 1, 1 }, i;
 
 	ASSERT_EQ(0, do_rmmod(self->out, sizeof(self->out))) {
 		TH_LOG("rmmod: %s", self->out);
@@ -850,33 +872,7 @@ TEST_F(unload, max_enablers_param)
 	}
 
 	/* In a child: its address space keeps the module until it exits */
-	ASSERT_EQ(0, pipe(pipefd));
-	pid = fork();
-	ASSERT_LE(0, pid);
-	if (pid == 0) {
-		close(pipefd[0]);
-		fd = ue_open_data();
-		for (i = 0; i < 4; i++) {
-			memset(&reg, 0, sizeof(reg));
-			reg.size = sizeof(reg);
-			reg.enable_size = sizeof(words[i]);
-			reg.enable_addr = (__u64)(uintptr_t)&words[i];
-			reg.name_args = (__u64)(uintptr_t)PREFIX "men u32 a";
-			if (ioctl(fd, DIAG_IOCSREG, &reg) < 0)
-				break;
-		}
-		res[0] = i == 3 ? errno : -i;
-		/* Room again after an unregistration */
-		memset(&unreg, 0, sizeof(unreg));
-		unreg.size = sizeof(unreg);
-		unreg.disable_addr = (__u64)(uintptr_t)&words[0];
-		res[1] = ioctl(fd, DIAG_IOCSUNREG, &unreg) ? -errno :
-			 ioctl(fd, DIAG_IOCSREG, &reg) ? -errno : 0;
-		if (write(pipefd[1], res, sizeof(res)) != sizeof(res))
-			_exit(2);
-		_exit(0);
-	}
-	UE_ASSERT_CHILD_RESULTS(pid, pipefd, res);
+	ue_child_results(_metadata, four_enablers, NULL, res, sizeof(res));
 	EXPECT_EQ(EMFILE, res[0]);
 	EXPECT_EQ(0, res[1]);
 

@@ -549,8 +549,7 @@ TEST_F(ftrace, instance_removed_while_enabled)
 	ASSERT_EQ(1, ue_trace_lines(name, self->lines, MAX_LINES));
 	EXPECT_STREQ("count=3 msg=x rmsg=r dmsg=d", self->lines[0]);
 	ASSERT_EQ(0, ue_enable(name, false));
-	close(self->fd);
-	self->fd = -1;
+	ue_drop_fd(&self->fd);
 	ASSERT_EQ(0, ue_del(name));
 }
 

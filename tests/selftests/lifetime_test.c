@@ -378,8 +378,7 @@ static int unreg(FIXTURE_DATA(life) *self, const void *addr, int bit)
  */
 static bool close_and_gone(FIXTURE_DATA(life) *self, const char *name)
 {
-	close(self->fd);
-	self->fd = -1;
+	ue_drop_fd(&self->fd);
 
 	return event_wait(name, false, WAIT_MS);
 }

@@ -655,8 +655,7 @@ TEST_F_TIMEOUT(mm, fork_many_bits, UE_TIMEOUT(300))
 	TH_LOG("fork %.3f s, worst user_events_status read %.3f s",
 	       fork_worst, status_worst);
 	ASSERT_GT(UE_BOUND_S(1.0), status_worst);
-	close(self->fd);
-	self->fd = -1;
+	ue_drop_fd(&self->fd);
 	munmap((void *)mem, words * 4);
 }
 

@@ -251,8 +251,7 @@ TEST_F(perf, task_sample_raw_matches_format)
 	/* Closed: the bit clears, writes are refused again */
 	munmap(self->ring, (RING_PAGES + 1) * UE_PAGE_SIZE);
 	self->ring = NULL;
-	close(self->perf_fd);
-	self->perf_fd = -1;
+	ue_drop_fd(&self->perf_fd);
 	ASSERT_EQ(0, self->page[s]);
 	ASSERT_EQ(-1, write(self->fd, rec, sizeof(rec)));
 	ASSERT_EQ(EBADF, errno);
@@ -329,8 +328,7 @@ TEST_F(perf, cpu_wide_sample)
 
 	munmap(self->ring, (RING_PAGES + 1) * UE_PAGE_SIZE);
 	self->ring = NULL;
-	close(self->perf_fd);
-	self->perf_fd = -1;
+	ue_drop_fd(&self->perf_fd);
 	ASSERT_EQ(0, self->page[s]);
 }
 

@@ -170,8 +170,7 @@ TEST_F(reg, different_fields_eaddrinuse)
 	self->fd2 = -1;
 	ASSERT_LE(0, self->fd);
 	ASSERT_EQ(-EADDRINUSE, ue_reg(self->fd, PREFIX "x u64 a", NULL, NULL));
-	close(self->fd);
-	self->fd = -1;
+	ue_drop_fd(&self->fd);
 
 	/* After deletion the name can be used with other fields */
 	ASSERT_EQ(0, ue_del(PREFIX "x"));
@@ -399,8 +398,7 @@ TEST_F(reg, delete_busy_while_open)
 	ASSERT_TRUE(ue_event_exists(PREFIX "del"));
 
 	/* Closed: the event persists until deleted */
-	close(self->fd);
-	self->fd = -1;
+	ue_drop_fd(&self->fd);
 	ASSERT_TRUE(ue_event_exists(PREFIX "del"));
 
 	ASSERT_EQ(0, ue_del(PREFIX "del"));
@@ -415,12 +413,10 @@ TEST_F(reg, delete_busy_while_second_fd_open)
 	ASSERT_LE(0, self->fd2);
 	ASSERT_EQ(0, ue_reg(self->fd2, PREFIX "del2 u32 a", NULL, NULL));
 
-	close(self->fd);
-	self->fd = -1;
+	ue_drop_fd(&self->fd);
 	ASSERT_EQ(-EBUSY, ue_del(PREFIX "del2"));
 
-	close(self->fd2);
-	self->fd2 = -1;
+	ue_drop_fd(&self->fd2);
 	ASSERT_EQ(0, ue_del(PREFIX "del2"));
 	ASSERT_FALSE(ue_event_exists(PREFIX "del2"));
 }
@@ -428,8 +424,7 @@ TEST_F(reg, delete_busy_while_second_fd_open)
 TEST_F(reg, delete_busy_while_ftrace_enabled)
 {
 	ASSERT_EQ(0, ue_reg(self->fd, PREFIX "delf u32 a", NULL, NULL));
-	close(self->fd);
-	self->fd = -1;
+	ue_drop_fd(&self->fd);
 
 	ASSERT_EQ(0, ue_enable(PREFIX "delf", true));
 	ASSERT_EQ(-EBUSY, ue_del(PREFIX "delf"));
@@ -445,8 +440,7 @@ TEST_F(reg, delete_then_register_again)
 	int w = -1;
 
 	ASSERT_EQ(0, ue_reg(self->fd, PREFIX "again u32 a", NULL, NULL));
-	close(self->fd);
-	self->fd = -1;
+	ue_drop_fd(&self->fd);
 	ASSERT_EQ(0, ue_del(PREFIX "again"));
 	ASSERT_FALSE(ue_event_exists(PREFIX "again"));
 

@@ -411,6 +411,22 @@ static inline int ue_reg_enabled(int fd, const char *desc, const char *name)
 	return w;
 }
 
+/*
+ * Registers desc through a fresh data fd, closed again: nothing holds the
+ * event afterwards. Returns 0 or -errno.
+ */
+static inline int ue_reg_closed(const char *desc)
+{
+	int fd = ue_open_data();
+	int ret;
+
+	if (fd < 0)
+		return -errno;
+	ret = ue_reg(fd, desc, NULL, NULL);
+	close(fd);
+	return ret;
+}
+
 /* DIAG_IOCSDEL on fd. Returns 0 or -errno. */
 static inline int ue_del_fd(int fd, const char *name)
 {

@@ -124,6 +124,36 @@ FIXTURE_TEARDOWN(unload)
 		EXPECT_EQ(0, ue_delete_prefix(PREFIX));
 }
 
+/* rmmod, then insmod with @params ("": the defaults) */
+static void reload(struct __test_metadata *_metadata,
+		   FIXTURE_DATA(unload) *self, const char *params)
+{
+	ASSERT_EQ(0, do_rmmod(self->out, sizeof(self->out))) {
+		TH_LOG("rmmod: %s", self->out);
+	}
+	ASSERT_EQ(0, do_insmod_params(self->out, sizeof(self->out), params)) {
+		TH_LOG("insmod: %s", self->out);
+	}
+}
+
+/*
+ * Lets other users reach tracefs (*@root_st: its mode before), then loads
+ * the module again with the data file granted to group 4242, events shared
+ * between users (upstream's rule) and @param, a per-user bound
+ */
+static void reload_for_users(struct __test_metadata *_metadata,
+			     FIXTURE_DATA(unload) *self, struct stat *root_st,
+			     const char *param)
+{
+	char params[128];
+
+	ASSERT_EQ(0, stat(UE_TRACEFS, root_st));
+	ASSERT_EQ(0, chmod(UE_TRACEFS, (root_st->st_mode & 07777) | 0011));
+	snprintf(params, sizeof(params),
+		 "data_gid=4242 data_mode=0660 %s isolation=shared", param);
+	reload(_metadata, self, params);
+}
+
 /* rmmod must fail with "is in use" and leave everything in place */
 #define ASSERT_RMMOD_REFUSED() do {					\
 	int __st = do_rmmod(self->out, sizeof(self->out));		\
@@ -169,11 +199,7 @@ TEST_F(unload, busy_while_status_page_mapped)
 
 TEST_F(unload, busy_while_ftrace_enabled)
 {
-	self->fd = ue_open_data();
-	ASSERT_LE(0, self->fd);
-	ASSERT_EQ(0, ue_reg(self->fd, PREFIX "ftrace u32 a", NULL, NULL));
-	close(self->fd);
-	self->fd = -1;
+	ASSERT_EQ(0, ue_reg_closed(PREFIX "ftrace u32 a"));
 
 	ASSERT_EQ(0, ue_enable(PREFIX "ftrace", true));
 	ASSERT_RMMOD_REFUSED();
@@ -183,11 +209,7 @@ TEST_F(unload, busy_while_ftrace_enabled)
 
 TEST_F(unload, busy_while_perf_open)
 {
-	self->fd = ue_open_data();
-	ASSERT_LE(0, self->fd);
-	ASSERT_EQ(0, ue_reg(self->fd, PREFIX "perf u32 a", NULL, NULL));
-	close(self->fd);
-	self->fd = -1;
+	ASSERT_EQ(0, ue_reg_closed(PREFIX "perf u32 a"));
 
 	self->perf_fd = ue_perf_open(PREFIX "perf");
 	ASSERT_LE(0, self->perf_fd);
@@ -206,8 +228,7 @@ TEST_F(unload, rmmod_refused_while_events_exist)
 	ASSERT_EQ(0, ue_reg(self->fd, PREFIX "gone2", NULL, NULL));
 	ASSERT_EQ(0, ue_write_file(UE_TRACEFS "/dynamic_events",
 				   "u:" PREFIX "gone3 u32 d", false));
-	close(self->fd);
-	self->fd = -1;
+	ue_drop_fd(&self->fd);
 	ASSERT_TRUE(ue_event_exists(PREFIX "gone1"));
 
 	/* Was enabled once, is not any more */
@@ -271,13 +292,7 @@ TEST_F(unload, max_events_param)
 	ASSERT_EQ(DEFAULT_MAX_EVENTS, max_events_param());
 
 	/* Load it again allowing only 3 events */
-	ASSERT_EQ(0, do_rmmod(self->out, sizeof(self->out))) {
-		TH_LOG("rmmod: %s", self->out);
-	}
-	ASSERT_EQ(0, do_insmod_params(self->out, sizeof(self->out),
-				      "max_events=3")) {
-		TH_LOG("insmod max_events=3: %s", self->out);
-	}
+	reload(_metadata, self, "max_events=3");
 	ASSERT_EQ(3, max_events_param());
 
 	self->fd = ue_open_data();
@@ -295,15 +310,13 @@ TEST_F(unload, max_events_param)
 	ASSERT_EQ(1, w);
 
 	/* Deleting one makes room for another */
-	close(self->fd);
-	self->fd = -1;
+	ue_drop_fd(&self->fd);
 	ASSERT_EQ(0, ue_del(PREFIX "max3"));
 	self->fd = ue_open_data();
 	ASSERT_LE(0, self->fd);
 	ASSERT_EQ(0, ue_reg(self->fd, PREFIX "max4 u32 a", NULL, &w));
 	ASSERT_EQ(0, w);
-	close(self->fd);
-	self->fd = -1;
+	ue_drop_fd(&self->fd);
 
 	/* Back to the defaults */
 	for (i = 1; i <= 4; i++) {
@@ -311,12 +324,7 @@ TEST_F(unload, max_events_param)
 		if (i != 3)
 			ASSERT_EQ(0, ue_del(name));
 	}
-	ASSERT_EQ(0, do_rmmod(self->out, sizeof(self->out))) {
-		TH_LOG("rmmod: %s", self->out);
-	}
-	ASSERT_EQ(0, do_insmod(self->out, sizeof(self->out))) {
-		TH_LOG("insmod: %s", self->out);
-	}
+	reload(_metadata, self, "");
 	ASSERT_EQ(DEFAULT_MAX_EVENTS, max_events_param());
 }
 
@@ -439,17 +447,7 @@ TEST_F(unload, max_events_per_uid_param)
 	struct stat root_st;
 	int err;
 
-	ASSERT_EQ(0, stat(UE_TRACEFS, &root_st));
-	ASSERT_EQ(0, chmod(UE_TRACEFS, (root_st.st_mode & 07777) | 0011));
-	ASSERT_EQ(0, do_rmmod(self->out, sizeof(self->out))) {
-		TH_LOG("rmmod: %s", self->out);
-	}
-	ASSERT_EQ(0, do_insmod_params(self->out, sizeof(self->out),
-				      /* users share events: upstream's rule */
-				      "data_gid=4242 data_mode=0660 max_events_per_uid=3"
-				      " isolation=shared")) {
-		TH_LOG("insmod: %s", self->out);
-	}
+	reload_for_users(_metadata, self, &root_st, "max_events_per_uid=3");
 
 	/* The first user fills its share */
 	EXPECT_EQ(3, reg_n_as_uid(UE_TEST_UID, "qa", 5, &err));
@@ -480,17 +478,11 @@ TEST_F(unload, max_events_per_uid_param)
 	EXPECT_EQ(0, ue_reg(self->fd, PREFIX "qr1 u32 a", NULL, NULL));
 	EXPECT_EQ(0, ue_reg(self->fd, PREFIX "qr2 u32 a", NULL, NULL));
 	EXPECT_EQ(0, ue_reg(self->fd, PREFIX "qr3 u32 a", NULL, NULL));
-	close(self->fd);
-	self->fd = -1;
+	ue_drop_fd(&self->fd);
 
 	/* Back to the defaults */
 	EXPECT_EQ(0, ue_delete_prefix(PREFIX));
-	ASSERT_EQ(0, do_rmmod(self->out, sizeof(self->out))) {
-		TH_LOG("rmmod: %s", self->out);
-	}
-	ASSERT_EQ(0, do_insmod(self->out, sizeof(self->out))) {
-		TH_LOG("insmod: %s", self->out);
-	}
+	reload(_metadata, self, "");
 	ASSERT_EQ(0, chmod(UE_TRACEFS, root_st.st_mode & 07777));
 }
 
@@ -566,17 +558,7 @@ TEST_F(unload, max_enablers_per_uid_param)
 	char got[8];
 	pid_t holder, pid;
 
-	ASSERT_EQ(0, stat(UE_TRACEFS, &root_st));
-	ASSERT_EQ(0, chmod(UE_TRACEFS, (root_st.st_mode & 07777) | 0011));
-	ASSERT_EQ(0, do_rmmod(self->out, sizeof(self->out))) {
-		TH_LOG("rmmod: %s", self->out);
-	}
-	ASSERT_EQ(0, do_insmod_params(self->out, sizeof(self->out),
-				      /* users share events: upstream's rule */
-				      "data_gid=4242 data_mode=0660 max_enablers_per_uid=3"
-				      " isolation=shared")) {
-		TH_LOG("insmod: %s", self->out);
-	}
+	reload_for_users(_metadata, self, &root_st, "max_enablers_per_uid=3");
 
 	/* A process of the user takes 2 of its 3 and keeps them */
 	ASSERT_EQ(0, pipe(res));
@@ -663,13 +645,8 @@ TEST_F(unload, access_control)
 	EXPECT_EQ(-EACCES, try_as_user(UE_STATUS_FILE, O_RDONLY, UE_TEST_GID));
 
 	/* A group granted */
-	ASSERT_EQ(0, do_rmmod(self->out, sizeof(self->out))) {
-		TH_LOG("rmmod: %s", self->out);
-	}
-	ASSERT_EQ(0, do_insmod_params(self->out, sizeof(self->out),
-				      "data_gid=4242 data_mode=0660 status_gid=4242 status_mode=0440")) {
-		TH_LOG("insmod: %s", self->out);
-	}
+	reload(_metadata, self,
+	       "data_gid=4242 data_mode=0660 status_gid=4242 status_mode=0440");
 	file_owner(UE_DATA_FILE, &mode, &gid);
 	EXPECT_EQ(0660, mode);
 	EXPECT_EQ(UE_TEST_GID, gid);
@@ -863,13 +840,7 @@ TEST_F(unload, max_enablers_param)
 {
 	int res[2] = { 1, 1 }, i;
 
-	ASSERT_EQ(0, do_rmmod(self->out, sizeof(self->out))) {
-		TH_LOG("rmmod: %s", self->out);
-	}
-	ASSERT_EQ(0, do_insmod_params(self->out, sizeof(self->out),
-				      "max_enablers=3")) {
-		TH_LOG("insmod max_enablers=3: %s", self->out);
-	}
+	reload(_metadata, self, "max_enablers=3");
 
 	/* In a child: its address space keeps the module until it exits */
 	ue_child_results(_metadata, four_enablers, NULL, res, sizeof(res));
@@ -1101,8 +1072,7 @@ TEST_F_TIMEOUT(unload, deleted_records_purged_at_unload, UE_TIMEOUT(600))
 	ASSERT_EQ(0, ue_write_file(PU_INST "/events/user_events/" PREFIX
 				   "puold/enable", "0", false));
 	/* Deleted: its id stays, a tombstone */
-	close(self->fd);
-	self->fd = -1;
+	ue_drop_fd(&self->fd);
 	ASSERT_EQ(0, ue_del(PREFIX "puold"));
 	ASSERT_FALSE(ue_event_exists(PREFIX "puold"));
 

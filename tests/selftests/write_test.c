@@ -825,8 +825,7 @@ TEST_F_TIMEOUT(write, deleted_event_id_not_reused, UE_TIMEOUT(600))
 	/* Disabled, unregistered, closed: the last put deletes it */
 	ASSERT_EQ(0, ue_enable(gone, false));
 	ASSERT_EQ(0, ue_wunreg(self->fd2, &word, 0));
-	close(self->fd2);
-	self->fd2 = -1;
+	ue_drop_fd(&self->fd2);
 	ASSERT_FALSE(ue_event_exists(gone));
 
 	/* The lowest free id is the deleted event's: it is not handed out */
@@ -910,8 +909,7 @@ TEST_F_TIMEOUT(write, tombstones_outlive_forgotten_marks, UE_TIMEOUT(900))
 	}
 	ASSERT_EQ(0, ue_write_file(path, "0", false));
 	ASSERT_EQ(0, ue_wunreg(self->fd2, &word, 0));
-	close(self->fd2);
-	self->fd2 = -1;
+	ue_drop_fd(&self->fd2);
 	ASSERT_FALSE(ue_event_exists(old));
 
 	/* An administrator tries to delete an enabled synthetic event */

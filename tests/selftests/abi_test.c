@@ -202,17 +202,13 @@ static void ctx_setup(struct __test_metadata *_metadata, struct ctx *c)
 
 static void ctx_teardown(struct __test_metadata *_metadata, struct ctx *c)
 {
-	if (c->perf_fd >= 0)
-		close(c->perf_fd);
+	ue_close_fd(c->perf_fd);
 	ue_enablers_unreg_all(&c->regs);
-	if (c->fd >= 0)
-		close(c->fd);
-	if (c->fd2 >= 0)
-		close(c->fd2);
+	ue_close_fd(c->fd);
+	ue_close_fd(c->fd2);
 	if (c->status_page != MAP_FAILED)
 		munmap(c->status_page, UE_PAGE_SIZE);
-	if (c->status_fd >= 0)
-		close(c->status_fd);
+	ue_close_fd(c->status_fd);
 	if (c->mem)
 		munmap(c->mem, c->mem_len);
 

@@ -115,8 +115,7 @@ FIXTURE_TEARDOWN(ftrace)
 	ue_write_file(UE_TRACEFS "/tracing_on", "1\n", false);
 	if (self->page)
 		munmap((void *)self->page, UE_PAGE_SIZE);
-	if (self->fd >= 0)
-		close(self->fd);
+	ue_close_fd(self->fd);
 	EXPECT_EQ(0, ue_delete_prefix(PREFIX));
 }
 

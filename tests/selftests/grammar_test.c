@@ -44,10 +44,8 @@ FIXTURE_SETUP(grammar)
 
 FIXTURE_TEARDOWN(grammar)
 {
-	if (self->fd >= 0)
-		close(self->fd);
-	if (self->fd2 >= 0)
-		close(self->fd2);
+	ue_close_fd(self->fd);
+	ue_close_fd(self->fd2);
 	EXPECT_EQ(0, ue_delete_prefix(PREFIX));
 }
 

@@ -345,8 +345,7 @@ FIXTURE_TEARDOWN(life)
 		}
 	}
 	ue_enablers_unreg_all(&self->regs);
-	if (self->fd >= 0)
-		close(self->fd);
+	ue_close_fd(self->fd);
 	if (self->mem)
 		munmap(self->mem, self->mem_len);
 

@@ -79,8 +79,7 @@ FIXTURE_SETUP(mm)
 
 FIXTURE_TEARDOWN(mm)
 {
-	if (self->fd >= 0)
-		close(self->fd);
+	ue_close_fd(self->fd);
 	ue_enable(PREFIX "sig", false);
 	ue_enable(PREFIX "cow", false);
 	ue_enable(PREFIX "ro", false);

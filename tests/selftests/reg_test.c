@@ -26,10 +26,8 @@ FIXTURE_SETUP(reg)
 
 FIXTURE_TEARDOWN(reg)
 {
-	if (self->fd >= 0)
-		close(self->fd);
-	if (self->fd2 >= 0)
-		close(self->fd2);
+	ue_close_fd(self->fd);
+	ue_close_fd(self->fd2);
 	/* Events persist after close: delete them so later tests start clean */
 	EXPECT_EQ(0, ue_delete_prefix(PREFIX));
 	EXPECT_EQ(0, ue_delete_prefix("ue_fill_"));

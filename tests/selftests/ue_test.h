@@ -237,8 +237,7 @@ static inline int ue_mod_insmod(const char *params)
 	fd = open(ko, O_RDONLY | O_CLOEXEC);
 	if (fd < 0 || syscall(SYS_finit_module, fd, params, 0))
 		err = errno;
-	if (fd >= 0)
-		close(fd);
+	ue_close_fd(fd);
 
 	return -err;
 }

@@ -104,12 +104,10 @@ FIXTURE_SETUP(unload)
 
 FIXTURE_TEARDOWN(unload)
 {
-	if (self->perf_fd >= 0)
-		close(self->perf_fd);
+	ue_close_fd(self->perf_fd);
 	if (self->page)
 		munmap(self->page, UE_PAGE_SIZE);
-	if (self->fd >= 0)
-		close(self->fd);
+	ue_close_fd(self->fd);
 
 	/* Leave the module loaded, with default parameters, for what follows */
 	if (ue_mod_loaded() && max_events_param() != DEFAULT_MAX_EVENTS) {
@@ -505,8 +503,7 @@ static pid_t bits_as_uid(uid_t uid, int n, int res_fd, int hold_fd,
 		int fd = -1, i, r;
 		char c;
 
-		if (hold_wr >= 0)
-			close(hold_wr);
+		ue_close_fd(hold_wr);
 		if (setgroups(1, groups) ||
 		    setresgid(UE_TEST_GID, UE_TEST_GID, UE_TEST_GID) ||
 		    setresuid(uid, uid, uid))

@@ -65,8 +65,7 @@ FIXTURE_TEARDOWN(direct)
 			      "!enable_event:user_events:" PREFIX "sd\n", false);
 	if (self->pid_filter)
 		ue_write_file(UE_TRACEFS "/set_event_pid", "\n", true);
-	if (self->fd >= 0)
-		close(self->fd);
+	ue_close_fd(self->fd);
 	/* releases_under_flag_churn, if it stopped midway */
 	ue_write_file(UE_TRACEFS "/instances/ue_d_churn/events/user_events/"
 		      PREFIX "churn/enable", "0\n", false);

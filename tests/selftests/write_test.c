@@ -34,10 +34,8 @@ FIXTURE_SETUP(write)
 
 FIXTURE_TEARDOWN(write)
 {
-	if (self->fd >= 0)
-		close(self->fd);
-	if (self->fd2 >= 0)
-		close(self->fd2);
+	ue_close_fd(self->fd);
+	ue_close_fd(self->fd2);
 	EXPECT_EQ(0, ue_delete_prefix(PREFIX));
 }
 

@@ -18,16 +18,6 @@
 
 #define MAX_LINES 16
 
-/* ue_reg_enabled() that must succeed: the write index */
-static int reg_enabled(struct __test_metadata *_metadata, int fd,
-		       const char *desc, const char *name)
-{
-	int w = ue_reg_enabled(fd, desc, name);
-
-	ASSERT_LE(0, w);
-	return w;
-}
-
 FIXTURE(grammar) {
 	int fd;
 	int fd2;
@@ -246,9 +236,9 @@ TEST_F(grammar, mixed_fields_strings_in_trace)
 	struct rec r;
 	int w;
 
-	w = ue_reg_enabled(self->fd, PREFIX "mixw u32 a;__data_loc char[] s; "
-			"__rel_loc char[] r; u16 m", name);
-	ASSERT_LE(0, w);
+	w = ue_reg_enabled_ok(_metadata, self->fd,
+			      PREFIX "mixw u32 a;__data_loc char[] s; "
+			      "__rel_loc char[] r; u16 m", name);
 
 	/* payload: a 0..4, s 4..8, r 8..12, m 12..14, "dyn" 14, "rel" 18 */
 	rec_init(&r, w);
@@ -279,9 +269,9 @@ TEST_F(grammar, hex_fields_trace_text_matches_print_fmt)
 	struct rec r;
 	int w;
 
-	w = ue_reg_enabled(self->fd, PREFIX "hex u8[4] arr; struct foo st 4; "
-			"__rel_loc u8[] b; __data_loc u8[] d", name);
-	ASSERT_LE(0, w);
+	w = ue_reg_enabled_ok(_metadata, self->fd,
+			      PREFIX "hex u8[4] arr; struct foo st 4; "
+			      "__rel_loc u8[] b; __data_loc u8[] d", name);
 
 	/* payload: arr 0..4, st 4..8, b 8..12, d 12..16, b data 16, d 18 */
 	rec_init(&r, w);
@@ -714,7 +704,8 @@ TEST_F(grammar, data_loc_offset_from_record_start)
 	struct rec r;
 	int w;
 
-	w = reg_enabled(_metadata, self->fd, PREFIX "pdl __data_loc char[] s", name);
+	w = ue_reg_enabled_ok(_metadata, self->fd,
+			      PREFIX "pdl __data_loc char[] s", name);
 
 	rec_init(&r, w);
 	rec_u32(&r, DYN_LOC(hdr + 4, 6));
@@ -732,9 +723,9 @@ TEST_F(grammar, data_loc_between_fields)
 	struct rec r;
 	int w;
 
-	w = ue_reg_enabled(self->fd, PREFIX "pdl2 u32 n; __data_loc char[] s; u16 m",
-			name);
-	ASSERT_LE(0, w);
+	w = ue_reg_enabled_ok(_metadata, self->fd,
+			      PREFIX "pdl2 u32 n; __data_loc char[] s; u16 m",
+			      name);
 
 	/* n 0..4, s 4..8, m 8..10, "hi" at payload 10 = record hdr + 10 */
 	rec_init(&r, w);
@@ -755,7 +746,8 @@ TEST_F(grammar, rel_loc_offset_from_field_end)
 	struct rec r;
 	int w;
 
-	w = reg_enabled(_metadata, self->fd, PREFIX "prl __rel_loc char[] s", name);
+	w = ue_reg_enabled_ok(_metadata, self->fd,
+			      PREFIX "prl __rel_loc char[] s", name);
 
 	rec_init(&r, w);
 	rec_u32(&r, DYN_LOC(0, 6));
@@ -772,9 +764,9 @@ TEST_F(grammar, rel_loc_between_fields)
 	struct rec r;
 	int w;
 
-	w = ue_reg_enabled(self->fd, PREFIX "prl2 u32 n; __rel_loc char[] s; u16 m",
-			name);
-	ASSERT_LE(0, w);
+	w = ue_reg_enabled_ok(_metadata, self->fd,
+			      PREFIX "prl2 u32 n; __rel_loc char[] s; u16 m",
+			      name);
 
 	/* s ends at payload 8; "hi" at payload 10: 2 bytes after it */
 	rec_init(&r, w);
@@ -806,7 +798,8 @@ TEST_F(grammar, data_loc_bad_locations_efault)
 	const char *name = PREFIX "pdlb";
 	int w;
 
-	w = reg_enabled(_metadata, self->fd, PREFIX "pdlb __data_loc char[] s", name);
+	w = ue_reg_enabled_ok(_metadata, self->fd,
+			      PREFIX "pdlb __data_loc char[] s", name);
 
 	/*
 	 * The record is hdr + 4 + 6 bytes: "hello\0" at hdr + 4..hdr + 10
@@ -839,7 +832,8 @@ TEST_F(grammar, rel_loc_bad_locations_efault)
 	const char *name = PREFIX "prlb";
 	int w;
 
-	w = reg_enabled(_metadata, self->fd, PREFIX "prlb __rel_loc char[] s", name);
+	w = ue_reg_enabled_ok(_metadata, self->fd,
+			      PREFIX "prlb __rel_loc char[] s", name);
 
 	/* "hello\0" is 0..6 bytes after the field */
 	EXPECT_EQ(-EFAULT, write_loc(self->fd, w, DYN_LOC(0, 7), "hello", 6));
@@ -868,7 +862,8 @@ TEST_F(grammar, u8_dynamic_array_bounds)
 	const char *name = PREFIX "pu8";
 	int w;
 
-	w = reg_enabled(_metadata, self->fd, PREFIX "pu8 __rel_loc u8[] x", name);
+	w = ue_reg_enabled_ok(_metadata, self->fd,
+			      PREFIX "pu8 __rel_loc u8[] x", name);
 
 	EXPECT_EQ(4 + 4 + 3, write_loc(self->fd, w, DYN_LOC(0, 3), "\x01\x02\x03", 3));
 	EXPECT_EQ(4 + 4 + 3, write_loc(self->fd, w, DYN_LOC(0, 0), "\x01\x02\x03", 3));
@@ -886,9 +881,9 @@ TEST_F(grammar, two_dynamic_fields_one_bad)
 	struct rec r;
 	int w;
 
-	w = ue_reg_enabled(self->fd, PREFIX "p2 __data_loc char[] a; __rel_loc char[] b",
-			name);
-	ASSERT_LE(0, w);
+	w = ue_reg_enabled_ok(_metadata, self->fd,
+			      PREFIX "p2 __data_loc char[] a; __rel_loc char[] b",
+			      name);
 
 	/* a 0..4, b 4..8, "x" at payload 8 (record hdr + 8), "yz" at payload 10 */
 	rec_init(&r, w);
@@ -926,7 +921,8 @@ TEST_F(grammar, rel_loc_writev)
 	struct iovec io[4];
 	int w;
 
-	w = reg_enabled(_metadata, self->fd, PREFIX "pv __rel_loc char[] s", name);
+	w = ue_reg_enabled_ok(_metadata, self->fd,
+			      PREFIX "pv __rel_loc char[] s", name);
 
 	io[0].iov_base = &w;
 	io[0].iov_len = sizeof(w);

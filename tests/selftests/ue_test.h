@@ -426,6 +426,16 @@ static inline int ue_reg_closed(const char *desc)
 	return ret;
 }
 
+/* ue_reg_enabled() that must succeed: the write index */
+static inline int ue_reg_enabled_ok(struct __test_metadata *_metadata, int fd,
+				    const char *desc, const char *name)
+{
+	int w = ue_reg_enabled(fd, desc, name);
+
+	ASSERT_LE(0, w);
+	return w;
+}
+
 /* DIAG_IOCSDEL on fd. Returns 0 or -errno. */
 static inline int ue_del_fd(int fd, const char *name)
 {

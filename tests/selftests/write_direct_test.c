@@ -208,8 +208,8 @@ TEST_F(direct, bad_loc_nothing_recorded)
 	unsigned char buf[64];
 	int w, len;
 
-	w = ue_reg_enabled(self->fd, PREFIX "loc " LOC_DESC, name);
-	ASSERT_LE(0, w);
+	w = ue_reg_enabled_ok(_metadata, self->fd,
+			      PREFIX "loc " LOC_DESC, name);
 
 	bad_writes(_metadata, self->fd, w);
 	ASSERT_EQ(0, ue_trace_lines(name, self->lines, MAX_LINES));
@@ -236,8 +236,8 @@ TEST_F(direct, one_copy_path_taken)
 
 	TH_LOG("one_copy=%s: %lld of 6 writes staged per pass", per_pass ? "N" : "Y",
 	       per_pass);
-	w = ue_reg_enabled(self->fd, PREFIX "one " LOC_DESC, name);
-	ASSERT_LE(0, w);
+	w = ue_reg_enabled_ok(_metadata, self->fd,
+			      PREFIX "one " LOC_DESC, name);
 	cnt = kprobe_counter_open(STAGED_FN);
 	ASSERT_LE(0, cnt) {
 		TH_LOG("kprobe on " STAGED_FN ": %s", strerror(-cnt));
@@ -282,8 +282,8 @@ TEST_F(direct, filter_rejects_and_bad_loc)
 	const char *name = PREFIX "flt";
 	int w, i;
 
-	w = ue_reg_enabled(self->fd, PREFIX "flt " LOC_DESC, name);
-	ASSERT_LE(0, w);
+	w = ue_reg_enabled_ok(_metadata, self->fd,
+			      PREFIX "flt " LOC_DESC, name);
 	ASSERT_EQ(0, ev_write(name, "filter", "a == 1\n"));
 
 	for (i = 0; i < 3; i++)
@@ -310,8 +310,8 @@ TEST_F(direct, payload_faults_midway)
 	unsigned char *map;
 	int w, len, pass;
 
-	w = ue_reg_enabled(self->fd, PREFIX "fault " LOC_DESC, name);
-	ASSERT_LE(0, w);
+	w = ue_reg_enabled_ok(_metadata, self->fd,
+			      PREFIX "fault " LOC_DESC, name);
 
 	map = mmap(NULL, 2 * page, PROT_READ | PROT_WRITE,
 		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -364,8 +364,7 @@ TEST_F(direct, soft_disabled_then_enabled_by_trigger)
 
 	ASSERT_EQ(0, ue_reg(self->fd, PREFIX "sd " LOC_DESC, NULL, &w));
 	ASSERT_LE(0, w);
-	ws = ue_reg_enabled(self->fd, PREFIX "src u32 a", src);
-	ASSERT_LE(0, ws);
+	ws = ue_reg_enabled_ok(_metadata, self->fd, PREFIX "src u32 a", src);
 
 	ue_event_path(self->trigger_path, sizeof(self->trigger_path), src,
 		      "trigger");
@@ -397,8 +396,8 @@ TEST_F(direct, pid_filter)
 	char pid[32];
 	int w, len;
 
-	w = ue_reg_enabled(self->fd, PREFIX "pid " LOC_DESC, name);
-	ASSERT_LE(0, w);
+	w = ue_reg_enabled_ok(_metadata, self->fd,
+			      PREFIX "pid " LOC_DESC, name);
 
 	self->pid_filter = true;
 	/* pid 1 (init) only: our writes are not recorded */
@@ -474,8 +473,8 @@ TEST_F(direct, racing_rewrite_never_records_bad_loc)
 	pthread_t t;
 	int w, len, n, cnt;
 
-	w = ue_reg_enabled(self->fd, PREFIX "race " LOC_DESC, name);
-	ASSERT_LE(0, w);
+	w = ue_reg_enabled_ok(_metadata, self->fd,
+			      PREFIX "race " LOC_DESC, name);
 	f.good = good_loc(6);
 	f.bad = DYN_LOC(ue_hdr_size() + 8, 4000);
 	len = loc_rec(buf, w, 9, f.good, "valid", 6);
@@ -588,8 +587,8 @@ TEST_F(direct, releases_under_flag_churn)
 	int w, len, mfd;
 	time_t end;
 
-	w = ue_reg_enabled(self->fd, PREFIX "churn " LOC_DESC, name);
-	ASSERT_LE(0, w);
+	w = ue_reg_enabled_ok(_metadata, self->fd,
+			      PREFIX "churn " LOC_DESC, name);
 	if (mkdir(CHURN_INST, 0755) && errno != EEXIST)
 		ASSERT_EQ(0, -errno);
 	snprintf(c.inst_enable, sizeof(c.inst_enable),

@@ -54,8 +54,8 @@ TEST_F(write, write_one_line)
 	struct rec r;
 	int w = -1;
 
-	w = ue_reg_enabled(self->fd, PREFIX "test u32 count;char[20] msg", name);
-	ASSERT_LE(0, w);
+	w = ue_reg_enabled_ok(_metadata, self->fd,
+			      PREFIX "test u32 count;char[20] msg", name);
 
 	rec_init(&r, w);
 	REC_PUT(&r, __u32, 5);
@@ -76,8 +76,8 @@ TEST_F(write, writev_one_line)
 	struct iovec io[3];
 	int w = -1;
 
-	w = ue_reg_enabled(self->fd, PREFIX "vec u32 count; char[20] msg", name);
-	ASSERT_LE(0, w);
+	w = ue_reg_enabled_ok(_metadata, self->fd,
+			      PREFIX "vec u32 count; char[20] msg", name);
 
 	io[0].iov_base = &w;
 	io[0].iov_len = sizeof(w);
@@ -99,8 +99,8 @@ TEST_F(write, writev_split_fields)
 	struct rec r;
 	int w = -1;
 
-	w = ue_reg_enabled(self->fd, PREFIX "split u32 a;u16 b;char[6] c", name);
-	ASSERT_LE(0, w);
+	w = ue_reg_enabled_ok(_metadata, self->fd,
+			      PREFIX "split u32 a;u16 b;char[6] c", name);
 
 	rec_init(&r, w);
 	REC_PUT(&r, __u32, 123456);
@@ -135,8 +135,8 @@ TEST_F(write, payload_pages_not_present)
 	unsigned char *map;
 	int w = -1;
 
-	w = ue_reg_enabled(self->fd, PREFIX "lazy u32 a;u32 b", name);
-	ASSERT_LE(0, w);
+	w = ue_reg_enabled_ok(_metadata, self->fd,
+			      PREFIX "lazy u32 a;u32 b", name);
 
 	map = mmap(NULL, 3 * page, PROT_READ | PROT_WRITE,
 		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -162,8 +162,8 @@ TEST_F(write, splice_refused)
 	int pipefd[2], w = -1;
 	struct rec r;
 
-	w = ue_reg_enabled(self->fd, PREFIX "splice u32 a", PREFIX "splice");
-	ASSERT_LE(0, w);
+	w = ue_reg_enabled_ok(_metadata, self->fd, PREFIX "splice u32 a",
+			      PREFIX "splice");
 
 	rec_init(&r, w);
 	REC_PUT(&r, __u32, 31337);
@@ -182,10 +182,10 @@ TEST_F(write, lines_in_order_per_event)
 	struct rec r;
 	int wa, wb, i;
 
-	wa = ue_reg_enabled(self->fd, PREFIX "ord_a u32 n", PREFIX "ord_a");
-	ASSERT_LE(0, wa);
-	wb = ue_reg_enabled(self->fd, PREFIX "ord_b s32 n", PREFIX "ord_b");
-	ASSERT_LE(0, wb);
+	wa = ue_reg_enabled_ok(_metadata, self->fd, PREFIX "ord_a u32 n",
+			       PREFIX "ord_a");
+	wb = ue_reg_enabled_ok(_metadata, self->fd, PREFIX "ord_b s32 n",
+			       PREFIX "ord_b");
 	ASSERT_NE(wa, wb);
 
 	for (i = 1; i <= 3; i++) {
@@ -271,8 +271,7 @@ TEST_F(write, all_types_extremes)
 	struct rec r;
 	int w = -1;
 
-	w = ue_reg_enabled(self->fd, ALL_TYPES_DESC, name);
-	ASSERT_LE(0, w);
+	w = ue_reg_enabled_ok(_metadata, self->fd, ALL_TYPES_DESC, name);
 
 	/* Largest unsigned values, smallest signed values */
 	rec_init(&r, w);
@@ -307,8 +306,7 @@ TEST_F(write, all_types_small_values)
 	struct rec r;
 	int w = -1;
 
-	w = ue_reg_enabled(self->fd, ALL_TYPES_DESC, name);
-	ASSERT_LE(0, w);
+	w = ue_reg_enabled_ok(_metadata, self->fd, ALL_TYPES_DESC, name);
 
 	rec_init(&r, w);
 	put_all_types(&r, 1, 2, 3, 4, -1, -2, -3, -4, -5, 6, -7, 8, 'A', 'B',
@@ -381,9 +379,9 @@ TEST_F(write, char_arrays_text)
 	struct rec r;
 	int w = -1;
 
-	w = ue_reg_enabled(self->fd, PREFIX "text char[8] a;unsigned char[6] b;"
-			"char[1] c;char[3] d", name);
-	ASSERT_LE(0, w);
+	w = ue_reg_enabled_ok(_metadata, self->fd,
+			      PREFIX "text char[8] a;unsigned char[6] b;"
+			      "char[1] c;char[3] d", name);
 
 	/* Stops at the first NUL, or after N bytes without one */
 	rec_init(&r, w);
@@ -411,8 +409,7 @@ TEST_F(write, extra_payload_accepted)
 	struct rec r;
 	int w = -1;
 
-	w = ue_reg_enabled(self->fd, PREFIX "extra u32 a", name);
-	ASSERT_LE(0, w);
+	w = ue_reg_enabled_ok(_metadata, self->fd, PREFIX "extra u32 a", name);
 
 	rec_init(&r, w);
 	REC_PUT(&r, __u32, 7);
@@ -434,8 +431,7 @@ TEST_F(write, no_fields_event)
 	const char *name = PREFIX "bare";
 	int w = -1;
 
-	w = ue_reg_enabled(self->fd, PREFIX "bare", name);
-	ASSERT_LE(0, w);
+	w = ue_reg_enabled_ok(_metadata, self->fd, PREFIX "bare", name);
 
 	ASSERT_EQ(4, write(self->fd, &w, sizeof(w)));
 	ASSERT_EQ(1, ue_trace_lines(name, self->lines, MAX_LINES));
@@ -451,8 +447,8 @@ TEST_F(write, errors)
 	int w, bad;
 	int woff = -1;
 
-	w = ue_reg_enabled(self->fd, PREFIX "err u32 a;char[4] b", name);
-	ASSERT_LE(0, w);
+	w = ue_reg_enabled_ok(_metadata, self->fd,
+			      PREFIX "err u32 a;char[4] b", name);
 	rec_init(&r, w);
 	REC_PUT(&r, __u32, 9);
 	rec_put(&r, "abc", 4);
@@ -814,8 +810,7 @@ TEST_F_TIMEOUT(write, deleted_event_id_not_reused, UE_TIMEOUT(600))
 		REC_PUT(&r, __u32, 0x7fffff00);
 		ASSERT_EQ(r.len, write(self->fd2, r.d, r.len));
 	}
-	w = ue_reg_enabled(self->fd, PREFIX "keep u32 k", keep);
-	ASSERT_LE(0, w);
+	w = ue_reg_enabled_ok(_metadata, self->fd, PREFIX "keep u32 k", keep);
 	rec_init(&r, w);
 	REC_PUT(&r, __u32, 42);
 	ASSERT_EQ(r.len, write(self->fd, r.d, r.len));

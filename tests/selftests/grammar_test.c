@@ -251,8 +251,7 @@ TEST_F(grammar, mixed_fields_strings_in_trace)
 	ASSERT_EQ(4 + 22, r.len);
 	ASSERT_EQ(4 + 22, rec_write(self->fd, &r));
 
-	ASSERT_EQ(1, ue_trace_lines(name, self->lines, MAX_LINES));
-	ASSERT_STREQ("a=7 s=dyn r=rel m=65535", self->lines[0]);
+	UE_ASSERT_TRACE_LINE(name, self->lines, "a=7 s=dyn r=rel m=65535");
 }
 
 /*
@@ -712,8 +711,7 @@ TEST_F(grammar, data_loc_offset_from_record_start)
 	rec_put(&r, "hello", 6);
 	ASSERT_EQ(14, rec_write(self->fd, &r));
 
-	ASSERT_EQ(1, ue_trace_lines(name, self->lines, MAX_LINES));
-	ASSERT_STREQ("s=hello", self->lines[0]);
+	UE_ASSERT_TRACE_LINE(name, self->lines, "s=hello");
 }
 
 TEST_F(grammar, data_loc_between_fields)
@@ -735,8 +733,7 @@ TEST_F(grammar, data_loc_between_fields)
 	rec_put(&r, "hi", 3);
 	ASSERT_EQ(4 + 13, rec_write(self->fd, &r));
 
-	ASSERT_EQ(1, ue_trace_lines(name, self->lines, MAX_LINES));
-	ASSERT_STREQ("n=1 s=hi m=2", self->lines[0]);
+	UE_ASSERT_TRACE_LINE(name, self->lines, "n=1 s=hi m=2");
 }
 
 /* __rel_loc: offset from the end of the field itself */
@@ -754,8 +751,7 @@ TEST_F(grammar, rel_loc_offset_from_field_end)
 	rec_put(&r, "hello", 6);
 	ASSERT_EQ(14, rec_write(self->fd, &r));
 
-	ASSERT_EQ(1, ue_trace_lines(name, self->lines, MAX_LINES));
-	ASSERT_STREQ("s=hello", self->lines[0]);
+	UE_ASSERT_TRACE_LINE(name, self->lines, "s=hello");
 }
 
 TEST_F(grammar, rel_loc_between_fields)
@@ -776,8 +772,7 @@ TEST_F(grammar, rel_loc_between_fields)
 	rec_put(&r, "hi", 3);
 	ASSERT_EQ(4 + 13, rec_write(self->fd, &r));
 
-	ASSERT_EQ(1, ue_trace_lines(name, self->lines, MAX_LINES));
-	ASSERT_STREQ("n=1 s=hi m=2", self->lines[0]);
+	UE_ASSERT_TRACE_LINE(name, self->lines, "n=1 s=hi m=2");
 }
 
 /* One write of "loc + data" to a single dynamic field; -errno or count */
@@ -873,12 +868,25 @@ TEST_F(grammar, u8_dynamic_array_bounds)
 	ASSERT_EQ(2, ue_trace_lines(name, self->lines, MAX_LINES));
 }
 
+/* A record of two locations, then "x" and "yz" (with their NULs) */
+static int write_x_yz(int fd, int w, __u32 loc_a, __u32 loc_b)
+{
+	struct rec r;
+
+	rec_init(&r, w);
+	rec_u32(&r, loc_a);
+	rec_u32(&r, loc_b);
+	rec_put(&r, "x", 2);
+	rec_put(&r, "yz", 3);
+
+	return rec_write(fd, &r);
+}
+
 /* One bad location rejects the whole record */
 TEST_F(grammar, two_dynamic_fields_one_bad)
 {
 	const int hdr = ue_hdr_size();
 	const char *name = PREFIX "p2";
-	struct rec r;
 	int w;
 
 	w = ue_reg_enabled_ok(_metadata, self->fd,
@@ -886,31 +894,13 @@ TEST_F(grammar, two_dynamic_fields_one_bad)
 			      name);
 
 	/* a 0..4, b 4..8, "x" at payload 8 (record hdr + 8), "yz" at payload 10 */
-	rec_init(&r, w);
-	rec_u32(&r, DYN_LOC(hdr + 8, 2));
-	rec_u32(&r, DYN_LOC(2, 3));
-	rec_put(&r, "x", 2);
-	rec_put(&r, "yz", 3);
-	ASSERT_EQ(4 + 13, rec_write(self->fd, &r));
-
+	ASSERT_EQ(4 + 13, write_x_yz(self->fd, w, DYN_LOC(hdr + 8, 2), DYN_LOC(2, 3)));
 	/* b one byte too long */
-	rec_init(&r, w);
-	rec_u32(&r, DYN_LOC(hdr + 8, 2));
-	rec_u32(&r, DYN_LOC(2, 4));
-	rec_put(&r, "x", 2);
-	rec_put(&r, "yz", 3);
-	ASSERT_EQ(-EFAULT, rec_write(self->fd, &r));
-
+	ASSERT_EQ(-EFAULT, write_x_yz(self->fd, w, DYN_LOC(hdr + 8, 2), DYN_LOC(2, 4)));
 	/* a not terminated */
-	rec_init(&r, w);
-	rec_u32(&r, DYN_LOC(hdr + 8, 1));
-	rec_u32(&r, DYN_LOC(2, 3));
-	rec_put(&r, "x", 2);
-	rec_put(&r, "yz", 3);
-	ASSERT_EQ(-EFAULT, rec_write(self->fd, &r));
+	ASSERT_EQ(-EFAULT, write_x_yz(self->fd, w, DYN_LOC(hdr + 8, 1), DYN_LOC(2, 3)));
 
-	ASSERT_EQ(1, ue_trace_lines(name, self->lines, MAX_LINES));
-	ASSERT_STREQ("a=x b=yz", self->lines[0]);
+	UE_ASSERT_TRACE_LINE(name, self->lines, "a=x b=yz");
 }
 
 /* writev() pieces are validated as one record */
@@ -938,8 +928,7 @@ TEST_F(grammar, rel_loc_writev)
 	ASSERT_EQ(-1, writev(self->fd, io, 4));
 	ASSERT_EQ(EFAULT, errno);
 
-	ASSERT_EQ(1, ue_trace_lines(name, self->lines, MAX_LINES));
-	ASSERT_STREQ("s=hello", self->lines[0]);
+	UE_ASSERT_TRACE_LINE(name, self->lines, "s=hello");
 }
 
 /* --- re-registration ---------------------------------------------------- */

@@ -997,6 +997,16 @@ static inline void ue_child_results(struct __test_metadata *_metadata,
 	ASSERT_EQ(0, status);
 }
 
+/*
+ * The trace holds exactly one line of event name, and its text is want
+ * (lines: the char[][UE_LINE_MAX] array to collect the lines in)
+ */
+#define UE_ASSERT_TRACE_LINE(name, lines, want) do {			\
+	ASSERT_EQ(1, ue_trace_lines((name), (lines),			\
+				    (int)(sizeof(lines) / sizeof((lines)[0])))); \
+	ASSERT_STREQ((want), (lines)[0]);				\
+} while (0)
+
 /* Fixture setup: open the data file into fd, or fail saying why */
 #define UE_ASSERT_OPEN_DATA(fd) do {					\
 	(fd) = ue_open_data();						\

@@ -64,8 +64,7 @@ TEST_F(write, write_one_line)
 
 	ASSERT_EQ(28, write(self->fd, r.d, r.len));
 
-	ASSERT_EQ(1, ue_trace_lines(name, self->lines, MAX_LINES));
-	ASSERT_STREQ("count=5 msg=hello", self->lines[0]);
+	UE_ASSERT_TRACE_LINE(name, self->lines, "count=5 msg=hello");
 }
 
 TEST_F(write, writev_one_line)
@@ -88,8 +87,7 @@ TEST_F(write, writev_one_line)
 
 	ASSERT_EQ(28, writev(self->fd, io, 3));
 
-	ASSERT_EQ(1, ue_trace_lines(name, self->lines, MAX_LINES));
-	ASSERT_STREQ("count=77 msg=world", self->lines[0]);
+	UE_ASSERT_TRACE_LINE(name, self->lines, "count=77 msg=world");
 }
 
 TEST_F(write, writev_split_fields)
@@ -118,8 +116,7 @@ TEST_F(write, writev_split_fields)
 
 	ASSERT_EQ(16, writev(self->fd, io, 6));
 
-	ASSERT_EQ(1, ue_trace_lines(name, self->lines, MAX_LINES));
-	ASSERT_STREQ("a=123456 b=4321 c=split", self->lines[0]);
+	UE_ASSERT_TRACE_LINE(name, self->lines, "a=123456 b=4321 c=split");
 }
 
 /*
@@ -317,9 +314,9 @@ TEST_F(write, all_types_small_values)
 	io[1] = (struct iovec){ r.d + 4, r.len - 4 };
 	ASSERT_EQ(56, writev(self->fd, io, 2));
 
-	ASSERT_EQ(1, ue_trace_lines(name, self->lines, MAX_LINES));
-	ASSERT_STREQ("a=1 b=2 c=3 d=4 e=-1 f=-2 g=-3 h=-4 i=-5 j=6 k=-7 "
-		     "l=8 m=65 n=66 o=hi p=x", self->lines[0]);
+	UE_ASSERT_TRACE_LINE(name, self->lines,
+			     "a=1 b=2 c=3 d=4 e=-1 f=-2 g=-3 h=-4 i=-5 j=6 k=-7 "
+			     "l=8 m=65 n=66 o=hi p=x");
 }
 
 TEST_F(write, each_type_alone)
@@ -561,16 +558,14 @@ TEST_F(write, errors)
 	errno = 0;
 	ASSERT_EQ(-1, write(self->fd, r.d, r.len));
 	ASSERT_EQ(EBADF, errno);
-	ASSERT_EQ(1, ue_trace_lines(PREFIX "off", self->lines, MAX_LINES));
-	ASSERT_STREQ("a=1", self->lines[0]);
+	UE_ASSERT_TRACE_LINE(PREFIX "off", self->lines, "a=1");
 
 	/* The good record still works after all that */
 	rec_init(&r, w);
 	REC_PUT(&r, __u32, 9);
 	rec_put(&r, "abc", 4);
 	ASSERT_EQ(12, write(self->fd, r.d, r.len));
-	ASSERT_EQ(1, ue_trace_lines(name, self->lines, MAX_LINES));
-	ASSERT_STREQ("a=9 b=abc", self->lines[0]);
+	UE_ASSERT_TRACE_LINE(name, self->lines, "a=9 b=abc");
 }
 
 TEST_F(write, perf_only_is_enabled)

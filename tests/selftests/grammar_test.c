@@ -313,6 +313,28 @@ TEST_F(grammar, bpf_iter_flag_accepted)
 	ASSERT_TRUE(ue_event_exists(PREFIX "fl2"));
 }
 
+/*
+ * Each of the @n descriptors @bad is refused with EINVAL, and creates no
+ * event: the i-th is named @stem followed by i + 1
+ */
+static void expect_einval(struct __test_metadata *_metadata, int fd,
+			  const char *const *bad, unsigned int n,
+			  const char *stem)
+{
+	char name[64];
+	unsigned int i;
+
+	for (i = 0; i < n; i++) {
+		EXPECT_EQ(-EINVAL, ue_reg(fd, bad[i], NULL, NULL)) {
+			TH_LOG("descriptor \"%s\"", bad[i]);
+		}
+		snprintf(name, sizeof(name), "%s%u", stem, i + 1);
+		EXPECT_FALSE(ue_event_exists(name)) {
+			TH_LOG("%s was created", name);
+		}
+	}
+}
+
 TEST_F(grammar, unknown_flag_einval)
 {
 	static const char *const bad[] = {
@@ -322,18 +344,9 @@ TEST_F(grammar, unknown_flag_einval)
 		PREFIX "uf4:BOGUS",
 		PREFIX "uf5:BPF_ITERX __rel_loc char[] s",
 	};
-	char name[64];
-	unsigned int i;
 
-	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-		EXPECT_EQ(-EINVAL, ue_reg(self->fd, bad[i], NULL, NULL)) {
-			TH_LOG("descriptor \"%s\"", bad[i]);
-		}
-		snprintf(name, sizeof(name), PREFIX "uf%u", i + 1);
-		EXPECT_FALSE(ue_event_exists(name)) {
-			TH_LOG("%s was created", name);
-		}
-	}
+	expect_einval(_metadata, self->fd, bad, sizeof(bad) / sizeof(bad[0]),
+		      PREFIX "uf");
 }
 
 TEST_F(grammar, separators)
@@ -556,18 +569,9 @@ TEST_F(grammar, array_size_limits)
 		PREFIX "as8 struct foo s",
 	};
 	const char *got;
-	char name[64];
-	unsigned int i;
 
-	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-		EXPECT_EQ(-EINVAL, ue_reg(self->fd, bad[i], NULL, NULL)) {
-			TH_LOG("descriptor \"%s\"", bad[i]);
-		}
-		snprintf(name, sizeof(name), PREFIX "as%u", i + 1);
-		EXPECT_FALSE(ue_event_exists(name)) {
-			TH_LOG("%s was created", name);
-		}
-	}
+	expect_einval(_metadata, self->fd, bad, sizeof(bad) / sizeof(bad[0]),
+		      PREFIX "as");
 
 	ASSERT_EQ(0, ue_reg(self->fd, PREFIX "ok1 char[1024] s", NULL, NULL));
 	got = format_tail(PREFIX "ok1");
@@ -692,89 +696,6 @@ TEST_F(grammar, array_count_base0_dynamic_events)
 
 /* --- payload validation of __data_loc / __rel_loc ------------------------ */
 
-/*
- * __data_loc: offset from the start of the record, which begins with the
- * common header (ue_hdr_size(): 8 bytes, 12 on 6.1 PREEMPT_RT)
- */
-TEST_F(grammar, data_loc_offset_from_record_start)
-{
-	const int hdr = ue_hdr_size();
-	const char *name = PREFIX "pdl";
-	struct rec r;
-	int w;
-
-	w = ue_reg_enabled_ok(_metadata, self->fd,
-			      PREFIX "pdl __data_loc char[] s", name);
-
-	rec_init(&r, w);
-	rec_u32(&r, DYN_LOC(hdr + 4, 6));
-	rec_put(&r, "hello", 6);
-	ASSERT_EQ(14, rec_write(self->fd, &r));
-
-	UE_ASSERT_TRACE_LINE(name, self->lines, "s=hello");
-}
-
-TEST_F(grammar, data_loc_between_fields)
-{
-	const int hdr = ue_hdr_size();
-	const char *name = PREFIX "pdl2";
-	struct rec r;
-	int w;
-
-	w = ue_reg_enabled_ok(_metadata, self->fd,
-			      PREFIX "pdl2 u32 n; __data_loc char[] s; u16 m",
-			      name);
-
-	/* n 0..4, s 4..8, m 8..10, "hi" at payload 10 = record hdr + 10 */
-	rec_init(&r, w);
-	rec_u32(&r, 1);
-	rec_u32(&r, DYN_LOC(hdr + 10, 3));
-	rec_u16(&r, 2);
-	rec_put(&r, "hi", 3);
-	ASSERT_EQ(4 + 13, rec_write(self->fd, &r));
-
-	UE_ASSERT_TRACE_LINE(name, self->lines, "n=1 s=hi m=2");
-}
-
-/* __rel_loc: offset from the end of the field itself */
-TEST_F(grammar, rel_loc_offset_from_field_end)
-{
-	const char *name = PREFIX "prl";
-	struct rec r;
-	int w;
-
-	w = ue_reg_enabled_ok(_metadata, self->fd,
-			      PREFIX "prl __rel_loc char[] s", name);
-
-	rec_init(&r, w);
-	rec_u32(&r, DYN_LOC(0, 6));
-	rec_put(&r, "hello", 6);
-	ASSERT_EQ(14, rec_write(self->fd, &r));
-
-	UE_ASSERT_TRACE_LINE(name, self->lines, "s=hello");
-}
-
-TEST_F(grammar, rel_loc_between_fields)
-{
-	const char *name = PREFIX "prl2";
-	struct rec r;
-	int w;
-
-	w = ue_reg_enabled_ok(_metadata, self->fd,
-			      PREFIX "prl2 u32 n; __rel_loc char[] s; u16 m",
-			      name);
-
-	/* s ends at payload 8; "hi" at payload 10: 2 bytes after it */
-	rec_init(&r, w);
-	rec_u32(&r, 1);
-	rec_u32(&r, DYN_LOC(2, 3));
-	rec_u16(&r, 2);
-	rec_put(&r, "hi", 3);
-	ASSERT_EQ(4 + 13, rec_write(self->fd, &r));
-
-	UE_ASSERT_TRACE_LINE(name, self->lines, "n=1 s=hi m=2");
-}
-
 /* One write of "loc + data" to a single dynamic field; -errno or count */
 static int write_loc(int fd, int w, __u32 loc, const void *data, size_t len)
 {
@@ -785,6 +706,96 @@ static int write_loc(int fd, int w, __u32 loc, const void *data, size_t len)
 	rec_put(&r, data, len);
 
 	return rec_write(fd, &r);
+}
+
+/* A record of "u32 n; <a location> s; u16 m": 1, loc, 2, then "hi" */
+static int write_n_s_m(int fd, int w, __u32 loc)
+{
+	struct rec r;
+
+	rec_init(&r, w);
+	rec_u32(&r, 1);
+	rec_u32(&r, loc);
+	rec_u16(&r, 2);
+	rec_put(&r, "hi", 3);
+
+	return rec_write(fd, &r);
+}
+
+/* A record of two locations, then "x" and "yz" (with their NULs) */
+static int write_x_yz(int fd, int w, __u32 loc_a, __u32 loc_b)
+{
+	struct rec r;
+
+	rec_init(&r, w);
+	rec_u32(&r, loc_a);
+	rec_u32(&r, loc_b);
+	rec_put(&r, "x\0yz", 5);
+
+	return rec_write(fd, &r);
+}
+
+/*
+ * __data_loc: offset from the start of the record, which begins with the
+ * common header (ue_hdr_size(): 8 bytes, 12 on 6.1 PREEMPT_RT)
+ */
+TEST_F(grammar, data_loc_offset_from_record_start)
+{
+	const int hdr = ue_hdr_size();
+	const char *name = PREFIX "pdl";
+	int w;
+
+	w = ue_reg_enabled_ok(_metadata, self->fd,
+			      PREFIX "pdl __data_loc char[] s", name);
+
+	ASSERT_EQ(14, write_loc(self->fd, w, DYN_LOC(hdr + 4, 6), "hello", 6));
+
+	UE_ASSERT_TRACE_LINE(name, self->lines, "s=hello");
+}
+
+TEST_F(grammar, data_loc_between_fields)
+{
+	const int hdr = ue_hdr_size();
+	const char *name = PREFIX "pdl2";
+	int w;
+
+	w = ue_reg_enabled_ok(_metadata, self->fd,
+			      PREFIX "pdl2 u32 n; __data_loc char[] s; u16 m",
+			      name);
+
+	/* n 0..4, s 4..8, m 8..10, "hi" at payload 10 = record hdr + 10 */
+	ASSERT_EQ(4 + 13, write_n_s_m(self->fd, w, DYN_LOC(hdr + 10, 3)));
+
+	UE_ASSERT_TRACE_LINE(name, self->lines, "n=1 s=hi m=2");
+}
+
+/* __rel_loc: offset from the end of the field itself */
+TEST_F(grammar, rel_loc_offset_from_field_end)
+{
+	const char *name = PREFIX "prl";
+	int w;
+
+	w = ue_reg_enabled_ok(_metadata, self->fd,
+			      PREFIX "prl __rel_loc char[] s", name);
+
+	ASSERT_EQ(14, write_loc(self->fd, w, DYN_LOC(0, 6), "hello", 6));
+
+	UE_ASSERT_TRACE_LINE(name, self->lines, "s=hello");
+}
+
+TEST_F(grammar, rel_loc_between_fields)
+{
+	const char *name = PREFIX "prl2";
+	int w;
+
+	w = ue_reg_enabled_ok(_metadata, self->fd,
+			      PREFIX "prl2 u32 n; __rel_loc char[] s; u16 m",
+			      name);
+
+	/* s ends at payload 8; "hi" at payload 10: 2 bytes after it */
+	ASSERT_EQ(4 + 13, write_n_s_m(self->fd, w, DYN_LOC(2, 3)));
+
+	UE_ASSERT_TRACE_LINE(name, self->lines, "n=1 s=hi m=2");
 }
 
 TEST_F(grammar, data_loc_bad_locations_efault)
@@ -866,20 +877,6 @@ TEST_F(grammar, u8_dynamic_array_bounds)
 	EXPECT_EQ(-EFAULT, write_loc(self->fd, w, DYN_LOC(1, 3), "\x01\x02\x03", 3));
 
 	ASSERT_EQ(2, ue_trace_lines(name, self->lines, MAX_LINES));
-}
-
-/* A record of two locations, then "x" and "yz" (with their NULs) */
-static int write_x_yz(int fd, int w, __u32 loc_a, __u32 loc_b)
-{
-	struct rec r;
-
-	rec_init(&r, w);
-	rec_u32(&r, loc_a);
-	rec_u32(&r, loc_b);
-	rec_put(&r, "x", 2);
-	rec_put(&r, "yz", 3);
-
-	return rec_write(fd, &r);
 }
 
 /* One bad location rejects the whole record */

@@ -626,24 +626,51 @@ static bool array_field_is(const char *name, int size)
 	       off == ue_hdr_size() && got == size;
 }
 
-TEST_F(grammar, array_count_base0_register)
+/* "NAME char[COUNT] a" registered through a data fd: 0 or -errno */
+static int array_by_ioctl(int fd, const char *name, const char *count)
 {
-	char desc[128], name[64];
+	char desc[128];
+
+	snprintf(desc, sizeof(desc), "%s char[%s] a", name, count);
+	return ue_reg(fd, desc, NULL, NULL);
+}
+
+/* The same, made by a write to dynamic_events */
+static int array_by_dynamic_events(int fd __attribute__((unused)),
+				   const char *name, const char *count)
+{
+	char cmd[128];
+
+	snprintf(cmd, sizeof(cmd), "u:%s char[%s] a\n", name, count);
+	return ue_write_file(UE_TRACEFS "/dynamic_events", cmd, false);
+}
+
+/*
+ * Every count of array_counts made by @make as event PREFIX @stem<i>: the
+ * field of the size it should have, or refused with EINVAL and no event
+ */
+static void array_counts_made_by(struct __test_metadata *_metadata, int fd,
+				 const char *stem,
+				 int (*make)(int fd, const char *name,
+					     const char *count))
+{
+	char name[64];
 	unsigned int i;
+	int ret;
 
 	for (i = 0; i < ARRAY_SIZE(array_counts); i++) {
-		snprintf(name, sizeof(name), PREFIX "ab%u", i);
-		snprintf(desc, sizeof(desc), "%s char[%s] a", name,
-			 array_counts[i].count);
+		snprintf(name, sizeof(name), PREFIX "%s%u", stem, i);
+		ret = make(fd, name, array_counts[i].count);
 		if (!array_counts[i].size) {
-			EXPECT_EQ(-EINVAL, ue_reg(self->fd, desc, NULL, NULL)) {
-				TH_LOG("descriptor \"%s\"", desc);
+			EXPECT_EQ(-EINVAL, ret) {
+				TH_LOG("%s char[%s] a", name,
+				       array_counts[i].count);
 			}
 			EXPECT_FALSE(ue_event_exists(name));
 			continue;
 		}
-		ASSERT_EQ(0, ue_reg(self->fd, desc, NULL, NULL)) {
-			TH_LOG("descriptor \"%s\"", desc);
+		ASSERT_EQ(0, ret) {
+			TH_LOG("%s char[%s] a", name, array_counts[i].count);
 		}
 		EXPECT_TRUE(array_field_is(name, array_counts[i].size)) {
 			TH_LOG("%s: format has no char a[%s] of %d bytes",
@@ -651,6 +678,11 @@ TEST_F(grammar, array_count_base0_register)
 			       array_counts[i].size);
 		}
 	}
+}
+
+TEST_F(grammar, array_count_base0_register)
+{
+	array_counts_made_by(_metadata, self->fd, "ab", array_by_ioctl);
 
 	/* "unsigned char[0x14]" and u8[024] too */
 	ASSERT_EQ(0, ue_reg(self->fd, PREFIX "abu unsigned char[0x14] a",
@@ -666,32 +698,7 @@ TEST_F(grammar, array_count_base0_register)
 
 TEST_F(grammar, array_count_base0_dynamic_events)
 {
-	char cmd[128], name[64];
-	unsigned int i;
-
-	for (i = 0; i < ARRAY_SIZE(array_counts); i++) {
-		snprintf(name, sizeof(name), PREFIX "ad%u", i);
-		snprintf(cmd, sizeof(cmd), "u:%s char[%s] a\n", name,
-			 array_counts[i].count);
-		if (!array_counts[i].size) {
-			EXPECT_EQ(-EINVAL, ue_write_file(UE_TRACEFS
-							 "/dynamic_events",
-							 cmd, false)) {
-				TH_LOG("%s", cmd);
-			}
-			EXPECT_FALSE(ue_event_exists(name));
-			continue;
-		}
-		ASSERT_EQ(0, ue_write_file(UE_TRACEFS "/dynamic_events", cmd,
-					   false)) {
-			TH_LOG("%s", cmd);
-		}
-		EXPECT_TRUE(array_field_is(name, array_counts[i].size)) {
-			TH_LOG("%s: format has no char a[%s] of %d bytes",
-			       name, array_counts[i].count,
-			       array_counts[i].size);
-		}
-	}
+	array_counts_made_by(_metadata, self->fd, "ad", array_by_dynamic_events);
 }
 
 /* --- payload validation of __data_loc / __rel_loc ------------------------ */

@@ -742,67 +742,59 @@ static int write_x_yz(int fd, int w, __u32 loc_a, __u32 loc_b)
 	return rec_write(fd, &r);
 }
 
+/* Event @name (@desc: one dynamic string s) gets "hello" at @loc: "s=hello" */
+static void hello_at(struct __test_metadata *_metadata,
+		     FIXTURE_DATA(grammar) *self, const char *name,
+		     const char *desc, __u32 loc)
+{
+	int w = ue_reg_enabled_ok(_metadata, self->fd, desc, name);
+
+	ASSERT_EQ(14, write_loc(self->fd, w, loc, "hello", 6));
+	UE_ASSERT_TRACE_LINE(name, self->lines, "s=hello");
+}
+
+/* The same with write_n_s_m(): "n=1 s=hi m=2" */
+static void hi_between_at(struct __test_metadata *_metadata,
+			  FIXTURE_DATA(grammar) *self, const char *name,
+			  const char *desc, __u32 loc)
+{
+	int w = ue_reg_enabled_ok(_metadata, self->fd, desc, name);
+
+	ASSERT_EQ(4 + 13, write_n_s_m(self->fd, w, loc));
+	UE_ASSERT_TRACE_LINE(name, self->lines, "n=1 s=hi m=2");
+}
+
 /*
  * __data_loc: offset from the start of the record, which begins with the
  * common header (ue_hdr_size(): 8 bytes, 12 on 6.1 PREEMPT_RT)
  */
 TEST_F(grammar, data_loc_offset_from_record_start)
 {
-	const int hdr = ue_hdr_size();
-	const char *name = PREFIX "pdl";
-	int w;
-
-	w = ue_reg_enabled_ok(_metadata, self->fd,
-			      PREFIX "pdl __data_loc char[] s", name);
-
-	ASSERT_EQ(14, write_loc(self->fd, w, DYN_LOC(hdr + 4, 6), "hello", 6));
-
-	UE_ASSERT_TRACE_LINE(name, self->lines, "s=hello");
+	hello_at(_metadata, self, PREFIX "pdl", PREFIX "pdl __data_loc char[] s",
+		 DYN_LOC(ue_hdr_size() + 4, 6));
 }
 
 TEST_F(grammar, data_loc_between_fields)
 {
-	const int hdr = ue_hdr_size();
-	const char *name = PREFIX "pdl2";
-	int w;
-
-	w = ue_reg_enabled_ok(_metadata, self->fd,
-			      PREFIX "pdl2 u32 n; __data_loc char[] s; u16 m",
-			      name);
-
 	/* n 0..4, s 4..8, m 8..10, "hi" at payload 10 = record hdr + 10 */
-	ASSERT_EQ(4 + 13, write_n_s_m(self->fd, w, DYN_LOC(hdr + 10, 3)));
-
-	UE_ASSERT_TRACE_LINE(name, self->lines, "n=1 s=hi m=2");
+	hi_between_at(_metadata, self, PREFIX "pdl2",
+		      PREFIX "pdl2 u32 n; __data_loc char[] s; u16 m",
+		      DYN_LOC(ue_hdr_size() + 10, 3));
 }
 
 /* __rel_loc: offset from the end of the field itself */
 TEST_F(grammar, rel_loc_offset_from_field_end)
 {
-	const char *name = PREFIX "prl";
-	int w;
-
-	w = ue_reg_enabled_ok(_metadata, self->fd,
-			      PREFIX "prl __rel_loc char[] s", name);
-
-	ASSERT_EQ(14, write_loc(self->fd, w, DYN_LOC(0, 6), "hello", 6));
-
-	UE_ASSERT_TRACE_LINE(name, self->lines, "s=hello");
+	hello_at(_metadata, self, PREFIX "prl", PREFIX "prl __rel_loc char[] s",
+		 DYN_LOC(0, 6));
 }
 
 TEST_F(grammar, rel_loc_between_fields)
 {
-	const char *name = PREFIX "prl2";
-	int w;
-
-	w = ue_reg_enabled_ok(_metadata, self->fd,
-			      PREFIX "prl2 u32 n; __rel_loc char[] s; u16 m",
-			      name);
-
 	/* s ends at payload 8; "hi" at payload 10: 2 bytes after it */
-	ASSERT_EQ(4 + 13, write_n_s_m(self->fd, w, DYN_LOC(2, 3)));
-
-	UE_ASSERT_TRACE_LINE(name, self->lines, "n=1 s=hi m=2");
+	hi_between_at(_metadata, self, PREFIX "prl2",
+		      PREFIX "prl2 u32 n; __rel_loc char[] s; u16 m",
+		      DYN_LOC(2, 3));
 }
 
 TEST_F(grammar, data_loc_bad_locations_efault)

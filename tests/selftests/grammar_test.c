@@ -261,11 +261,10 @@ TEST_F(grammar, mixed_fields_strings_in_trace)
  */
 TEST_F(grammar, hex_fields_trace_text_matches_print_fmt)
 {
-	const int hdr = ue_hdr_size();
 	const char *name = PREFIX "hex";
+	struct rec r;
 	static const unsigned char arr[4] = { 0xde, 0xad, 0xbe, 0xef };
 	static const unsigned char st[4] = { 1, 2, 3, 4 };
-	struct rec r;
 	int w;
 
 	w = ue_reg_enabled_ok(_metadata, self->fd,
@@ -277,14 +276,13 @@ TEST_F(grammar, hex_fields_trace_text_matches_print_fmt)
 	rec_put(&r, arr, 4);
 	rec_put(&r, st, 4);
 	rec_u32(&r, DYN_LOC(16 - 12, 2));
-	rec_u32(&r, DYN_LOC(hdr + 18, 1));
+	rec_u32(&r, DYN_LOC(ue_hdr_size() + 18, 1));
 	rec_put(&r, "\x0a\x0b", 2);
 	rec_put(&r, "\x0c", 1);
 	ASSERT_EQ(4 + 19, rec_write(self->fd, &r));
 
-	ASSERT_EQ(1, ue_trace_lines(name, self->lines, MAX_LINES));
-	ASSERT_STREQ("arr=de ad be ef st=01 02 03 04 b=0a 0b d=0c",
-		     self->lines[0]);
+	UE_ASSERT_TRACE_LINE(name, self->lines,
+			     "arr=de ad be ef st=01 02 03 04 b=0a 0b d=0c");
 }
 
 TEST_F(grammar, bpf_iter_flag_accepted)
@@ -797,29 +795,45 @@ TEST_F(grammar, rel_loc_between_fields)
 		      DYN_LOC(2, 3));
 }
 
+/* "hello" written at each of the @n locations @bad: refused, EFAULT */
+static void expect_efault(struct __test_metadata *_metadata, int fd, int w,
+			  const __u32 *bad, unsigned int n)
+{
+	unsigned int i;
+
+	for (i = 0; i < n; i++) {
+		EXPECT_EQ(-EFAULT, write_loc(fd, w, bad[i], "hello", 6)) {
+			TH_LOG("location %#x", bad[i]);
+		}
+	}
+}
+
 TEST_F(grammar, data_loc_bad_locations_efault)
 {
 	const int hdr = ue_hdr_size();
 	const char *name = PREFIX "pdlb";
 	int w;
 
-	w = ue_reg_enabled_ok(_metadata, self->fd,
-			      PREFIX "pdlb __data_loc char[] s", name);
-
 	/*
 	 * The record is hdr + 4 + 6 bytes: "hello\0" at hdr + 4..hdr + 10
 	 * (12..18 with an 8-byte header)
 	 */
-	EXPECT_EQ(-EFAULT, write_loc(self->fd, w, DYN_LOC(hdr + 4, 7), "hello", 6));
-	EXPECT_EQ(-EFAULT, write_loc(self->fd, w, DYN_LOC(hdr + 5, 6), "hello", 6));
-	EXPECT_EQ(-EFAULT, write_loc(self->fd, w, DYN_LOC(hdr + 10, 1), "hello", 6));
-	EXPECT_EQ(-EFAULT, write_loc(self->fd, w, DYN_LOC(0xffff, 6), "hello", 6));
-	EXPECT_EQ(-EFAULT, write_loc(self->fd, w, DYN_LOC(hdr + 4, 0xffff), "hello", 6));
+	const __u32 bad[] = {
+		DYN_LOC(hdr + 4, 7),
+		DYN_LOC(hdr + 5, 6),
+		DYN_LOC(hdr + 10, 1),
+		DYN_LOC(0xffff, 6),
+		DYN_LOC(hdr + 4, 0xffff),
+		/* Not NUL terminated within its 5 bytes (the NUL after is outside) */
+		DYN_LOC(hdr + 4, 5),
+		/* Zero-size string */
+		DYN_LOC(hdr + 4, 0),
+	};
 
-	/* Not NUL terminated within its 5 bytes (the NUL after it is outside) */
-	EXPECT_EQ(-EFAULT, write_loc(self->fd, w, DYN_LOC(hdr + 4, 5), "hello", 6));
-	/* Zero-size string */
-	EXPECT_EQ(-EFAULT, write_loc(self->fd, w, DYN_LOC(hdr + 4, 0), "hello", 6));
+	w = ue_reg_enabled_ok(_metadata, self->fd,
+			      PREFIX "pdlb __data_loc char[] s", name);
+
+	expect_efault(_metadata, self->fd, w, bad, ARRAY_SIZE(bad));
 
 	/* A NUL inside the bounds and one at the end: fine, text stops at the first */
 	EXPECT_EQ(4 + 4 + 7, write_loc(self->fd, w, DYN_LOC(hdr + 4, 7), "hel\0lo", 7));
@@ -837,20 +851,24 @@ TEST_F(grammar, rel_loc_bad_locations_efault)
 	const char *name = PREFIX "prlb";
 	int w;
 
+	/* "hello\0" is 0..6 bytes after the field */
+	const __u32 bad[] = {
+		DYN_LOC(0, 7),
+		DYN_LOC(1, 6),
+		DYN_LOC(6, 1),
+		DYN_LOC(0xffff, 1),
+		/* A __data_loc style offset (hdr + 4): that far after the field */
+		DYN_LOC(hdr + 4, 6),
+		/* Not NUL terminated within bounds, zero size */
+		DYN_LOC(0, 5),
+		DYN_LOC(0, 0),
+		DYN_LOC(6, 0),
+	};
+
 	w = ue_reg_enabled_ok(_metadata, self->fd,
 			      PREFIX "prlb __rel_loc char[] s", name);
 
-	/* "hello\0" is 0..6 bytes after the field */
-	EXPECT_EQ(-EFAULT, write_loc(self->fd, w, DYN_LOC(0, 7), "hello", 6));
-	EXPECT_EQ(-EFAULT, write_loc(self->fd, w, DYN_LOC(1, 6), "hello", 6));
-	EXPECT_EQ(-EFAULT, write_loc(self->fd, w, DYN_LOC(6, 1), "hello", 6));
-	EXPECT_EQ(-EFAULT, write_loc(self->fd, w, DYN_LOC(0xffff, 1), "hello", 6));
-	/* A __data_loc style offset (hdr + 4) is that many bytes after the field */
-	EXPECT_EQ(-EFAULT, write_loc(self->fd, w, DYN_LOC(hdr + 4, 6), "hello", 6));
-	/* Not NUL terminated within bounds, zero size */
-	EXPECT_EQ(-EFAULT, write_loc(self->fd, w, DYN_LOC(0, 5), "hello", 6));
-	EXPECT_EQ(-EFAULT, write_loc(self->fd, w, DYN_LOC(0, 0), "hello", 6));
-	EXPECT_EQ(-EFAULT, write_loc(self->fd, w, DYN_LOC(6, 0), "hello", 6));
+	expect_efault(_metadata, self->fd, w, bad, ARRAY_SIZE(bad));
 
 	EXPECT_EQ(14, write_loc(self->fd, w, DYN_LOC(0, 6), "hello", 6));
 	/* The last 3 bytes "lo\0" */

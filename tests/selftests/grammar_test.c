@@ -62,27 +62,6 @@ static const char *format_tail(const char *name)
 	return buf + len;
 }
 
-/*
- * The whole format file: the head as ue_format_want() makes it, then want,
- * the field lines (with offsets for an 8-byte record header, shifted to
- * the real one) and print fmt.
- */
-#define ASSERT_FORMAT(name, want) do {					\
-	static char __want[65536], __got[65536];			\
-	char __path[512];						\
-	long __id = ue_event_id(name);					\
-									\
-	ASSERT_LT(0, __id) {						\
-		TH_LOG("no event %s", name);				\
-	}								\
-	ASSERT_EQ(0, ue_format_want(__want, sizeof(__want), name,	\
-				    __id, want));			\
-	ASSERT_LT(0, ue_read_file(ue_event_path(__path, sizeof(__path),	\
-						name, "format"),	\
-				  __got, sizeof(__got)));		\
-	ASSERT_STREQ(__want, __got);					\
-} while (0)
-
 /* Field line LINE, written for an 8-byte header, as the format shows it */
 static const char *field_line(const char *line)
 {
@@ -145,7 +124,7 @@ TEST_F(grammar, data_loc_char_format)
 	ASSERT_EQ(0, ue_reg(self->fd, PREFIX "dloc __data_loc char[] s",
 			    NULL, NULL));
 	ASSERT_TRUE(ue_event_exists(PREFIX "dloc"));
-	ASSERT_FORMAT(PREFIX "dloc",
+	UE_ASSERT_FORMAT(PREFIX "dloc",
 		"\tfield:__data_loc char[] s;\toffset:8;\tsize:4;\tsigned:0;\n"
 		"\n"
 		"print fmt: \"s=%s\", __get_str(s)\n");
@@ -161,7 +140,7 @@ TEST_F(grammar, rel_loc_char_format)
 {
 	ASSERT_EQ(0, ue_reg(self->fd, PREFIX "rloc __rel_loc char[] s",
 			    NULL, NULL));
-	ASSERT_FORMAT(PREFIX "rloc",
+	UE_ASSERT_FORMAT(PREFIX "rloc",
 		"\tfield:__rel_loc char s[];\toffset:8;\tsize:4;\tsigned:0;\n"
 		"\n"
 		"print fmt: \"s=%s\", __get_rel_str(s)\n");
@@ -171,7 +150,7 @@ TEST_F(grammar, rel_loc_u8_format)
 {
 	ASSERT_EQ(0, ue_reg(self->fd, PREFIX "rloc8 __rel_loc u8[] x",
 			    NULL, NULL));
-	ASSERT_FORMAT(PREFIX "rloc8",
+	UE_ASSERT_FORMAT(PREFIX "rloc8",
 		"\tfield:__rel_loc u8 x[];\toffset:8;\tsize:4;\tsigned:0;\n"
 		"\n"
 		"print fmt: \"x=%s\", __print_hex(__get_rel_dynamic_array(x), "
@@ -182,7 +161,7 @@ TEST_F(grammar, data_loc_u8_format)
 {
 	ASSERT_EQ(0, ue_reg(self->fd, PREFIX "dloc8 __data_loc u8[] x",
 			    NULL, NULL));
-	ASSERT_FORMAT(PREFIX "dloc8",
+	UE_ASSERT_FORMAT(PREFIX "dloc8",
 		"\tfield:__data_loc u8[] x;\toffset:8;\tsize:4;\tsigned:0;\n"
 		"\n"
 		"print fmt: \"x=%s\", __print_hex(__get_dynamic_array(x), "
@@ -192,7 +171,7 @@ TEST_F(grammar, data_loc_u8_format)
 TEST_F(grammar, struct_format)
 {
 	ASSERT_EQ(0, ue_reg(self->fd, PREFIX "st struct foo x 16", NULL, NULL));
-	ASSERT_FORMAT(PREFIX "st",
+	UE_ASSERT_FORMAT(PREFIX "st",
 		"\tfield:struct foo x;\toffset:8;\tsize:16;\tsigned:0;\n"
 		"\n"
 		"print fmt: \"x=%s\", __print_hex(REC->x, 16)\n");
@@ -201,7 +180,7 @@ TEST_F(grammar, struct_format)
 TEST_F(grammar, u8_array_format)
 {
 	ASSERT_EQ(0, ue_reg(self->fd, PREFIX "u8a u8[4] arr", NULL, NULL));
-	ASSERT_FORMAT(PREFIX "u8a",
+	UE_ASSERT_FORMAT(PREFIX "u8a",
 		"\tfield:u8 arr[4];\toffset:8;\tsize:4;\tsigned:0;\n"
 		"\n"
 		"print fmt: \"arr=%s\", __print_hex(REC->arr, 4)\n");
@@ -213,7 +192,7 @@ TEST_F(grammar, mixed_fields_format)
 	ASSERT_EQ(0, ue_reg(self->fd, PREFIX "mix u32 a;__data_loc char[] s; "
 			    "__rel_loc char[] r;struct foo st 16; u8[4] arr; "
 			    "__rel_loc u8[] b; u64 z", NULL, NULL));
-	ASSERT_FORMAT(PREFIX "mix",
+	UE_ASSERT_FORMAT(PREFIX "mix",
 		"\tfield:u32 a;\toffset:8;\tsize:4;\tsigned:0;\n"
 		"\tfield:__data_loc char[] s;\toffset:12;\tsize:4;\tsigned:0;\n"
 		"\tfield:__rel_loc char r[];\toffset:16;\tsize:4;\tsigned:0;\n"
@@ -293,7 +272,7 @@ TEST_F(grammar, bpf_iter_flag_accepted)
 			    &s1, &w1));
 	ASSERT_TRUE(ue_event_exists(PREFIX "fl"));
 	ASSERT_FALSE(ue_event_exists(PREFIX "fl:BPF_ITER"));
-	ASSERT_FORMAT(PREFIX "fl",
+	UE_ASSERT_FORMAT(PREFIX "fl",
 		"\tfield:u32 a;\toffset:8;\tsize:4;\tsigned:0;\n"
 		"\tfield:__rel_loc char s[];\toffset:12;\tsize:4;\tsigned:0;\n"
 		"\n"
@@ -369,7 +348,7 @@ TEST_F(grammar, separators)
 		ASSERT_EQ(0, ue_reg(self->fd, descs[i], NULL, NULL)) {
 			TH_LOG("descriptor \"%s\"", descs[i]);
 		}
-		ASSERT_FORMAT(name, want);
+		UE_ASSERT_FORMAT(name, want);
 	}
 }
 
@@ -399,7 +378,7 @@ TEST_F(grammar, nbsp_is_not_white_space)
 	ASSERT_FALSE(ue_event_exists(PREFIX "nb4"));
 	/* The same with ASCII spaces is fine */
 	ASSERT_EQ(0, ue_reg(self->fd, " " PREFIX "nb8 u32 a; u32 b ", NULL, NULL));
-	ASSERT_FORMAT(PREFIX "nb8",
+	UE_ASSERT_FORMAT(PREFIX "nb8",
 		"\tfield:u32 a;\toffset:8;\tsize:4;\tsigned:0;\n"
 		"\tfield:u32 b;\toffset:12;\tsize:4;\tsigned:0;\n"
 		"\n"
@@ -1029,7 +1008,7 @@ TEST_F(grammar, different_fields_eaddrinuse)
 	ASSERT_EQ(0, ue_reg(self->fd, PREFIX "rd u32 a;__rel_loc char[] s", &s, &w));
 	ASSERT_EQ(s0, s);
 	ASSERT_EQ(w0, w);
-	ASSERT_FORMAT(PREFIX "rd",
+	UE_ASSERT_FORMAT(PREFIX "rd",
 		"\tfield:u32 a;\toffset:8;\tsize:4;\tsigned:0;\n"
 		"\tfield:__rel_loc char s[];\toffset:12;\tsize:4;\tsigned:0;\n"
 		"\n"

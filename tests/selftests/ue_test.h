@@ -872,6 +872,27 @@ static inline int ue_format_want(char *out, size_t size, const char *name,
 }
 
 /*
+ * The whole format file: the head as ue_format_want() makes it, then want,
+ * the field lines (with offsets for an 8-byte record header, shifted to
+ * the real one) and print fmt.
+ */
+#define UE_ASSERT_FORMAT(name, want) do {				\
+	static char __want[65536], __got[65536];			\
+	char __path[512];						\
+	long __id = ue_event_id(name);					\
+									\
+	ASSERT_LT(0, __id) {						\
+		TH_LOG("no event %s", name);				\
+	}								\
+	ASSERT_EQ(0, ue_format_want(__want, sizeof(__want), name,	\
+				    __id, want));			\
+	ASSERT_LT(0, ue_read_file(ue_event_path(__path, sizeof(__path),	\
+						name, "format"),	\
+				  __got, sizeof(__got)));		\
+	ASSERT_STREQ(__want, __got);					\
+} while (0)
+
+/*
  * Offset and size of field FIELD (its name, without any "[N]") in the
  * format file at PATH. Returns 0 or -ENOENT.
  */

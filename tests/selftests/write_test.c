@@ -596,18 +596,6 @@ TEST_F(write, perf_only_is_enabled)
 	ASSERT_EQ(EBADF, errno);
 }
 
-static char *read_format(const char *name)
-{
-	static char buf[16384];
-	char path[512];
-
-	if (ue_read_file(ue_event_path(path, sizeof(path), name, "format"),
-			 buf, sizeof(buf)) < 0)
-		return NULL;
-
-	return buf;
-}
-
 /*
  * The common fields the format tests expect come from one of the kernel's
  * own events (ue_common_fields()): on every kernel they begin with the
@@ -665,38 +653,18 @@ TEST_F(write, common_fields_and_header_size)
 
 TEST_F(write, format_example)
 {
-	const char *name = PREFIX "fmt";
-	char want[4096];
-	const char *got;
-	long id;
-
 	ASSERT_EQ(0, ue_reg(self->fd, PREFIX "fmt u32 count;char[20] msg", NULL, NULL));
-	id = ue_event_id(name);
-	ASSERT_LT(0, id);
-
-	ASSERT_EQ(0, ue_format_want(want, sizeof(want), name, id,
+	UE_ASSERT_FORMAT(PREFIX "fmt",
 		"\tfield:u32 count;\toffset:8;\tsize:4;\tsigned:0;\n"
 		"\tfield:char msg[20];\toffset:12;\tsize:20;\tsigned:1;\n"
 		"\n"
-		"print fmt: \"count=%u msg=%s\", REC->count, REC->msg\n"));
-
-	got = read_format(name);
-	ASSERT_NE(NULL, got);
-	ASSERT_STREQ(want, got);
+		"print fmt: \"count=%u msg=%s\", REC->count, REC->msg\n");
 }
 
 TEST_F(write, format_all_types)
 {
-	const char *name = PREFIX "types";
-	char want[8192];
-	const char *got;
-	long id;
-
 	ASSERT_EQ(0, ue_reg(self->fd, ALL_TYPES_DESC, NULL, NULL));
-	id = ue_event_id(name);
-	ASSERT_LT(0, id);
-
-	ASSERT_EQ(0, ue_format_want(want, sizeof(want), name, id,
+	UE_ASSERT_FORMAT(PREFIX "types",
 		"\tfield:u8 a;\toffset:8;\tsize:1;\tsigned:0;\n"
 		"\tfield:u16 b;\toffset:9;\tsize:2;\tsigned:0;\n"
 		"\tfield:u32 c;\toffset:11;\tsize:4;\tsigned:0;\n"
@@ -717,35 +685,19 @@ TEST_F(write, format_all_types)
 		"print fmt: \"a=%u b=%u c=%u d=%llu e=%hhd f=%hd g=%d h=%lld "
 		"i=%d j=%u k=%hd l=%u m=%hhd n=%u o=%s p=%s\", REC->a, REC->b, "
 		"REC->c, REC->d, REC->e, REC->f, REC->g, REC->h, REC->i, "
-		"REC->j, REC->k, REC->l, REC->m, REC->n, REC->o, REC->p\n"));
-
-	got = read_format(name);
-	ASSERT_NE(NULL, got);
-	ASSERT_STREQ(want, got);
+		"REC->j, REC->k, REC->l, REC->m, REC->n, REC->o, REC->p\n");
 }
 
 TEST_F(write, format_spaces_after_semicolon)
 {
-	const char *name = PREFIX "fmtsp";
-	char want[4096];
-	const char *got;
-	long id;
-
 	ASSERT_EQ(0, ue_reg(self->fd, PREFIX "fmtsp s64 x; unsigned char[3] y;  short z",
 			    NULL, NULL));
-	id = ue_event_id(name);
-	ASSERT_LT(0, id);
-
-	ASSERT_EQ(0, ue_format_want(want, sizeof(want), name, id,
+	UE_ASSERT_FORMAT(PREFIX "fmtsp",
 		"\tfield:s64 x;\toffset:8;\tsize:8;\tsigned:1;\n"
 		"\tfield:unsigned char y[3];\toffset:16;\tsize:3;\tsigned:0;\n"
 		"\tfield:short z;\toffset:19;\tsize:2;\tsigned:1;\n"
 		"\n"
-		"print fmt: \"x=%lld y=%s z=%hd\", REC->x, REC->y, REC->z\n"));
-
-	got = read_format(name);
-	ASSERT_NE(NULL, got);
-	ASSERT_STREQ(want, got);
+		"print fmt: \"x=%lld y=%s z=%hd\", REC->x, REC->y, REC->z\n");
 }
 
 /* Creates and deletes "churn" (DIAG_IOCSREG, last put); its id, or -errno */

@@ -230,7 +230,7 @@ TEST_F(grammar, mixed_fields_strings_in_trace)
 	ASSERT_EQ(4 + 22, r.len);
 	ASSERT_EQ(4 + 22, rec_write(self->fd, &r));
 
-	UE_ASSERT_TRACE_LINE(name, self->lines, "a=7 s=dyn r=rel m=65535");
+	UE_ASSERT_TRACE_LINES(name, self->lines, "a=7 s=dyn r=rel m=65535");
 }
 
 /*
@@ -260,8 +260,8 @@ TEST_F(grammar, hex_fields_trace_text_matches_print_fmt)
 	rec_put(&r, "\x0c", 1);
 	ASSERT_EQ(4 + 19, rec_write(self->fd, &r));
 
-	UE_ASSERT_TRACE_LINE(name, self->lines,
-			     "arr=de ad be ef st=01 02 03 04 b=0a 0b d=0c");
+	UE_ASSERT_TRACE_LINES(name, self->lines,
+			      "arr=de ad be ef st=01 02 03 04 b=0a 0b d=0c");
 }
 
 TEST_F(grammar, bpf_iter_flag_accepted)
@@ -727,7 +727,7 @@ static void hello_at(struct __test_metadata *_metadata,
 	int w = ue_reg_enabled_ok(_metadata, self->fd, desc, name);
 
 	ASSERT_EQ(14, write_loc(self->fd, w, loc, "hello", 6));
-	UE_ASSERT_TRACE_LINE(name, self->lines, "s=hello");
+	UE_ASSERT_TRACE_LINES(name, self->lines, "s=hello");
 }
 
 /* The same with write_n_s_m(): "n=1 s=hi m=2" */
@@ -738,7 +738,7 @@ static void hi_between_at(struct __test_metadata *_metadata,
 	int w = ue_reg_enabled_ok(_metadata, self->fd, desc, name);
 
 	ASSERT_EQ(4 + 13, write_n_s_m(self->fd, w, loc));
-	UE_ASSERT_TRACE_LINE(name, self->lines, "n=1 s=hi m=2");
+	UE_ASSERT_TRACE_LINES(name, self->lines, "n=1 s=hi m=2");
 }
 
 /*
@@ -893,7 +893,7 @@ TEST_F(grammar, two_dynamic_fields_one_bad)
 	/* a not terminated */
 	ASSERT_EQ(-EFAULT, write_x_yz(self->fd, w, DYN_LOC(hdr + 8, 1), DYN_LOC(2, 3)));
 
-	UE_ASSERT_TRACE_LINE(name, self->lines, "a=x b=yz");
+	UE_ASSERT_TRACE_LINES(name, self->lines, "a=x b=yz");
 }
 
 /* writev() pieces are validated as one record */
@@ -921,7 +921,7 @@ TEST_F(grammar, rel_loc_writev)
 	ASSERT_EQ(-1, writev(self->fd, io, 4));
 	ASSERT_EQ(EFAULT, errno);
 
-	UE_ASSERT_TRACE_LINE(name, self->lines, "s=hello");
+	UE_ASSERT_TRACE_LINES(name, self->lines, "s=hello");
 }
 
 /* --- re-registration ---------------------------------------------------- */

@@ -1019,13 +1019,18 @@ static inline void ue_child_results(struct __test_metadata *_metadata,
 }
 
 /*
- * The trace holds exactly one line of event name, and its text is want
- * (lines: the char[][UE_LINE_MAX] array to collect the lines in)
+ * The trace holds exactly the lines of event name given after lines (the
+ * char[][UE_LINE_MAX] array to collect them in), in that order
  */
-#define UE_ASSERT_TRACE_LINE(name, lines, want) do {			\
-	ASSERT_EQ(1, ue_trace_lines((name), (lines),			\
-				    (int)(sizeof(lines) / sizeof((lines)[0])))); \
-	ASSERT_STREQ((want), (lines)[0]);				\
+#define UE_ASSERT_TRACE_LINES(name, lines, ...) do {			\
+	const char *const __want[] = { __VA_ARGS__ };			\
+	const int __n = sizeof(__want) / sizeof(__want[0]);		\
+	int __i;							\
+									\
+	ASSERT_EQ(__n, ue_trace_lines((name), (lines),			\
+				      (int)(sizeof(lines) / sizeof((lines)[0])))); \
+	for (__i = 0; __i < __n; __i++)					\
+		ASSERT_STREQ(__want[__i], (lines)[__i]);		\
 } while (0)
 
 /* Fixture setup: open the data file into fd, or fail saying why */

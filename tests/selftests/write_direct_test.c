@@ -216,7 +216,7 @@ TEST_F(direct, bad_loc_nothing_recorded)
 
 	len = loc_rec(buf, w, 3, good_loc(6), "hello", 6);
 	ASSERT_EQ(len, write(self->fd, buf, len));
-	UE_ASSERT_TRACE_LINE(name, self->lines, "a=3 s=hello");
+	UE_ASSERT_TRACE_LINES(name, self->lines, "a=3 s=hello");
 }
 
 /*
@@ -341,7 +341,7 @@ TEST_F(direct, payload_faults_midway)
 
 	ASSERT_EQ(0, ue_trace_lines(name, self->lines, MAX_LINES));
 	ASSERT_EQ(len, write(self->fd, good, len));
-	UE_ASSERT_TRACE_LINE(name, self->lines, "a=1 s=hello");
+	UE_ASSERT_TRACE_LINES(name, self->lines, "a=1 s=hello");
 
 	ASSERT_EQ(0, ev_write(name, "filter", "0\n"));
 	munmap(map, 2 * page);
@@ -382,7 +382,7 @@ TEST_F(direct, soft_disabled_then_enabled_by_trigger)
 
 	len = loc_rec(buf, w, 6, good_loc(6), "heard", 6);
 	ASSERT_EQ(len, write(self->fd, buf, len));
-	UE_ASSERT_TRACE_LINE(sd, self->lines, "a=6 s=heard");
+	UE_ASSERT_TRACE_LINES(sd, self->lines, "a=6 s=heard");
 }
 
 /* set_event_pid: only the listed pids record */
@@ -408,7 +408,7 @@ TEST_F(direct, pid_filter)
 	ASSERT_EQ(0, ue_write_file(UE_TRACEFS "/set_event_pid", pid, true));
 	len = loc_rec(buf, w, 8, good_loc(6), "mine!", 6);
 	ASSERT_EQ(len, write(self->fd, buf, len));
-	UE_ASSERT_TRACE_LINE(name, self->lines, "a=8 s=mine!");
+	UE_ASSERT_TRACE_LINES(name, self->lines, "a=8 s=mine!");
 }
 
 /*

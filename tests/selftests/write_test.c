@@ -64,7 +64,7 @@ TEST_F(write, write_one_line)
 
 	ASSERT_EQ(28, write(self->fd, r.d, r.len));
 
-	UE_ASSERT_TRACE_LINE(name, self->lines, "count=5 msg=hello");
+	UE_ASSERT_TRACE_LINES(name, self->lines, "count=5 msg=hello");
 }
 
 TEST_F(write, writev_one_line)
@@ -87,7 +87,7 @@ TEST_F(write, writev_one_line)
 
 	ASSERT_EQ(28, writev(self->fd, io, 3));
 
-	UE_ASSERT_TRACE_LINE(name, self->lines, "count=77 msg=world");
+	UE_ASSERT_TRACE_LINES(name, self->lines, "count=77 msg=world");
 }
 
 TEST_F(write, writev_split_fields)
@@ -116,7 +116,7 @@ TEST_F(write, writev_split_fields)
 
 	ASSERT_EQ(16, writev(self->fd, io, 6));
 
-	UE_ASSERT_TRACE_LINE(name, self->lines, "a=123456 b=4321 c=split");
+	UE_ASSERT_TRACE_LINES(name, self->lines, "a=123456 b=4321 c=split");
 }
 
 /*
@@ -148,9 +148,7 @@ TEST_F(write, payload_pages_not_present)
 	ASSERT_EQ(12, writev(self->fd, io, 2));
 	munmap(map, 3 * page);
 
-	ASSERT_EQ(2, ue_trace_lines(name, self->lines, MAX_LINES));
-	ASSERT_STREQ("a=0 b=0", self->lines[0]);
-	ASSERT_STREQ("a=0 b=0", self->lines[1]);
+	UE_ASSERT_TRACE_LINES(name, self->lines, "a=0 b=0", "a=0 b=0");
 }
 
 /* splice() into the data file is not supported (no splice_write) */
@@ -194,23 +192,17 @@ TEST_F(write, lines_in_order_per_event)
 		ASSERT_EQ(8, write(self->fd, r.d, r.len));
 	}
 
-	ASSERT_EQ(3, ue_trace_lines(PREFIX "ord_a", self->lines, MAX_LINES));
-	ASSERT_STREQ("n=1", self->lines[0]);
-	ASSERT_STREQ("n=2", self->lines[1]);
-	ASSERT_STREQ("n=3", self->lines[2]);
+	UE_ASSERT_TRACE_LINES(PREFIX "ord_a", self->lines, "n=1", "n=2", "n=3");
 
-	ASSERT_EQ(3, ue_trace_lines(PREFIX "ord_b", self->lines, MAX_LINES));
-	ASSERT_STREQ("n=-1", self->lines[0]);
-	ASSERT_STREQ("n=-2", self->lines[1]);
-	ASSERT_STREQ("n=-3", self->lines[2]);
+	UE_ASSERT_TRACE_LINES(PREFIX "ord_b", self->lines,
+			      "n=-1", "n=-2", "n=-3");
 }
 
 TEST_F(write, other_fd_own_index)
 {
 	const char *name = PREFIX "fds";
 	struct rec r;
-	int w2 = -1;
-	int w = -1;
+	int w = -1, w2 = -1;
 
 	/* fd: an unrelated event first, so the indexes differ */
 	ASSERT_EQ(0, ue_reg(self->fd, PREFIX "fds_pad", NULL, NULL));
@@ -230,9 +222,7 @@ TEST_F(write, other_fd_own_index)
 	REC_PUT(&r, __u32, 2);
 	ASSERT_EQ(8, write(self->fd2, r.d, r.len));
 
-	ASSERT_EQ(2, ue_trace_lines(name, self->lines, MAX_LINES));
-	ASSERT_STREQ("v=1", self->lines[0]);
-	ASSERT_STREQ("v=2", self->lines[1]);
+	UE_ASSERT_TRACE_LINES(name, self->lines, "v=1", "v=2");
 }
 
 #define ALL_TYPES_DESC PREFIX "types u8 a;u16 b;u32 c;u64 d;s8 e;s16 f;" \
@@ -314,9 +304,9 @@ TEST_F(write, all_types_small_values)
 	io[1] = (struct iovec){ r.d + 4, r.len - 4 };
 	ASSERT_EQ(56, writev(self->fd, io, 2));
 
-	UE_ASSERT_TRACE_LINE(name, self->lines,
-			     "a=1 b=2 c=3 d=4 e=-1 f=-2 g=-3 h=-4 i=-5 j=6 k=-7 "
-			     "l=8 m=65 n=66 o=hi p=x");
+	UE_ASSERT_TRACE_LINES(name, self->lines,
+			      "a=1 b=2 c=3 d=4 e=-1 f=-2 g=-3 h=-4 i=-5 j=6 k=-7 "
+			      "l=8 m=65 n=66 o=hi p=x");
 }
 
 TEST_F(write, each_type_alone)
@@ -395,9 +385,9 @@ TEST_F(write, char_arrays_text)
 	rec_put(&r, "\0ab", 3);
 	ASSERT_EQ(22, write(self->fd, r.d, r.len));
 
-	ASSERT_EQ(2, ue_trace_lines(name, self->lines, MAX_LINES));
-	ASSERT_STREQ("a=hi b=xyz c=Q d=end", self->lines[0]);
-	ASSERT_STREQ("a=12345678 b=abcdef c= d=", self->lines[1]);
+	UE_ASSERT_TRACE_LINES(name, self->lines,
+			      "a=hi b=xyz c=Q d=end",
+			      "a=12345678 b=abcdef c= d=");
 }
 
 TEST_F(write, extra_payload_accepted)
@@ -558,14 +548,14 @@ TEST_F(write, errors)
 	errno = 0;
 	ASSERT_EQ(-1, write(self->fd, r.d, r.len));
 	ASSERT_EQ(EBADF, errno);
-	UE_ASSERT_TRACE_LINE(PREFIX "off", self->lines, "a=1");
+	UE_ASSERT_TRACE_LINES(PREFIX "off", self->lines, "a=1");
 
 	/* The good record still works after all that */
 	rec_init(&r, w);
 	REC_PUT(&r, __u32, 9);
 	rec_put(&r, "abc", 4);
 	ASSERT_EQ(12, write(self->fd, r.d, r.len));
-	UE_ASSERT_TRACE_LINE(name, self->lines, "a=9 b=abc");
+	UE_ASSERT_TRACE_LINES(name, self->lines, "a=9 b=abc");
 }
 
 TEST_F(write, perf_only_is_enabled)

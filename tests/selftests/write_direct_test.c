@@ -131,6 +131,16 @@ static __u32 good_loc(int slen)
 	return DYN_LOC(ue_hdr_size() + 8, slen);
 }
 
+/* A good record: a, then the 5-character string s at good_loc(6), on fd */
+static void write_good(struct __test_metadata *_metadata, int fd, int w,
+		       __u32 a, const char *s)
+{
+	unsigned char buf[64];
+	int len = loc_rec(buf, w, a, good_loc(6), s, 6);
+
+	ASSERT_EQ(len, write(fd, buf, len));
+}
+
 /* Writes that fail the checks, with write() and writev() */
 /*
  * writev() of the index (in the last 8 bytes before the PROT_NONE page at
@@ -192,21 +202,15 @@ static void bad_writes(struct __test_metadata *_metadata, int fd, int w)
  */
 static void filtered_writes(struct __test_metadata *_metadata, int fd, int w)
 {
-	unsigned char buf[64];
-	int len;
-
 	bad_writes(_metadata, fd, w);
-	len = loc_rec(buf, w, 2, good_loc(6), "other", 6);
-	ASSERT_EQ(len, write(fd, buf, len));
-	len = loc_rec(buf, w, 1, good_loc(6), "match", 6);
-	ASSERT_EQ(len, write(fd, buf, len));
+	write_good(_metadata, fd, w, 2, "other");
+	write_good(_metadata, fd, w, 1, "match");
 }
 
 TEST_F(direct, bad_loc_nothing_recorded)
 {
 	const char *name = PREFIX "loc";
-	unsigned char buf[64];
-	int w, len;
+	int w;
 
 	w = ue_reg_enabled_ok(_metadata, self->fd,
 			      PREFIX "loc " LOC_DESC, name);
@@ -214,8 +218,7 @@ TEST_F(direct, bad_loc_nothing_recorded)
 	bad_writes(_metadata, self->fd, w);
 	ASSERT_EQ(0, ue_trace_lines(name, self->lines, MAX_LINES));
 
-	len = loc_rec(buf, w, 3, good_loc(6), "hello", 6);
-	ASSERT_EQ(len, write(self->fd, buf, len));
+	write_good(_metadata, self->fd, w, 3, "hello");
 	UE_ASSERT_TRACE_LINES(name, self->lines, "a=3 s=hello");
 }
 
@@ -355,8 +358,7 @@ TEST_F(direct, payload_faults_midway)
 TEST_F(direct, soft_disabled_then_enabled_by_trigger)
 {
 	const char *sd = PREFIX "sd", *src = PREFIX "src";
-	unsigned char buf[64];
-	int w = -1, ws, len;
+	int w = -1, ws;
 	__u32 one = 1;
 	struct iovec io[2];
 
@@ -370,8 +372,7 @@ TEST_F(direct, soft_disabled_then_enabled_by_trigger)
 				   "enable_event:user_events:" PREFIX "sd\n",
 				   false));
 
-	len = loc_rec(buf, w, 5, good_loc(6), "quiet", 6);
-	ASSERT_EQ(len, write(self->fd, buf, len));
+	write_good(_metadata, self->fd, w, 5, "quiet");
 	bad_writes(_metadata, self->fd, w);
 	ASSERT_EQ(0, ue_trace_lines(sd, self->lines, MAX_LINES));
 
@@ -380,8 +381,7 @@ TEST_F(direct, soft_disabled_then_enabled_by_trigger)
 	io[1] = (struct iovec){ &one, 4 };
 	ASSERT_EQ(8, writev(self->fd, io, 2));
 
-	len = loc_rec(buf, w, 6, good_loc(6), "heard", 6);
-	ASSERT_EQ(len, write(self->fd, buf, len));
+	write_good(_metadata, self->fd, w, 6, "heard");
 	UE_ASSERT_TRACE_LINES(sd, self->lines, "a=6 s=heard");
 }
 
@@ -389,9 +389,8 @@ TEST_F(direct, soft_disabled_then_enabled_by_trigger)
 TEST_F(direct, pid_filter)
 {
 	const char *name = PREFIX "pid";
-	unsigned char buf[64];
 	char pid[32];
-	int w, len;
+	int w;
 
 	w = ue_reg_enabled_ok(_metadata, self->fd,
 			      PREFIX "pid " LOC_DESC, name);
@@ -399,15 +398,13 @@ TEST_F(direct, pid_filter)
 	self->pid_filter = true;
 	/* pid 1 (init) only: our writes are not recorded */
 	ASSERT_EQ(0, ue_write_file(UE_TRACEFS "/set_event_pid", "1\n", true));
-	len = loc_rec(buf, w, 7, good_loc(6), "other", 6);
-	ASSERT_EQ(len, write(self->fd, buf, len));
+	write_good(_metadata, self->fd, w, 7, "other");
 	bad_writes(_metadata, self->fd, w);
 	ASSERT_EQ(0, ue_trace_lines(name, self->lines, MAX_LINES));
 
 	snprintf(pid, sizeof(pid), "%d\n", getpid());
 	ASSERT_EQ(0, ue_write_file(UE_TRACEFS "/set_event_pid", pid, true));
-	len = loc_rec(buf, w, 8, good_loc(6), "mine!", 6);
-	ASSERT_EQ(len, write(self->fd, buf, len));
+	write_good(_metadata, self->fd, w, 8, "mine!");
 	UE_ASSERT_TRACE_LINES(name, self->lines, "a=8 s=mine!");
 }
 
@@ -619,8 +616,7 @@ TEST_F(direct, releases_under_flag_churn)
 		ASSERT_EQ(0, madvise(lazy, page, MADV_DONTNEED));
 		ASSERT_EQ(len, write(self->fd, lazy, len));
 
-		len = loc_rec(buf, w, 7, good_loc(6), "seven", 6);
-		ASSERT_EQ(len, write(self->fd, buf, len));
+		write_good(_metadata, self->fd, w, 7, "seven");
 		writes += 4;
 		nanosleep(&ts, NULL);
 	}

@@ -1543,29 +1543,9 @@ static void cmd_enablers(long count)
  * time fork() takes in the parent, the median time from fork() to the
  * parent's waitpid() of a child that exits at once (its task work copies
  * the enablers before that), and the worst time a reader of
- * user_events_status (which takes event_mutex) waited meanwhile.
+ * user_events_status (which takes event_mutex) waited meanwhile
+ * (ue_status_reader()).
  */
-static volatile int fork_stop;
-static double fork_status_worst;
-
-static void *fork_status_reader(void *arg)
-{
-	static char buf[1 << 16];
-
-	(void)arg;
-	while (!fork_stop) {
-		uint64_t t0 = now_ns();
-		double dt;
-
-		ue_read_upto(TRACEFS "/user_events_status", buf, sizeof(buf));
-		dt = (now_ns() - t0) / 1e6;
-		if (dt > fork_status_worst)
-			fork_status_worst = dt;
-		usleep(1000);
-	}
-	return NULL;
-}
-
 static int cmp_double(const void *a, const void *b)
 {
 	double x = *(const double *)a, y = *(const double *)b;
@@ -1596,6 +1576,7 @@ static void cmd_forks(const char *levels, int reps)
 		}
 		uint32_t *words = calloc(bits / 32 + 1, 4);
 		double fork_ms[64], total_ms[64];
+		struct ue_status_reader sr = { .pause_us = 1000 };
 		pthread_t reader;
 		int fd = open_data(), r, ret;
 
@@ -1605,9 +1586,7 @@ static void cmd_forks(const char *levels, int reps)
 			if (ret < 0)
 				die("enabler %ld: %s", i, strerror(-ret));
 		}
-		fork_status_worst = 0;
-		fork_stop = 0;
-		if (pthread_create(&reader, NULL, fork_status_reader, NULL))
+		if (pthread_create(&reader, NULL, ue_status_reader, &sr))
 			die("pthread_create");
 		for (r = 0; r < reps && r < 64; r++) {
 			uint64_t t0 = now_ns(), t1;
@@ -1623,12 +1602,12 @@ static void cmd_forks(const char *levels, int reps)
 			total_ms[r] = (now_ns() - t0) / 1e6;
 			usleep(20000);
 		}
-		fork_stop = 1;
+		sr.stop = 1;
 		pthread_join(reader, NULL);
 		qsort(fork_ms, r, sizeof(double), cmp_double);
 		qsort(total_ms, r, sizeof(double), cmp_double);
 		printf("FORK\t%ld\t%.3f\t%.3f\t%.3f\n", bits, fork_ms[r / 2],
-		       total_ms[r / 2], fork_status_worst);
+		       total_ms[r / 2], sr.worst_s * 1e3);
 		fflush(stdout);
 		_exit(failures ? 1 : 0);
 	}

@@ -573,28 +573,6 @@ TEST_F_TIMEOUT(mm, held_faults_block_no_teardown, UE_TIMEOUT(60))
 	ASSERT_GT(UE_BOUND_S(1.0), gone_s);
 }
 
-static volatile int status_stop;
-static double status_worst;
-
-/* Reads user_events_status (which takes event_mutex) in a loop */
-static void *status_reader(void *arg)
-{
-	static char buf[1 << 16];
-
-	(void)arg;
-	while (!status_stop) {
-		double t0 = now_s(), dt;
-
-		ue_read_file(UE_STATUS_FILE, buf, sizeof(buf));
-		dt = now_s() - t0;
-		if (dt > status_worst)
-			status_worst = dt;
-		usleep(2000);
-	}
-
-	return NULL;
-}
-
 /*
  * A fork of a process with 65536 enable bits: the child inherits them
  * all, and the fork holds no lock that user_events_status waits on.
@@ -606,6 +584,7 @@ TEST_F_TIMEOUT(mm, fork_many_bits, UE_TIMEOUT(300))
 		   MANY_BITS;
 	int words = bits / 32, i, j, status;
 	volatile uint32_t *mem = map_pages((words * 4 + 4095) / 4096);
+	struct ue_status_reader st = { .pause_us = 2000 };
 	pthread_t reader;
 	double t0, fork_worst = 0;
 	int go[MANY_FORKS][2];
@@ -619,9 +598,7 @@ TEST_F_TIMEOUT(mm, fork_many_bits, UE_TIMEOUT(300))
 	ASSERT_EQ(-EADDRINUSE, wreg(self->fd, PREFIX "many u32 a",
 				    (void *)&mem[0], 0));
 
-	status_worst = 0;
-	status_stop = 0;
-	ASSERT_EQ(0, pthread_create(&reader, NULL, status_reader, NULL));
+	ASSERT_EQ(0, pthread_create(&reader, NULL, ue_status_reader, &st));
 	usleep(100 * 1000);
 
 	for (i = 0; i < MANY_FORKS; i++) {
@@ -645,7 +622,7 @@ TEST_F_TIMEOUT(mm, fork_many_bits, UE_TIMEOUT(300))
 		close(go[i][0]);
 	}
 	usleep(500 * 1000);
-	status_stop = 1;
+	st.stop = 1;
 	pthread_join(reader, NULL);
 
 	ASSERT_EQ(0, ue_enable(PREFIX "many", true));
@@ -661,8 +638,8 @@ TEST_F_TIMEOUT(mm, fork_many_bits, UE_TIMEOUT(300))
 	ASSERT_EQ(0, ue_enable(PREFIX "many", false));
 
 	TH_LOG("fork %.3f s, worst user_events_status read %.3f s",
-	       fork_worst, status_worst);
-	ASSERT_GT(UE_BOUND_S(1.0), status_worst);
+	       fork_worst, st.worst_s);
+	ASSERT_GT(UE_BOUND_S(1.0), st.worst_s);
 	ue_drop_fd(&self->fd);
 	munmap((void *)mem, words * 4);
 }

@@ -26,6 +26,7 @@
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 #include <linux/perf_event.h>
 
@@ -421,6 +422,36 @@ static inline ssize_t ue_read_upto(const char *path, char *buf, size_t size)
 	buf[len] = 0;
 	close(fd);
 	return len;
+}
+
+/*
+ * A thread (ue_status_reader() given to pthread_create()) that reads
+ * user_events_status, which takes event_mutex, every pause_us until stop,
+ * and keeps the longest read in worst_s
+ */
+struct ue_status_reader {
+	volatile int stop;
+	int pause_us;
+	double worst_s;
+};
+
+static inline void *ue_status_reader(void *arg)
+{
+	static char buf[1 << 16];
+	struct ue_status_reader *r = arg;
+	struct timespec a, b;
+	double dt;
+
+	while (!r->stop) {
+		clock_gettime(CLOCK_MONOTONIC, &a);
+		ue_read_upto(UE_STATUS_FILE, buf, sizeof(buf));
+		clock_gettime(CLOCK_MONOTONIC, &b);
+		dt = (b.tv_sec - a.tv_sec) + (b.tv_nsec - a.tv_nsec) / 1e9;
+		if (dt > r->worst_s)
+			r->worst_s = dt;
+		usleep(r->pause_us);
+	}
+	return NULL;
 }
 
 /* The random operation drivers' generator (splitmix64): a seed replays */

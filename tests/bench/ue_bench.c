@@ -85,14 +85,20 @@ static int opt_warm = 2;
 static bool opt_remote_only;	/* -R: no status page ABI (in-tree user_events) */
 static int failures;
 
+/* "ue_bench: <what>: <message>" on stderr */
+static void vsay(const char *what, const char *fmt, va_list ap)
+{
+	fprintf(stderr, "ue_bench: %s: ", what);
+	vfprintf(stderr, fmt, ap);
+	fprintf(stderr, "\n");
+}
+
 static void fail(const char *fmt, ...)
 {
 	va_list ap;
 
 	va_start(ap, fmt);
-	fprintf(stderr, "ue_bench: error: ");
-	vfprintf(stderr, fmt, ap);
-	fprintf(stderr, "\n");
+	vsay("error", fmt, ap);
 	va_end(ap);
 	failures++;
 }
@@ -102,9 +108,7 @@ static void die(const char *fmt, ...)
 	va_list ap;
 
 	va_start(ap, fmt);
-	fprintf(stderr, "ue_bench: fatal: ");
-	vfprintf(stderr, fmt, ap);
-	fprintf(stderr, "\n");
+	vsay("fatal", fmt, ap);
 	va_end(ap);
 	exit(2);
 }

@@ -315,25 +315,26 @@ static void measure(struct result *r, row_fn fn, void *ctx, long n,
 
 /* -- rows --------------------------------------------------------------- */
 
-static long row_loop(void *ctx, long n)
-{
-	long i;
+/*
+ * The rows are tight loops, and what they cost is what is measured: the
+ * macros below write the loops of one shape, each with its own call or
+ * test inside, so that no row pays for a branch or a call of another.
+ */
 
-	(void)ctx;
-	for (i = 0; i < n; i++)
-		barrier();
-	return 0;
+/* n times STMT, which needs no context */
+#define ROW_PLAIN(name, stmt)						\
+static long name(void *ctx, long n)					\
+{									\
+	long i;								\
+									\
+	(void)ctx;							\
+	for (i = 0; i < n; i++)						\
+		stmt;							\
+	return 0;							\
 }
 
-static long row_getppid(void *ctx, long n)
-{
-	long i;
-
-	(void)ctx;
-	for (i = 0; i < n; i++)
-		getppid();
-	return 0;
-}
+ROW_PLAIN(row_loop, barrier())
+ROW_PLAIN(row_getppid, getppid())
 
 struct wctx {
 	int fd;
@@ -351,12 +352,6 @@ struct wctx {
 	uint32_t mask;
 	long hits;
 };
-
-/*
- * The rows are tight loops, and what they cost is what is measured: one
- * macro writes the loops of the same shape, each with its own call or
- * test inside, so that no row pays for a branch or a call of another.
- */
 
 /* n calls of CALL, counting those that do not return w->expect */
 #define ROW_CALLS(name, call)						\
@@ -409,15 +404,7 @@ __attribute__((noinline, used)) void bench_fn(void)
 	__asm__ __volatile__("nop" ::: "memory");
 }
 
-static long row_uprobe(void *ctx, long n)
-{
-	long i;
-
-	(void)ctx;
-	for (i = 0; i < n; i++)
-		bench_fn();
-	return 0;
-}
+ROW_PLAIN(row_uprobe, bench_fn())
 
 /* File offset of a symbol of our own ELF file, from its symbol table */
 static unsigned long elf_file_offset(const char *path, const char *sym,

@@ -543,6 +543,27 @@ static void between_perf(void *ctx)
 	perf_drain(w->ring);
 }
 
+/*
+ * measure() of the row fn on w, printed as key with what reached the
+ * consumer: perf bytes per op when ring is given, else ftrace records
+ */
+static void measure_delivery(struct result *r, const char *key, row_fn fn,
+			     struct wctx *w, struct perf_event_mmap_page *ring)
+{
+	long long rec0 = ftrace_records();
+
+	if (ring)
+		perf_drain(ring);
+	measure(r, fn, w, opt_ops, ring ? between_perf : NULL);
+	if (ring)
+		print_row(key, r, "%.0f perf bytes/op in the last repeat",
+			  (double)perf_drain(ring) / opt_ops);
+	else
+		print_row(key, r, "%.2f records/op",
+			  (double)(ftrace_records() - rec0) /
+			  (opt_ops * (opt_warm + opt_reps)));
+}
+
 struct event {
 	const char *key;	/* row key part */
 	const char *name;
@@ -697,28 +718,9 @@ static void cmd_rows(void)
 			w.iovcnt = 2;
 
 			snprintf(key, sizeof(key), "ue_%s_write_%s", e->key, probe);
-			rec0 = ftrace_records();
-			if (ring)
-				perf_drain(ring);
-			measure(&r, row_write, &w, opt_ops, ring ? between_perf : NULL);
-			if (ring)
-				print_row(key, &r, "%.0f perf bytes/op in the last repeat",
-					  (double)perf_drain(ring) / opt_ops);
-			else
-				print_row(key, &r, "%.2f records/op",
-					  (double)(ftrace_records() - rec0) /
-					  (opt_ops * (opt_warm + opt_reps)));
-
+			measure_delivery(&r, key, row_write, &w, ring);
 			snprintf(key, sizeof(key), "ue_%s_writev_%s", e->key, probe);
-			rec0 = ftrace_records();
-			measure(&r, row_writev, &w, opt_ops, ring ? between_perf : NULL);
-			if (ring)
-				print_row(key, &r, "%.0f perf bytes/op in the last repeat",
-					  (double)perf_drain(ring) / opt_ops);
-			else
-				print_row(key, &r, "%.2f records/op",
-					  (double)(ftrace_records() - rec0) /
-					  (opt_ops * (opt_warm + opt_reps)));
+			measure_delivery(&r, key, row_writev, &w, ring);
 
 			if (k == 0) {
 				event_enable("user_events", e->name, false);

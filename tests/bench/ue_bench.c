@@ -616,6 +616,19 @@ static void cmd_warmup(double secs)
 		row_getppid(NULL, 10000);
 }
 
+/*
+ * The payload of the 5-field events (the rows' bench_5f, prof's prof_5f)
+ * after the index: a, b, c, d, the location of e (32 bytes, right after
+ * it), then e
+ */
+static struct {
+	uint64_t a;
+	uint32_t b, c;
+	char d[16];
+	uint32_t e;
+} __attribute__((packed)) fixed5 = { 1, 2, 3, "fixed-string", 32 << 16 };
+static char str5[32] = "a rel_loc string of 32 bytes...";
+
 static void cmd_rows(void)
 {
 	static const char payload[16] = "0123456789abcde";
@@ -756,22 +769,14 @@ static void cmd_rows(void)
 
 	/* 5 fields, one of them a 32-byte __rel_loc string */
 	{
-		static struct {
-			uint64_t a;
-			uint32_t b, c;
-			char d[16];
-			uint32_t e;
-		} __attribute__((packed)) fixed = { 1, 2, 3, "fixed-string", 32 << 16 };
-		static char str[32] = "a rel_loc string of 32 bytes...";
-
 		event_enable("user_events", e5.name, true);
 		memset(&w, 0, sizeof(w));
 		w.fd = fd;
 		w.iov[0] = (struct iovec){ &e5.index, 4 };
-		w.iov[1] = (struct iovec){ &fixed, sizeof(fixed) };
-		w.iov[2] = (struct iovec){ str, sizeof(str) };
+		w.iov[1] = (struct iovec){ &fixed5, sizeof(fixed5) };
+		w.iov[2] = (struct iovec){ str5, sizeof(str5) };
 		w.iovcnt = 3;
-		w.expect = 4 + sizeof(fixed) + sizeof(str);
+		w.expect = 4 + sizeof(fixed5) + sizeof(str5);
 		rec0 = ftrace_records();
 		measure(&r, row_writev, &w, opt_ops, NULL);
 		print_row("ue_5f_writev_ft", &r,
@@ -963,13 +968,6 @@ static const char prof_desc5[] =
 static void prof_child(const char *row, long count, struct prof_shared *sh)
 {
 	static const char payload[16] = "0123456789abcde";
-	static struct {
-		uint64_t a;
-		uint32_t b, c;
-		char d[16];
-		uint32_t e;
-	} __attribute__((packed)) fixed = { 1, 2, 3, "fixed-string", 32 << 16 };
-	static char str[32] = "a rel_loc string of 32 bytes...";
 	struct event e = { .name = "prof_ev" }, e5 = { .name = "prof_5f" };
 	struct iovec iov[2], iov5[3];
 	int fd, nullfd, mfd;
@@ -984,8 +982,8 @@ static void prof_child(const char *row, long count, struct prof_shared *sh)
 	iov[0] = (struct iovec){ &e.index, 4 };
 	iov[1] = (struct iovec){ (void *)payload, 16 };
 	iov5[0] = (struct iovec){ &e5.index, 4 };
-	iov5[1] = (struct iovec){ &fixed, sizeof(fixed) };
-	iov5[2] = (struct iovec){ str, sizeof(str) };
+	iov5[1] = (struct iovec){ &fixed5, sizeof(fixed5) };
+	iov5[2] = (struct iovec){ str5, sizeof(str5) };
 	nullfd = open("/dev/null", O_WRONLY | O_CLOEXEC);
 	mfd = open(TRACEFS "/trace_marker", O_WRONLY | O_CLOEXEC);
 	if (nullfd < 0 || mfd < 0)

@@ -284,27 +284,20 @@ static int attach(const char *name, int prog_fd, pid_t pid, int cpu)
 	return fd;
 }
 
-
-
 /* Raw data of every PERF_RECORD_SAMPLE in the ring (sample_type RAW) */
 static int ring_raw(void *ring, unsigned char raws[][256], int max)
 {
-	struct perf_event_header hdr;
-	unsigned char rec[4096];
 	struct ue_ring r;
+	unsigned char *body;
+	__u32 raw_size;
 	int n = 0;
 
-	ue_ring_start(&r, ring);
-	while (ue_ring_next(&r, rec, sizeof(rec), &hdr)) {
-		__u32 raw_size;
-
-		if (hdr.type != PERF_RECORD_SAMPLE)
+	for (ue_ring_start(&r, ring); (body = ue_ring_next(&r)); n++) {
+		if (r.hdr.type != PERF_RECORD_SAMPLE)
 			return -1;
-		memcpy(&raw_size, rec + sizeof(hdr), 4);
+		memcpy(&raw_size, body, 4);
 		if (n < max)
-			memcpy(raws[n], rec + sizeof(hdr) + 4,
-			       raw_size < 256 ? raw_size : 256);
-		n++;
+			memcpy(raws[n], body + 4, raw_size < 256 ? raw_size : 256);
 	}
 
 	ue_ring_done(&r);

@@ -47,22 +47,17 @@ struct sample {
  */
 static int ring_read(void *ring, __u64 sample_type, struct sample *out, int max)
 {
-	struct perf_event_header hdr;
-	unsigned char rec[8192];
 	struct ue_ring r;
+	unsigned char *p;
 	int n = 0;
 
-	ue_ring_start(&r, ring);
-	while (ue_ring_next(&r, rec, sizeof(rec), &hdr)) {
-		unsigned char *p;
-
+	for (ue_ring_start(&r, ring); (p = ue_ring_next(&r)); n++) {
 		if (n < max) {
 			struct sample *s = &out[n];
 
 			memset(s, 0, sizeof(*s));
-			s->type = hdr.type;
-			p = rec + sizeof(hdr);
-			if (hdr.type == PERF_RECORD_SAMPLE) {
+			s->type = r.hdr.type;
+			if (r.hdr.type == PERF_RECORD_SAMPLE) {
 				if (sample_type & PERF_SAMPLE_TID) {
 					memcpy(&s->pid, p, 4);
 					memcpy(&s->tid, p + 4, 4);
@@ -79,7 +74,6 @@ static int ring_read(void *ring, __u64 sample_type, struct sample *out, int max)
 				}
 			}
 		}
-		n++;
 	}
 
 	ue_ring_done(&r);

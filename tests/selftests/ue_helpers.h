@@ -90,14 +90,17 @@ static inline int ue_reg(int fd, const char *desc, int *status_index,
 
 /*
  * Reading a perf event's ring (its mmap): ue_ring_start(), then
- * ue_ring_next() copies each record (header included) into rec, of size
- * bytes, until it returns false (no more, or a record that does not fit);
- * ue_ring_done() gives the space read back to the kernel.
+ * ue_ring_next() copies each record into hdr and rec and returns its body
+ * (what follows the header), until it returns NULL (no more, or a record
+ * that does not fit); ue_ring_done() gives the space read back to the
+ * kernel.
  */
 struct ue_ring {
 	struct perf_event_mmap_page *meta;
 	unsigned char *data;
 	__u64 size, head, tail;
+	struct perf_event_header hdr;
+	unsigned char rec[8192];
 };
 
 static inline void ue_ring_start(struct ue_ring *r, void *ring)
@@ -109,21 +112,20 @@ static inline void ue_ring_start(struct ue_ring *r, void *ring)
 	r->tail = r->meta->data_tail;
 }
 
-static inline bool ue_ring_next(struct ue_ring *r, unsigned char *rec,
-				size_t size, struct perf_event_header *hdr)
+static inline unsigned char *ue_ring_next(struct ue_ring *r)
 {
 	__u64 i;
 
 	if (r->tail >= r->head)
-		return false;
-	for (i = 0; i < sizeof(*hdr); i++)
-		((unsigned char *)hdr)[i] = r->data[(r->tail + i) % r->size];
-	if (hdr->size < sizeof(*hdr) || hdr->size > size)
-		return false;
-	for (i = 0; i < hdr->size; i++)
-		rec[i] = r->data[(r->tail + i) % r->size];
-	r->tail += hdr->size;
-	return true;
+		return NULL;
+	for (i = 0; i < sizeof(r->hdr); i++)
+		((unsigned char *)&r->hdr)[i] = r->data[(r->tail + i) % r->size];
+	if (r->hdr.size < sizeof(r->hdr) || r->hdr.size > sizeof(r->rec))
+		return NULL;
+	for (i = 0; i < r->hdr.size; i++)
+		r->rec[i] = r->data[(r->tail + i) % r->size];
+	r->tail += r->hdr.size;
+	return r->rec + sizeof(r->hdr);
 }
 
 static inline void ue_ring_done(struct ue_ring *r)

@@ -342,11 +342,8 @@ FIXTURE_SETUP(bpf)
 	ASSERT_EQ(0, setrlimit(RLIMIT_MEMLOCK, &unlimited));
 	self->map_fd = self->prog_fd = self->perf_fd = -1;
 	self->ring = NULL;
-	self->page = map_status();
-	ASSERT_NE(NULL, self->page);
-	UE_ASSERT_OPEN_DATA(self->fd);
+	UE_ASSERT_WRITER_SETUP(self->page, self->fd);
 	ASSERT_EQ(0, ue_trace_clear());
-	UE_ASSERT_HDR_SIZE();
 }
 
 FIXTURE_TEARDOWN(bpf)

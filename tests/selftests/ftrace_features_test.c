@@ -91,11 +91,8 @@ FIXTURE_SETUP(ftrace)
 {
 	self->ncleanup = 0;
 	self->instance[0] = '\0';
-	self->page = map_status();
-	ASSERT_NE(NULL, self->page);
-	UE_ASSERT_OPEN_DATA(self->fd);
+	UE_ASSERT_WRITER_SETUP(self->page, self->fd);
 	ASSERT_EQ(0, ue_trace_clear());
-	UE_ASSERT_HDR_SIZE();
 }
 
 FIXTURE_TEARDOWN(ftrace)

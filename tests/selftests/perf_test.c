@@ -104,10 +104,7 @@ FIXTURE_SETUP(perf)
 {
 	self->perf_fd = -1;
 	self->ring = NULL;
-	self->page = map_status();
-	ASSERT_NE(NULL, self->page);
-	UE_ASSERT_OPEN_DATA(self->fd);
-	UE_ASSERT_HDR_SIZE();
+	UE_ASSERT_WRITER_SETUP(self->page, self->fd);
 }
 
 FIXTURE_TEARDOWN(perf)

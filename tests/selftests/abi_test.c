@@ -713,8 +713,7 @@ TEST_F(abi, same_addr_and_bit_eaddrinuse)
 	/* Same address and bit: refused for any event, on any fd */
 	ASSERT_EQ(-EADDRINUSE, ue_wreg(self->c.fd, e2, w, 4, 0, 0, NULL));
 	ASSERT_EQ(-EADDRINUSE, ue_wreg(self->c.fd, e1, w, 4, 0, 0, NULL));
-	self->c.fd2 = ue_open_data();
-	ASSERT_LE(0, self->c.fd2);
+	UE_ASSERT_OPEN_DATA(self->c.fd2);
 	ASSERT_EQ(-EADDRINUSE, ue_wreg(self->c.fd2, e2, w, 4, 0, 0, NULL));
 	/* ... also when the size given differs */
 	ASSERT_EQ(-EADDRINUSE, ue_wreg(self->c.fd, e2, w, 8, 0, 0, NULL));
@@ -870,8 +869,7 @@ TEST_F(abi, unregister)
 	/* Enablers belong to the process: another data fd unregisters too */
 	ASSERT_EQ(0, ue_enable(name, true));
 	ASSERT_WORD(&w[1], 4, FILL32 | 1);
-	self->c.fd2 = ue_open_data();
-	ASSERT_LE(0, self->c.fd2);
+	UE_ASSERT_OPEN_DATA(self->c.fd2);
 	ASSERT_EQ(0, cunreg(&self->c, self->c.fd2, &w[1], 0));
 	ASSERT_WORD(&w[1], 4, FILL32 & ~1U);
 	ASSERT_EQ(-ENOENT, ue_wunreg(self->c.fd, &w[1], 0));
@@ -923,8 +921,7 @@ TEST_F(abi, auto_delete_close_then_unreg)
 	assert_stays(_metadata, name, 200);
 	ASSERT_BIT0_FOLLOWS(name, self->c.mem);
 
-	self->c.fd = ue_open_data();
-	ASSERT_LE(0, self->c.fd);
+	UE_ASSERT_OPEN_DATA(self->c.fd);
 	ASSERT_EQ(0, cunreg_word(&self->c));
 	ASSERT_TRUE(ue_event_wait(name, false, WAIT_MS));
 }
@@ -967,8 +964,7 @@ TEST_F(abi, auto_delete_then_register_again)
 	ASSERT_EQ(0, creg_word(&self->c, PREFIX "again u32 a", 0));
 	ASSERT_EQ(0, cunreg_word(&self->c));
 	close(self->c.fd);
-	self->c.fd = ue_open_data();
-	ASSERT_LE(0, self->c.fd);
+	UE_ASSERT_OPEN_DATA(self->c.fd);
 	ASSERT_TRUE(ue_event_wait(name, false, WAIT_MS));
 
 	/* Gone for good: the name takes other fields now */
@@ -986,8 +982,7 @@ TEST_F(abi, persist_stays_until_delete)
 	ASSERT_TRUE(ue_event_exists(name));
 
 	/* In use: cannot be deleted */
-	self->c.fd2 = ue_open_data();
-	ASSERT_LE(0, self->c.fd2);
+	UE_ASSERT_OPEN_DATA(self->c.fd2);
 	ASSERT_EQ(-EBUSY, ue_del_fd(self->c.fd2, name));
 
 	ASSERT_EQ(0, cunreg_word(&self->c));
@@ -1034,8 +1029,7 @@ TEST_F(abi, multi_format)
 	ASSERT_TRUE(multi_format_has(dir_b, "field:u64 b;"));
 
 	/* Same name and fields again, on another fd: the first event */
-	self->c.fd2 = ue_open_data();
-	ASSERT_LE(0, self->c.fd2);
+	UE_ASSERT_OPEN_DATA(self->c.fd2);
 	ASSERT_EQ(0, creg(&self->c, self->c.fd2, PREFIX "mf u32 a", &w[1], 4, 0,
 			  USER_EVENT_REG_MULTI_FORMAT, &wa2));
 	ASSERT_EQ(0, wa2);

@@ -951,8 +951,7 @@ TEST_F(grammar, same_fields_other_spacing_same_index)
 	}
 
 	/* Another fd: same status index, its own first write index */
-	self->fd2 = ue_open_data();
-	ASSERT_LE(0, self->fd2);
+	UE_ASSERT_OPEN_DATA(self->fd2);
 	ASSERT_EQ(0, ue_reg(self->fd2, PREFIX "x1 u8 a", NULL, &w));
 	ASSERT_EQ(0, w);
 	s = w = -1;

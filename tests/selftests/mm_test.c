@@ -92,8 +92,7 @@ FIXTURE(mm) {
 FIXTURE_SETUP(mm)
 {
 	cleanup();
-	self->fd = ue_open_data();
-	ASSERT_LE(0, self->fd);
+	UE_ASSERT_OPEN_DATA(self->fd);
 }
 
 FIXTURE_TEARDOWN(mm)

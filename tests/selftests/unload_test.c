@@ -165,8 +165,7 @@ static void reload_for_users(struct __test_metadata *_metadata,
 
 TEST_F(unload, busy_while_data_fd_open)
 {
-	self->fd = ue_open_data();
-	ASSERT_LE(0, self->fd);
+	UE_ASSERT_OPEN_DATA(self->fd);
 	ASSERT_RMMOD_REFUSED();
 
 	/* Still usable */
@@ -220,8 +219,7 @@ TEST_F(unload, rmmod_refused_while_events_exist)
 	int n;
 
 	/* Events that persist after close pin the module */
-	self->fd = ue_open_data();
-	ASSERT_LE(0, self->fd);
+	UE_ASSERT_OPEN_DATA(self->fd);
 	ASSERT_EQ(0, ue_reg(self->fd, PREFIX "gone1 u32 a", NULL, NULL));
 	ASSERT_EQ(0, ue_reg(self->fd, PREFIX "gone2", NULL, NULL));
 	ASSERT_EQ(0, ue_write_file(UE_TRACEFS "/dynamic_events",
@@ -261,8 +259,7 @@ TEST_F(unload, rmmod_refused_while_events_exist)
 	ASSERT_EQ(0, n);
 
 	/* And it works */
-	self->fd = ue_open_data();
-	ASSERT_LE(0, self->fd);
+	UE_ASSERT_OPEN_DATA(self->fd);
 	ASSERT_EQ(0, ue_reg(self->fd, PREFIX "after u32 a", NULL, NULL));
 	ASSERT_TRUE(ue_event_exists(PREFIX "after"));
 }
@@ -293,8 +290,7 @@ TEST_F(unload, max_events_param)
 	reload(_metadata, self, "max_events=3");
 	ASSERT_EQ(3, max_events_param());
 
-	self->fd = ue_open_data();
-	ASSERT_LE(0, self->fd);
+	UE_ASSERT_OPEN_DATA(self->fd);
 	for (i = 1; i <= 3; i++) {
 		snprintf(desc, sizeof(desc), PREFIX "max%d u32 a", i);
 		ASSERT_EQ(0, ue_reg(self->fd, desc, NULL, &w));
@@ -310,8 +306,7 @@ TEST_F(unload, max_events_param)
 	/* Deleting one makes room for another */
 	ue_drop_fd(&self->fd);
 	ASSERT_EQ(0, ue_del(PREFIX "max3"));
-	self->fd = ue_open_data();
-	ASSERT_LE(0, self->fd);
+	UE_ASSERT_OPEN_DATA(self->fd);
 	ASSERT_EQ(0, ue_reg(self->fd, PREFIX "max4 u32 a", NULL, &w));
 	ASSERT_EQ(0, w);
 	ue_drop_fd(&self->fd);
@@ -470,8 +465,7 @@ TEST_F(unload, max_events_per_uid_param)
 	EXPECT_EQ(-EMFILE, err);
 
 	/* Root is bounded by max_events only */
-	self->fd = ue_open_data();
-	ASSERT_LE(0, self->fd);
+	UE_ASSERT_OPEN_DATA(self->fd);
 	EXPECT_EQ(0, ue_reg(self->fd, PREFIX "qr0 u32 a", NULL, NULL));
 	EXPECT_EQ(0, ue_reg(self->fd, PREFIX "qr1 u32 a", NULL, NULL));
 	EXPECT_EQ(0, ue_reg(self->fd, PREFIX "qr2 u32 a", NULL, NULL));
@@ -1050,8 +1044,7 @@ TEST_F_TIMEOUT(unload, deleted_records_purged_at_unload, UE_TIMEOUT(600))
 				   false));
 
 	/* Records of the old event in the instance only */
-	self->fd = ue_open_data();
-	ASSERT_LE(0, self->fd);
+	UE_ASSERT_OPEN_DATA(self->fd);
 	ASSERT_EQ(0, ue_reg(self->fd, PREFIX "puold u64 v", NULL, &w));
 	old_id = ue_event_id(PREFIX "puold");
 	ASSERT_EQ(id, old_id);

@@ -209,8 +209,7 @@ TEST_F(write, other_fd_own_index)
 	w = ue_reg_enabled(self->fd, PREFIX "fds u32 v", name);
 	ASSERT_EQ(1, w);
 
-	self->fd2 = ue_open_data();
-	ASSERT_LE(0, self->fd2);
+	UE_ASSERT_OPEN_DATA(self->fd2);
 	ASSERT_EQ(0, ue_reg(self->fd2, PREFIX "fds u32 v", NULL, &w2));
 	ASSERT_EQ(0, w2);
 
@@ -473,8 +472,7 @@ TEST_F(write, errors)
 	memcpy(r.d, &w, 4);
 
 	/* ... nor on another fd that has no events */
-	self->fd2 = ue_open_data();
-	ASSERT_LE(0, self->fd2);
+	UE_ASSERT_OPEN_DATA(self->fd2);
 	errno = 0;
 	ASSERT_EQ(-1, write(self->fd2, r.d, r.len));
 	ASSERT_EQ(ENOENT, errno);
@@ -734,8 +732,7 @@ TEST_F_TIMEOUT(write, deleted_event_id_not_reused, UE_TIMEOUT(600))
 	TH_LOG("%d events created and deleted, then id %ld each time", i, id);
 	ASSERT_LT(0, id);
 
-	self->fd2 = ue_open_data();
-	ASSERT_LE(0, self->fd2);
+	UE_ASSERT_OPEN_DATA(self->fd2);
 	ASSERT_EQ(0, ue_wreg(self->fd2, PREFIX "gone u32 a;u32 b", &word, 4,
 			     0, 0, &w));
 	ASSERT_EQ(0, ue_enable(gone, true));
@@ -824,8 +821,7 @@ TEST_F_TIMEOUT(write, tombstones_outlive_forgotten_marks, UE_TIMEOUT(900))
 	ASSERT_EQ(0, mkdir(MK_INST, 0755));
 
 	/* Records in the instance only, bytes chosen by the writer */
-	self->fd2 = ue_open_data();
-	ASSERT_LE(0, self->fd2);
+	UE_ASSERT_OPEN_DATA(self->fd2);
 	ASSERT_EQ(0, ue_wreg(self->fd2, PREFIX "mkold u64 v", &word, 4, 0, 0,
 			     &w));
 	old_id = ue_event_id(old);

@@ -132,6 +132,24 @@ static inline ssize_t ue_read_file(const char *path, char *buf, size_t size)
 	return len;
 }
 
+/*
+ * A whole file read into a new buffer of size bytes (free() it), NUL
+ * terminated, its length in *len; NULL on failure, with -errno in *len.
+ */
+static inline char *ue_read_new(const char *path, size_t size, ssize_t *len)
+{
+	char *buf = malloc(size);
+
+	*len = -ENOMEM;
+	if (buf)
+		*len = ue_read_file(path, buf, size);
+	if (*len < 0) {
+		free(buf);
+		return NULL;
+	}
+	return buf;
+}
+
 /* Write str to a file (like echo without -n when str ends in \n). */
 static inline int ue_write_file(const char *path, const char *str, bool trunc)
 {
@@ -477,19 +495,13 @@ struct ue_status_ent {
  */
 static inline int ue_status_list(struct ue_status_ent *ents, int max)
 {
-	char *buf = malloc(UE_STATUS_BUF);
-	char *line, *next;
 	ssize_t len;
+	char *buf = ue_read_new(UE_STATUS_FILE, UE_STATUS_BUF, &len);
+	char *line, *next;
 	int n = 0;
 
 	if (!buf)
-		return -ENOMEM;
-
-	len = ue_read_file(UE_STATUS_FILE, buf, UE_STATUS_BUF);
-	if (len < 0) {
-		free(buf);
 		return len;
-	}
 
 	for (line = buf; *line && *line != '\n'; line = next) {
 		struct ue_status_ent ent = { .index = -1, .owner = -1 };
@@ -641,19 +653,13 @@ static inline int ue_trace_clear(void)
 static inline int ue_file_lines(const char *path, const char *needle,
 				char lines[][UE_LINE_MAX], int max)
 {
-	char *buf = malloc(UE_TRACE_BUF);
-	char *line, *next, *text;
 	ssize_t len;
+	char *buf = ue_read_new(path, UE_TRACE_BUF, &len);
+	char *line, *next, *text;
 	int n = 0;
 
 	if (!buf)
-		return -ENOMEM;
-
-	len = ue_read_file(path, buf, UE_TRACE_BUF);
-	if (len < 0) {
-		free(buf);
 		return len;
-	}
 
 	for (line = buf; *line; line = next) {
 		next = ue_cut_line(line);

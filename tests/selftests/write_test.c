@@ -46,7 +46,6 @@ FIXTURE_TEARDOWN(write)
 	rec_put((r), &__v, sizeof(__v));	\
 } while (0)
 
-/* Register desc on fd, enable NAME in ftrace, return the write index */
 TEST_F(write, write_one_line)
 {
 	const char *name = PREFIX "test";
@@ -78,12 +77,9 @@ TEST_F(write, writev_one_line)
 	w = ue_reg_enabled_ok(_metadata, self->fd,
 			      PREFIX "vec u32 count; char[20] msg", name);
 
-	io[0].iov_base = &w;
-	io[0].iov_len = sizeof(w);
-	io[1].iov_base = &count;
-	io[1].iov_len = sizeof(count);
-	io[2].iov_base = msg;
-	io[2].iov_len = sizeof(msg);
+	io[0] = (struct iovec){ &w, sizeof(w) };
+	io[1] = (struct iovec){ &count, sizeof(count) };
+	io[2] = (struct iovec){ msg, sizeof(msg) };
 
 	ASSERT_EQ(28, writev(self->fd, io, 3));
 

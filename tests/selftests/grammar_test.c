@@ -26,17 +26,15 @@ FIXTURE(grammar) {
 
 FIXTURE_SETUP(grammar)
 {
+	UE_ASSERT_HDR_SIZE();
 	self->fd2 = -1;
 	UE_ASSERT_OPEN_DATA(self->fd);
 	ASSERT_EQ(0, ue_trace_clear());
-	UE_ASSERT_HDR_SIZE();
 }
 
 FIXTURE_TEARDOWN(grammar)
 {
-	ue_close_fd(self->fd);
-	ue_close_fd(self->fd2);
-	EXPECT_EQ(0, ue_delete_prefix(PREFIX));
+	ue_fds_teardown(_metadata, self->fd, self->fd2, PREFIX);
 }
 
 /*

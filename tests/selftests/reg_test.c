@@ -26,10 +26,7 @@ FIXTURE_SETUP(reg)
 
 FIXTURE_TEARDOWN(reg)
 {
-	ue_close_fd(self->fd);
-	ue_close_fd(self->fd2);
-	/* Events persist after close: delete them so later tests start clean */
-	EXPECT_EQ(0, ue_delete_prefix(PREFIX));
+	ue_fds_teardown(_metadata, self->fd, self->fd2, PREFIX);
 	EXPECT_EQ(0, ue_delete_prefix("ue_fill_"));
 }
 

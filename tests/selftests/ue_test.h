@@ -1039,6 +1039,19 @@ static inline void ue_child_results(struct __test_metadata *_metadata,
 		ASSERT_STREQ(__want[__i], (lines)[__i]);		\
 } while (0)
 
+/*
+ * Fixture teardown of the two data fds (-1: not open) a fixture may hold,
+ * then every event whose name starts with prefix deleted (events persist
+ * after close: the next test starts clean)
+ */
+static inline void ue_fds_teardown(struct __test_metadata *_metadata, int fd,
+				   int fd2, const char *prefix)
+{
+	ue_close_fd(fd);
+	ue_close_fd(fd2);
+	EXPECT_EQ(0, ue_delete_prefix(prefix));
+}
+
 /* Fixture setup: open the data file into fd, or fail saying why */
 #define UE_ASSERT_OPEN_DATA(fd) do {					\
 	(fd) = ue_open_data();						\

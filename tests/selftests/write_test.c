@@ -34,9 +34,7 @@ FIXTURE_SETUP(write)
 
 FIXTURE_TEARDOWN(write)
 {
-	ue_close_fd(self->fd);
-	ue_close_fd(self->fd2);
-	EXPECT_EQ(0, ue_delete_prefix(PREFIX));
+	ue_fds_teardown(_metadata, self->fd, self->fd2, PREFIX);
 }
 
 /* struct rec, rec_init(), rec_put(): ue_rec.h */

@@ -353,11 +353,8 @@ FIXTURE_TEARDOWN(bpf)
 	ue_close_fd(self->perf_fd);
 	ue_close_fd(self->prog_fd);
 	ue_close_fd(self->map_fd);
-	if (self->page)
-		munmap((void *)self->page, UE_PAGE_SIZE);
-	ue_close_fd(self->fd);
 	ue_unpin_cpu();
-	EXPECT_EQ(0, ue_delete_prefix(PREFIX));
+	ue_writer_teardown(_metadata, self->page, self->fd, PREFIX);
 }
 
 struct cnt_rec {

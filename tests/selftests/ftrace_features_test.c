@@ -110,10 +110,7 @@ FIXTURE_TEARDOWN(ftrace)
 		EXPECT_EQ(0, rmdir(self->instance));
 	}
 	ue_write_file(UE_TRACEFS "/tracing_on", "1\n", false);
-	if (self->page)
-		munmap((void *)self->page, UE_PAGE_SIZE);
-	ue_close_fd(self->fd);
-	EXPECT_EQ(0, ue_delete_prefix(PREFIX));
+	ue_writer_teardown(_metadata, self->page, self->fd, PREFIX);
 }
 
 /* Remember to write str to events/user_events/NAME/FILE at teardown */

@@ -112,11 +112,8 @@ FIXTURE_TEARDOWN(perf)
 	if (self->ring)
 		munmap(self->ring, (RING_PAGES + 1) * UE_PAGE_SIZE);
 	ue_close_fd(self->perf_fd);
-	if (self->page)
-		munmap((void *)self->page, UE_PAGE_SIZE);
-	ue_close_fd(self->fd);
 	ue_unpin_cpu();
-	EXPECT_EQ(0, ue_delete_prefix(PREFIX));
+	ue_writer_teardown(_metadata, self->page, self->fd, PREFIX);
 }
 
 static int open_and_map(struct _test_data_perf *self, const char *name,

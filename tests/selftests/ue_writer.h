@@ -40,6 +40,17 @@ static inline volatile unsigned char *map_status(void)
 	UE_ASSERT_HDR_SIZE();						\
 } while (0)
 
+/* ... and their teardown's end: the events of prefix are deleted */
+static inline void ue_writer_teardown(struct __test_metadata *_metadata,
+				      volatile unsigned char *page, int fd,
+				      const char *prefix)
+{
+	if (page)
+		munmap((void *)page, UE_PAGE_SIZE);
+	ue_close_fd(fd);
+	EXPECT_EQ(0, ue_delete_prefix(prefix));
+}
+
 static inline int hexval(char c)
 {
 	if (c >= '0' && c <= '9')

@@ -179,12 +179,13 @@ int main(int argc, char **argv)
 	 * One perf event is enough: a tracepoint's BPF programs run for
 	 * every hit, on every CPU, whatever CPU the perf event is bound to.
 	 */
-	memset(&pe, 0, sizeof(pe));
-	pe.type = PERF_TYPE_TRACEPOINT;
-	pe.size = sizeof(pe);
-	pe.config = id;
-	pe.sample_period = 1;
-	pe.sample_type = PERF_SAMPLE_RAW;
+	pe = (struct perf_event_attr){
+		.type = PERF_TYPE_TRACEPOINT,
+		.size = sizeof(pe),
+		.config = id,
+		.sample_period = 1,
+		.sample_type = PERF_SAMPLE_RAW,
+	};
 	perf_fd = syscall(__NR_perf_event_open, &pe, -1, 0, -1, PERF_FLAG_FD_CLOEXEC);
 	if (perf_fd < 0) {
 		perror("perf_event_open");

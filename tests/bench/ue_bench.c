@@ -85,14 +85,20 @@ static int opt_warm = 2;
 static bool opt_remote_only;	/* -R: no status page ABI (in-tree user_events) */
 static int failures;
 
+/* "ue_bench: <what>: <message>" on stderr */
+static void vsay(const char *what, const char *fmt, va_list ap)
+{
+	fprintf(stderr, "ue_bench: %s: ", what);
+	vfprintf(stderr, fmt, ap);
+	fprintf(stderr, "\n");
+}
+
 static void fail(const char *fmt, ...)
 {
 	va_list ap;
 
 	va_start(ap, fmt);
-	fprintf(stderr, "ue_bench: error: ");
-	vfprintf(stderr, fmt, ap);
-	fprintf(stderr, "\n");
+	vsay("error", fmt, ap);
 	va_end(ap);
 	failures++;
 }
@@ -102,9 +108,7 @@ static void die(const char *fmt, ...)
 	va_list ap;
 
 	va_start(ap, fmt);
-	fprintf(stderr, "ue_bench: fatal: ");
-	vfprintf(stderr, fmt, ap);
-	fprintf(stderr, "\n");
+	vsay("fatal", fmt, ap);
 	va_end(ap);
 	exit(2);
 }
@@ -311,25 +315,26 @@ static void measure(struct result *r, row_fn fn, void *ctx, long n,
 
 /* -- rows --------------------------------------------------------------- */
 
-static long row_loop(void *ctx, long n)
-{
-	long i;
+/*
+ * The rows are tight loops, and what they cost is what is measured: the
+ * macros below write the loops of one shape, each with its own call or
+ * test inside, so that no row pays for a branch or a call of another.
+ */
 
-	(void)ctx;
-	for (i = 0; i < n; i++)
-		barrier();
-	return 0;
+/* n times STMT, which needs no context */
+#define ROW_PLAIN(name, stmt)						\
+static long name(void *ctx, long n)					\
+{									\
+	long i;								\
+									\
+	(void)ctx;							\
+	for (i = 0; i < n; i++)						\
+		stmt;							\
+	return 0;							\
 }
 
-static long row_getppid(void *ctx, long n)
-{
-	long i;
-
-	(void)ctx;
-	for (i = 0; i < n; i++)
-		getppid();
-	return 0;
-}
+ROW_PLAIN(row_loop, barrier())
+ROW_PLAIN(row_getppid, getppid())
 
 struct wctx {
 	int fd;
@@ -348,72 +353,58 @@ struct wctx {
 	long hits;
 };
 
+/* n calls of CALL, counting those that do not return w->expect */
+#define ROW_CALLS(name, call)						\
+static long name(void *ctx, long n)					\
+{									\
+	struct wctx *w = ctx;						\
+	long i, errs = 0;						\
+									\
+	for (i = 0; i < n; i++)						\
+		if ((call) != w->expect)				\
+			errs++;						\
+	return errs;							\
+}
+
+ROW_CALLS(row_write_calls, write(w->fd, w->buf, w->len))
+ROW_CALLS(row_writev, writev(w->fd, w->iov, w->iovcnt))
+
+/* write(), and when it must fail, the errno it must fail with */
 static long row_write(void *ctx, long n)
 {
 	struct wctx *w = ctx;
-	long i, errs = 0;
+	long errs = row_write_calls(ctx, n);
 
-	for (i = 0; i < n; i++)
-		if (write(w->fd, w->buf, w->len) != w->expect)
-			errs++;
 	if (w->expect < 0 && errno != w->expect_errno)
 		errs = n;
 	return errs;
 }
 
-static long row_writev(void *ctx, long n)
-{
-	struct wctx *w = ctx;
-	long i, errs = 0;
-
-	for (i = 0; i < n; i++)
-		if (writev(w->fd, w->iov, w->iovcnt) != w->expect)
-			errs++;
-	return errs;
+/* n user-side checks of TEST, counting in w->hits those that are set */
+#define ROW_CHECKS(name, test)						\
+static long name(void *ctx, long n)					\
+{									\
+	struct wctx *w = ctx;						\
+	long i;								\
+									\
+	for (i = 0; i < n; i++) {					\
+		if (test)						\
+			w->hits++;					\
+		barrier();						\
+	}								\
+	return w->hits ? 1 : 0;						\
 }
 
-/* The user-side check of the status page byte */
-static long row_check_byte(void *ctx, long n)
-{
-	struct wctx *w = ctx;
-	long i;
-
-	for (i = 0; i < n; i++) {
-		if (*w->status_byte)
-			w->hits++;
-		barrier();
-	}
-	return w->hits ? 1 : 0;
-}
-
-/* The user-side check of the remote-write enable bit */
-static long row_check_word(void *ctx, long n)
-{
-	struct wctx *w = ctx;
-	long i;
-
-	for (i = 0; i < n; i++) {
-		if (*w->word & w->mask)
-			w->hits++;
-		barrier();
-	}
-	return w->hits ? 1 : 0;
-}
+/* The status page byte, and the remote-write enable bit */
+ROW_CHECKS(row_check_byte, *w->status_byte)
+ROW_CHECKS(row_check_word, *w->word & w->mask)
 
 __attribute__((noinline, used)) void bench_fn(void)
 {
 	__asm__ __volatile__("nop" ::: "memory");
 }
 
-static long row_uprobe(void *ctx, long n)
-{
-	long i;
-
-	(void)ctx;
-	for (i = 0; i < n; i++)
-		bench_fn();
-	return 0;
-}
+ROW_PLAIN(row_uprobe, bench_fn())
 
 /* File offset of a symbol of our own ELF file, from its symbol table */
 static unsigned long elf_file_offset(const char *path, const char *sym,
@@ -552,6 +543,27 @@ static void between_perf(void *ctx)
 	perf_drain(w->ring);
 }
 
+/*
+ * measure() of the row fn on w, printed as key with what reached the
+ * consumer: perf bytes per op when ring is given, else ftrace records
+ */
+static void measure_delivery(struct result *r, const char *key, row_fn fn,
+			     struct wctx *w, struct perf_event_mmap_page *ring)
+{
+	long long rec0 = ftrace_records();
+
+	if (ring)
+		perf_drain(ring);
+	measure(r, fn, w, opt_ops, ring ? between_perf : NULL);
+	if (ring)
+		print_row(key, r, "%.0f perf bytes/op in the last repeat",
+			  (double)perf_drain(ring) / opt_ops);
+	else
+		print_row(key, r, "%.2f records/op",
+			  (double)(ftrace_records() - rec0) /
+			  (opt_ops * (opt_warm + opt_reps)));
+}
+
 struct event {
 	const char *key;	/* row key part */
 	const char *name;
@@ -603,6 +615,19 @@ static void cmd_warmup(double secs)
 	while (now_ns() < end)
 		row_getppid(NULL, 10000);
 }
+
+/*
+ * The payload of the 5-field events (the rows' bench_5f, prof's prof_5f)
+ * after the index: a, b, c, d, the location of e (32 bytes, right after
+ * it), then e
+ */
+static struct {
+	uint64_t a;
+	uint32_t b, c;
+	char d[16];
+	uint32_t e;
+} __attribute__((packed)) fixed5 = { 1, 2, 3, "fixed-string", 32 << 16 };
+static char str5[32] = "a rel_loc string of 32 bytes...";
 
 static void cmd_rows(void)
 {
@@ -706,28 +731,9 @@ static void cmd_rows(void)
 			w.iovcnt = 2;
 
 			snprintf(key, sizeof(key), "ue_%s_write_%s", e->key, probe);
-			rec0 = ftrace_records();
-			if (ring)
-				perf_drain(ring);
-			measure(&r, row_write, &w, opt_ops, ring ? between_perf : NULL);
-			if (ring)
-				print_row(key, &r, "%.0f perf bytes/op in the last repeat",
-					  (double)perf_drain(ring) / opt_ops);
-			else
-				print_row(key, &r, "%.2f records/op",
-					  (double)(ftrace_records() - rec0) /
-					  (opt_ops * (opt_warm + opt_reps)));
-
+			measure_delivery(&r, key, row_write, &w, ring);
 			snprintf(key, sizeof(key), "ue_%s_writev_%s", e->key, probe);
-			rec0 = ftrace_records();
-			measure(&r, row_writev, &w, opt_ops, ring ? between_perf : NULL);
-			if (ring)
-				print_row(key, &r, "%.0f perf bytes/op in the last repeat",
-					  (double)perf_drain(ring) / opt_ops);
-			else
-				print_row(key, &r, "%.2f records/op",
-					  (double)(ftrace_records() - rec0) /
-					  (opt_ops * (opt_warm + opt_reps)));
+			measure_delivery(&r, key, row_writev, &w, ring);
 
 			if (k == 0) {
 				event_enable("user_events", e->name, false);
@@ -763,22 +769,14 @@ static void cmd_rows(void)
 
 	/* 5 fields, one of them a 32-byte __rel_loc string */
 	{
-		static struct {
-			uint64_t a;
-			uint32_t b, c;
-			char d[16];
-			uint32_t e;
-		} __attribute__((packed)) fixed = { 1, 2, 3, "fixed-string", 32 << 16 };
-		static char str[32] = "a rel_loc string of 32 bytes...";
-
 		event_enable("user_events", e5.name, true);
 		memset(&w, 0, sizeof(w));
 		w.fd = fd;
 		w.iov[0] = (struct iovec){ &e5.index, 4 };
-		w.iov[1] = (struct iovec){ &fixed, sizeof(fixed) };
-		w.iov[2] = (struct iovec){ str, sizeof(str) };
+		w.iov[1] = (struct iovec){ &fixed5, sizeof(fixed5) };
+		w.iov[2] = (struct iovec){ str5, sizeof(str5) };
 		w.iovcnt = 3;
-		w.expect = 4 + sizeof(fixed) + sizeof(str);
+		w.expect = 4 + sizeof(fixed5) + sizeof(str5);
 		rec0 = ftrace_records();
 		measure(&r, row_writev, &w, opt_ops, NULL);
 		print_row("ue_5f_writev_ft", &r,
@@ -970,13 +968,6 @@ static const char prof_desc5[] =
 static void prof_child(const char *row, long count, struct prof_shared *sh)
 {
 	static const char payload[16] = "0123456789abcde";
-	static struct {
-		uint64_t a;
-		uint32_t b, c;
-		char d[16];
-		uint32_t e;
-	} __attribute__((packed)) fixed = { 1, 2, 3, "fixed-string", 32 << 16 };
-	static char str[32] = "a rel_loc string of 32 bytes...";
 	struct event e = { .name = "prof_ev" }, e5 = { .name = "prof_5f" };
 	struct iovec iov[2], iov5[3];
 	int fd, nullfd, mfd;
@@ -991,8 +982,8 @@ static void prof_child(const char *row, long count, struct prof_shared *sh)
 	iov[0] = (struct iovec){ &e.index, 4 };
 	iov[1] = (struct iovec){ (void *)payload, 16 };
 	iov5[0] = (struct iovec){ &e5.index, 4 };
-	iov5[1] = (struct iovec){ &fixed, sizeof(fixed) };
-	iov5[2] = (struct iovec){ str, sizeof(str) };
+	iov5[1] = (struct iovec){ &fixed5, sizeof(fixed5) };
+	iov5[2] = (struct iovec){ str5, sizeof(str5) };
 	nullfd = open("/dev/null", O_WRONLY | O_CLOEXEC);
 	mfd = open(TRACEFS "/trace_marker", O_WRONLY | O_CLOEXEC);
 	if (nullfd < 0 || mfd < 0)
@@ -1543,29 +1534,9 @@ static void cmd_enablers(long count)
  * time fork() takes in the parent, the median time from fork() to the
  * parent's waitpid() of a child that exits at once (its task work copies
  * the enablers before that), and the worst time a reader of
- * user_events_status (which takes event_mutex) waited meanwhile.
+ * user_events_status (which takes event_mutex) waited meanwhile
+ * (ue_status_reader()).
  */
-static volatile int fork_stop;
-static double fork_status_worst;
-
-static void *fork_status_reader(void *arg)
-{
-	static char buf[1 << 16];
-
-	(void)arg;
-	while (!fork_stop) {
-		uint64_t t0 = now_ns();
-		double dt;
-
-		ue_read_upto(TRACEFS "/user_events_status", buf, sizeof(buf));
-		dt = (now_ns() - t0) / 1e6;
-		if (dt > fork_status_worst)
-			fork_status_worst = dt;
-		usleep(1000);
-	}
-	return NULL;
-}
-
 static int cmp_double(const void *a, const void *b)
 {
 	double x = *(const double *)a, y = *(const double *)b;
@@ -1596,6 +1567,7 @@ static void cmd_forks(const char *levels, int reps)
 		}
 		uint32_t *words = calloc(bits / 32 + 1, 4);
 		double fork_ms[64], total_ms[64];
+		struct ue_status_reader sr = { .pause_us = 1000 };
 		pthread_t reader;
 		int fd = open_data(), r, ret;
 
@@ -1605,9 +1577,7 @@ static void cmd_forks(const char *levels, int reps)
 			if (ret < 0)
 				die("enabler %ld: %s", i, strerror(-ret));
 		}
-		fork_status_worst = 0;
-		fork_stop = 0;
-		if (pthread_create(&reader, NULL, fork_status_reader, NULL))
+		if (pthread_create(&reader, NULL, ue_status_reader, &sr))
 			die("pthread_create");
 		for (r = 0; r < reps && r < 64; r++) {
 			uint64_t t0 = now_ns(), t1;
@@ -1623,12 +1593,12 @@ static void cmd_forks(const char *levels, int reps)
 			total_ms[r] = (now_ns() - t0) / 1e6;
 			usleep(20000);
 		}
-		fork_stop = 1;
+		sr.stop = 1;
 		pthread_join(reader, NULL);
 		qsort(fork_ms, r, sizeof(double), cmp_double);
 		qsort(total_ms, r, sizeof(double), cmp_double);
 		printf("FORK\t%ld\t%.3f\t%.3f\t%.3f\n", bits, fork_ms[r / 2],
-		       total_ms[r / 2], fork_status_worst);
+		       total_ms[r / 2], sr.worst_s * 1e3);
 		fflush(stdout);
 		_exit(failures ? 1 : 0);
 	}

@@ -83,20 +83,7 @@ static int fill_damage(const char *mem, size_t len, const char *skip, size_t n)
 
 static char *map_mem(size_t pages, int prot)
 {
-	long page = sysconf(_SC_PAGESIZE);
-	char *mem = mmap(NULL, pages * page, PROT_READ | PROT_WRITE,
-			 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-
-	if (mem == MAP_FAILED)
-		return NULL;
-	memset(mem, FILL, pages * page);
-	if (prot != (PROT_READ | PROT_WRITE) &&
-	    mprotect(mem, pages * page, prot)) {
-		munmap(mem, pages * page);
-		return NULL;
-	}
-
-	return mem;
+	return ue_map_filled(pages, FILL, prot);
 }
 
 /*
@@ -181,8 +168,6 @@ static bool multi_format_has(const char *dir, const char *str)
  * Test context shared by the fixtures: data fds, a perf fd, the status
  * page, memory for enable words, and the registrations still in place.
  */
-#define MAX_REGS 64
-
 struct ctx {
 	int fd;
 	int fd2;
@@ -191,11 +176,7 @@ struct ctx {
 	void *status_page;
 	char *mem;
 	size_t mem_len;
-	int nregs;
-	struct {
-		const void *addr;
-		int bit;
-	} regs[MAX_REGS];
+	struct ue_enablers regs;
 };
 
 static void ctx_setup(struct __test_metadata *_metadata, struct ctx *c)
@@ -204,7 +185,7 @@ static void ctx_setup(struct __test_metadata *_metadata, struct ctx *c)
 	c->perf_fd = -1;
 	c->status_fd = -1;
 	c->status_page = MAP_FAILED;
-	c->nregs = 0;
+	c->regs.n = 0;
 	c->mem_len = MEM_PAGES * sysconf(_SC_PAGESIZE);
 	c->mem = map_mem(MEM_PAGES, PROT_READ | PROT_WRITE);
 
@@ -221,38 +202,17 @@ static void ctx_setup(struct __test_metadata *_metadata, struct ctx *c)
 
 static void ctx_teardown(struct __test_metadata *_metadata, struct ctx *c)
 {
-	int fd = ue_open_data();
-	int i;
-
-	if (c->perf_fd >= 0)
-		close(c->perf_fd);
-	/* Enablers belong to the process, not to a data fd */
-	for (i = 0; i < c->nregs && fd >= 0; i++)
-		ue_wunreg(fd, c->regs[i].addr, c->regs[i].bit);
-	if (fd >= 0)
-		close(fd);
-	if (c->fd >= 0)
-		close(c->fd);
-	if (c->fd2 >= 0)
-		close(c->fd2);
+	ue_close_fd(c->perf_fd);
+	ue_enablers_unreg_all(&c->regs);
+	ue_close_fd(c->fd);
+	ue_close_fd(c->fd2);
 	if (c->status_page != MAP_FAILED)
 		munmap(c->status_page, UE_PAGE_SIZE);
-	if (c->status_fd >= 0)
-		close(c->status_fd);
+	ue_close_fd(c->status_fd);
 	if (c->mem)
 		munmap(c->mem, c->mem_len);
 
 	EXPECT_EQ(0, ue_cleanup_events(PREFIX));
-}
-
-/* Remember a registration for the teardown */
-static void ctrack(struct ctx *c, const void *addr, int bit)
-{
-	if (c->nregs < MAX_REGS) {
-		c->regs[c->nregs].addr = addr;
-		c->regs[c->nregs].bit = bit;
-		c->nregs++;
-	}
 }
 
 /* Register with the remote write ABI and remember it for the teardown */
@@ -262,22 +222,9 @@ static int creg(struct ctx *c, int fd, const char *desc, const void *addr,
 	int ret = ue_wreg(fd, desc, addr, size, bit, flags, write_index);
 
 	if (!ret)
-		ctrack(c, addr, bit);
+		ue_enablers_add(&c->regs, addr, bit);
 
 	return ret;
-}
-
-/* Forget a registration (after unregistering it) */
-static void cforget(struct ctx *c, const void *addr, int bit)
-{
-	int i;
-
-	for (i = 0; i < c->nregs; i++) {
-		if (c->regs[i].addr == addr && c->regs[i].bit == bit) {
-			c->regs[i] = c->regs[--c->nregs];
-			i--;
-		}
-	}
 }
 
 /* Unregister and forget the registration */
@@ -285,9 +232,20 @@ static int cunreg(struct ctx *c, int fd, const void *addr, int bit)
 {
 	int ret = ue_wunreg(fd, addr, bit);
 
-	cforget(c, addr, bit);
+	ue_enablers_forget(&c->regs, addr, bit);
 
 	return ret;
+}
+
+/* The same for bit 0 of the u32 at c->mem, on c->fd */
+static int creg_word(struct ctx *c, const char *desc, int flags)
+{
+	return creg(c, c->fd, desc, c->mem, 4, 0, flags, NULL);
+}
+
+static int cunreg_word(struct ctx *c)
+{
+	return cunreg(c, c->fd, c->mem, 0);
 }
 
 /* ---------------------------------------------------------------------
@@ -415,6 +373,19 @@ static int reg_sized(int fd, void *buf, __u32 size, const char *desc,
 	return 0;
 }
 
+/* reg_sized() of 28 bytes from buf (32 bytes of 0xee before), tracked */
+static int reg28(struct ctx *c, unsigned char *buf, const char *desc,
+		 uint32_t *w)
+{
+	int ret;
+
+	memset(buf, 0xee, 32);
+	ret = reg_sized(c->fd, buf, 28, desc, w);
+	if (!ret)
+		ue_enablers_add(&c->regs, w, 0);
+	return ret;
+}
+
 TEST_F(abi, size28_write_index_at_24)
 {
 	unsigned char buf[32] __attribute__((aligned(8)));
@@ -423,9 +394,7 @@ TEST_F(abi, size28_write_index_at_24)
 	__u32 idx;
 	int i;
 
-	memset(buf, 0xee, sizeof(buf));
-	ASSERT_EQ(0, reg_sized(self->c.fd, buf, 28, PREFIX "idx_a u32 a", w));
-	ctrack(&self->c, w, 0);
+	ASSERT_EQ(0, reg28(&self->c, buf, PREFIX "idx_a u32 a", w));
 	memcpy(&idx, buf + 24, sizeof(idx));
 	ASSERT_EQ(0U, idx);
 	/* Nothing written past the 28 bytes given */
@@ -433,16 +402,12 @@ TEST_F(abi, size28_write_index_at_24)
 		ASSERT_EQ(0xee, buf[i]);
 
 	/* The next event on the fd gets 1, the first one again 0 */
-	memset(buf, 0xee, sizeof(buf));
-	ASSERT_EQ(0, reg_sized(self->c.fd, buf, 28, PREFIX "idx_b u64 b", w + 1));
-	ctrack(&self->c, w + 1, 0);
+	ASSERT_EQ(0, reg28(&self->c, buf, PREFIX "idx_b u64 b", w + 1));
 	ASSERT_EQ(1U, reg->write_index);
 	for (i = 28; i < 32; i++)
 		ASSERT_EQ(0xee, buf[i]);
 
-	memset(buf, 0xee, sizeof(buf));
-	ASSERT_EQ(0, reg_sized(self->c.fd, buf, 28, PREFIX "idx_a u32 a", w + 2));
-	ctrack(&self->c, w + 2, 0);
+	ASSERT_EQ(0, reg28(&self->c, buf, PREFIX "idx_a u32 a", w + 2));
 	ASSERT_EQ(0U, reg->write_index);
 
 	ASSERT_TRUE(ue_event_exists(PREFIX "idx_a"));
@@ -607,7 +572,7 @@ TEST_F(abi, bad_addresses_efault)
 	ASSERT_EQ(-ENOENT, ue_wunreg(self->c.fd, NULL, 0));
 
 	/* The same registration on writable memory works */
-	ASSERT_EQ(0, creg(&self->c, self->c.fd, desc, self->c.mem, 4, 0, 0, NULL));
+	ASSERT_EQ(0, creg_word(&self->c, desc, 0));
 
 	munmap(ro, page);
 	munmap(none, page);
@@ -644,36 +609,33 @@ TEST_F(abi, bad_name_args_efault)
 	ASSERT_EQ(-ENOENT, ue_wunreg(self->c.fd, self->c.mem, 0));
 }
 
+/* Without CAP_SYS_ADMIN and CAP_PERFMON: register with and without PERSIST */
+static void persist_unprivileged(void *arg, int *res)
+{
+	struct ctx *c = arg;
+	char *w = c->mem;
+	int fd = c->fd;
+
+	res[0] = ue_drop_perfmon_caps();
+	res[1] = ue_wreg(fd, PREFIX "perm_p u32 a", w, 4, 0,
+			 USER_EVENT_REG_PERSIST, NULL);
+	res[2] = ue_wreg(fd, PREFIX "perm_pm u32 a", w, 4, 1,
+			 USER_EVENT_REG_PERSIST | USER_EVENT_REG_MULTI_FORMAT,
+			 NULL);
+	/* Without the flag the same process may register */
+	res[3] = ue_wreg(fd, PREFIX "perm_n u32 a", w, 4, 2, 0, NULL);
+	res[4] = ue_wreg(fd, PREFIX "perm_m u32 a", w, 4, 3,
+			 USER_EVENT_REG_MULTI_FORMAT, NULL);
+	res[5] = ue_wunreg(fd, w, 2) ?: ue_wunreg(fd, w, 3);
+}
+
 /* Drop CAP_SYS_ADMIN and CAP_PERFMON from the effective set */
 TEST_F(abi, persist_needs_perfmon)
 {
 	int res[6] = { 1, 1, 1, 1, 1, 1 };
-	int pipefd[2];
-	pid_t pid;
 
-	ASSERT_EQ(0, pipe(pipefd));
-	pid = fork();
-	ASSERT_LE(0, pid);
-	if (pid == 0) {
-		char *w = self->c.mem;
-
-		close(pipefd[0]);
-		res[0] = ue_drop_perfmon_caps();
-		res[1] = ue_wreg(self->c.fd, PREFIX "perm_p u32 a", w, 4, 0,
-				 USER_EVENT_REG_PERSIST, NULL);
-		res[2] = ue_wreg(self->c.fd, PREFIX "perm_pm u32 a", w, 4, 1,
-				 USER_EVENT_REG_PERSIST |
-			      USER_EVENT_REG_MULTI_FORMAT, NULL);
-		/* Without the flag the same process may register */
-		res[3] = ue_wreg(self->c.fd, PREFIX "perm_n u32 a", w, 4, 2, 0, NULL);
-		res[4] = ue_wreg(self->c.fd, PREFIX "perm_m u32 a", w, 4, 3,
-				 USER_EVENT_REG_MULTI_FORMAT, NULL);
-		res[5] = ue_wunreg(self->c.fd, w, 2) ?: ue_wunreg(self->c.fd, w, 3);
-		if (write(pipefd[1], res, sizeof(res)) != sizeof(res))
-			_exit(2);
-		_exit(0);
-	}
-	UE_ASSERT_CHILD_RESULTS(pid, pipefd, res);
+	ue_child_results(_metadata, persist_unprivileged, &self->c, res,
+			 sizeof(res));
 
 	ASSERT_EQ(0, res[0]);
 	EXPECT_EQ(-EPERM, res[1]);
@@ -690,11 +652,24 @@ TEST_F(abi, persist_needs_perfmon)
  * only be deleted by a caller with the capability; other events can be
  * deleted by anyone who may open the data file.
  */
+static void delete_unprivileged(void *arg __attribute__((unused)), int *res)
+{
+	res[0] = ue_drop_perfmon_caps();
+	res[1] = ue_del(PREFIX "pdel_p");
+	res[2] = ue_del(PREFIX "pdel_d");
+	/*
+	 * A status page ABI event is not kept by the capability, but
+	 * under isolation (the default) root's events are shared and
+	 * only privileged callers delete them: a uid 0 without the
+	 * capability is one more tenant (tenant_test.c)
+	 */
+	res[3] = ue_del(PREFIX "pdel_s");
+}
+
 TEST_F(abi, delete_persistent_needs_perfmon)
 {
 	int res[4] = { 1, 1, 1, 1 };
-	int pipefd[2], fd;
-	pid_t pid;
+	int fd;
 
 	/* Registered on a file of their own, closed: nothing holds them */
 	fd = ue_open_data();
@@ -707,26 +682,7 @@ TEST_F(abi, delete_persistent_needs_perfmon)
 	ASSERT_EQ(0, ue_write_file(UE_TRACEFS "/dynamic_events",
 				   "u:" PREFIX "pdel_d u32 a", false));
 
-	ASSERT_EQ(0, pipe(pipefd));
-	pid = fork();
-	ASSERT_LE(0, pid);
-	if (pid == 0) {
-		close(pipefd[0]);
-		res[0] = ue_drop_perfmon_caps();
-		res[1] = ue_del(PREFIX "pdel_p");
-		res[2] = ue_del(PREFIX "pdel_d");
-		/*
-		 * A status page ABI event is not kept by the capability, but
-		 * under isolation (the default) root's events are shared and
-		 * only privileged callers delete them: a uid 0 without the
-		 * capability is one more tenant (tenant_test.c)
-		 */
-		res[3] = ue_del(PREFIX "pdel_s");
-		if (write(pipefd[1], res, sizeof(res)) != sizeof(res))
-			_exit(2);
-		_exit(0);
-	}
-	UE_ASSERT_CHILD_RESULTS(pid, pipefd, res);
+	ue_child_results(_metadata, delete_unprivileged, NULL, res, sizeof(res));
 
 	ASSERT_EQ(0, res[0]);
 	EXPECT_EQ(-EPERM, res[1]);
@@ -757,8 +713,7 @@ TEST_F(abi, same_addr_and_bit_eaddrinuse)
 	/* Same address and bit: refused for any event, on any fd */
 	ASSERT_EQ(-EADDRINUSE, ue_wreg(self->c.fd, e2, w, 4, 0, 0, NULL));
 	ASSERT_EQ(-EADDRINUSE, ue_wreg(self->c.fd, e1, w, 4, 0, 0, NULL));
-	self->c.fd2 = ue_open_data();
-	ASSERT_LE(0, self->c.fd2);
+	UE_ASSERT_OPEN_DATA(self->c.fd2);
 	ASSERT_EQ(-EADDRINUSE, ue_wreg(self->c.fd2, e2, w, 4, 0, 0, NULL));
 	/* ... also when the size given differs */
 	ASSERT_EQ(-EADDRINUSE, ue_wreg(self->c.fd, e2, w, 8, 0, 0, NULL));
@@ -896,7 +851,7 @@ TEST_F(abi, unregister)
 	/* Unregistering clears the bit right away, the event still enabled */
 	unreg.size = sizeof(unreg);
 	ASSERT_EQ(0, ioctl(self->c.fd, DIAG_IOCSUNREG, &unreg));
-	cforget(&self->c, &w[0], 7);
+	ue_enablers_forget(&self->c.regs, &w[0], 7);
 	ASSERT_WORD(&w[0], 4, FILL32 & ~(1U << 7));
 	ASSERT_WORD(&w[1], 4, FILL32 | 1);
 
@@ -914,8 +869,7 @@ TEST_F(abi, unregister)
 	/* Enablers belong to the process: another data fd unregisters too */
 	ASSERT_EQ(0, ue_enable(name, true));
 	ASSERT_WORD(&w[1], 4, FILL32 | 1);
-	self->c.fd2 = ue_open_data();
-	ASSERT_LE(0, self->c.fd2);
+	UE_ASSERT_OPEN_DATA(self->c.fd2);
 	ASSERT_EQ(0, cunreg(&self->c, self->c.fd2, &w[1], 0));
 	ASSERT_WORD(&w[1], 4, FILL32 & ~1U);
 	ASSERT_EQ(-ENOENT, ue_wunreg(self->c.fd, &w[1], 0));
@@ -934,37 +888,41 @@ static void assert_stays(struct __test_metadata *_metadata, const char *name,
 	ASSERT_TRUE(ue_event_exists(name));
 }
 
+/* Closing *fd, what held the last reference, deletes name */
+static void assert_close_deletes(struct __test_metadata *_metadata, int *fd,
+				 const char *name)
+{
+	ue_drop_fd(fd);
+	ASSERT_TRUE(ue_event_wait(name, false, WAIT_MS));
+}
+
 TEST_F(abi, auto_delete_unreg_then_close)
 {
 	const char *name = PREFIX "auto1";
 
-	ASSERT_EQ(0, creg(&self->c, self->c.fd, PREFIX "auto1 u32 a",
-			  self->c.mem, 4, 0, 0, NULL));
+	ASSERT_EQ(0, creg_word(&self->c, PREFIX "auto1 u32 a", 0));
 	ASSERT_TRUE(ue_event_exists(name));
 
 	/* The data fd still holds a reference */
-	ASSERT_EQ(0, cunreg(&self->c, self->c.fd, self->c.mem, 0));
+	ASSERT_EQ(0, cunreg_word(&self->c));
 	assert_stays(_metadata, name, 200);
 
-	ue_drop_fd(&self->c.fd);
-	ASSERT_TRUE(ue_event_wait(name, false, WAIT_MS));
+	assert_close_deletes(_metadata, &self->c.fd, name);
 }
 
 TEST_F(abi, auto_delete_close_then_unreg)
 {
 	const char *name = PREFIX "auto2";
 
-	ASSERT_EQ(0, creg(&self->c, self->c.fd, PREFIX "auto2 u32 a",
-			  self->c.mem, 4, 0, 0, NULL));
+	ASSERT_EQ(0, creg_word(&self->c, PREFIX "auto2 u32 a", 0));
 
 	/* The enabler still holds a reference: the bit still follows */
 	ue_drop_fd(&self->c.fd);
 	assert_stays(_metadata, name, 200);
 	ASSERT_BIT0_FOLLOWS(name, self->c.mem);
 
-	self->c.fd = ue_open_data();
-	ASSERT_LE(0, self->c.fd);
-	ASSERT_EQ(0, cunreg(&self->c, self->c.fd, self->c.mem, 0));
+	UE_ASSERT_OPEN_DATA(self->c.fd);
+	ASSERT_EQ(0, cunreg_word(&self->c));
 	ASSERT_TRUE(ue_event_wait(name, false, WAIT_MS));
 }
 
@@ -972,10 +930,9 @@ TEST_F(abi, auto_delete_waits_for_ftrace)
 {
 	const char *name = PREFIX "auto3";
 
-	ASSERT_EQ(0, creg(&self->c, self->c.fd, PREFIX "auto3 u32 a",
-			  self->c.mem, 4, 0, 0, NULL));
+	ASSERT_EQ(0, creg_word(&self->c, PREFIX "auto3 u32 a", 0));
 	ASSERT_EQ(0, ue_enable(name, true));
-	ASSERT_EQ(0, cunreg(&self->c, self->c.fd, self->c.mem, 0));
+	ASSERT_EQ(0, cunreg_word(&self->c));
 	ue_drop_fd(&self->c.fd);
 
 	/* Still in use by ftrace */
@@ -989,34 +946,29 @@ TEST_F(abi, auto_delete_waits_for_perf)
 {
 	const char *name = PREFIX "auto4";
 
-	ASSERT_EQ(0, creg(&self->c, self->c.fd, PREFIX "auto4 u32 a",
-			  self->c.mem, 4, 0, 0, NULL));
+	ASSERT_EQ(0, creg_word(&self->c, PREFIX "auto4 u32 a", 0));
 	self->c.perf_fd = ue_perf_open(name);
 	ASSERT_LE(0, self->c.perf_fd);
-	ASSERT_EQ(0, cunreg(&self->c, self->c.fd, self->c.mem, 0));
+	ASSERT_EQ(0, cunreg_word(&self->c));
 	ue_drop_fd(&self->c.fd);
 
 	assert_stays(_metadata, name, 300);
 
-	ue_drop_fd(&self->c.perf_fd);
-	ASSERT_TRUE(ue_event_wait(name, false, WAIT_MS));
+	assert_close_deletes(_metadata, &self->c.perf_fd, name);
 }
 
 TEST_F(abi, auto_delete_then_register_again)
 {
 	const char *name = PREFIX "again";
 
-	ASSERT_EQ(0, creg(&self->c, self->c.fd, PREFIX "again u32 a",
-			  self->c.mem, 4, 0, 0, NULL));
-	ASSERT_EQ(0, cunreg(&self->c, self->c.fd, self->c.mem, 0));
+	ASSERT_EQ(0, creg_word(&self->c, PREFIX "again u32 a", 0));
+	ASSERT_EQ(0, cunreg_word(&self->c));
 	close(self->c.fd);
-	self->c.fd = ue_open_data();
-	ASSERT_LE(0, self->c.fd);
+	UE_ASSERT_OPEN_DATA(self->c.fd);
 	ASSERT_TRUE(ue_event_wait(name, false, WAIT_MS));
 
 	/* Gone for good: the name takes other fields now */
-	ASSERT_EQ(0, creg(&self->c, self->c.fd, PREFIX "again u64 b",
-			  self->c.mem, 4, 0, 0, NULL));
+	ASSERT_EQ(0, creg_word(&self->c, PREFIX "again u64 b", 0));
 	ASSERT_TRUE(ue_event_exists(name));
 	ASSERT_BIT0_FOLLOWS(name, self->c.mem);
 }
@@ -1025,16 +977,15 @@ TEST_F(abi, persist_stays_until_delete)
 {
 	const char *name = PREFIX "persist";
 
-	ASSERT_EQ(0, creg(&self->c, self->c.fd, PREFIX "persist u32 a",
-			  self->c.mem, 4, 0, USER_EVENT_REG_PERSIST, NULL));
+	ASSERT_EQ(0, creg_word(&self->c, PREFIX "persist u32 a",
+			       USER_EVENT_REG_PERSIST));
 	ASSERT_TRUE(ue_event_exists(name));
 
 	/* In use: cannot be deleted */
-	self->c.fd2 = ue_open_data();
-	ASSERT_LE(0, self->c.fd2);
+	UE_ASSERT_OPEN_DATA(self->c.fd2);
 	ASSERT_EQ(-EBUSY, ue_del_fd(self->c.fd2, name));
 
-	ASSERT_EQ(0, cunreg(&self->c, self->c.fd, self->c.mem, 0));
+	ASSERT_EQ(0, cunreg_word(&self->c));
 	ue_drop_fd(&self->c.fd);
 	assert_stays(_metadata, name, 300);
 
@@ -1078,8 +1029,7 @@ TEST_F(abi, multi_format)
 	ASSERT_TRUE(multi_format_has(dir_b, "field:u64 b;"));
 
 	/* Same name and fields again, on another fd: the first event */
-	self->c.fd2 = ue_open_data();
-	ASSERT_LE(0, self->c.fd2);
+	UE_ASSERT_OPEN_DATA(self->c.fd2);
 	ASSERT_EQ(0, creg(&self->c, self->c.fd2, PREFIX "mf u32 a", &w[1], 4, 0,
 			  USER_EVENT_REG_MULTI_FORMAT, &wa2));
 	ASSERT_EQ(0, wa2);
@@ -1152,8 +1102,7 @@ TEST_F(abi, multi_format_beside_single_format)
 	ASSERT_EQ(0, cunreg(&self->c, self->c.fd, w, 0));
 	ASSERT_EQ(0, cunreg(&self->c, self->c.fd, w, 1));
 	ASSERT_EQ(0, cunreg(&self->c, self->c.fd, w, 2));
-	ue_drop_fd(&self->c.fd);
-	ASSERT_TRUE(ue_event_wait(name, false, WAIT_MS));
+	assert_close_deletes(_metadata, &self->c.fd, name);
 	ASSERT_TRUE(multi_wait_count(name, 0, WAIT_MS));
 }
 
@@ -1192,7 +1141,7 @@ TEST_F(abi, write_needs_enabled_event)
 	ASSERT_EQ(EBADF, errno);
 
 	/* Unregistering the enabler does not take the write index away */
-	ASSERT_EQ(0, cunreg(&self->c, self->c.fd, self->c.mem, 0));
+	ASSERT_EQ(0, cunreg_word(&self->c));
 	ASSERT_EQ(0, ue_enable(name, true));
 	ASSERT_EQ((ssize_t)sizeof(rec), write(self->c.fd, &rec, sizeof(rec)));
 	ASSERT_EQ(0, ue_enable(name, false));

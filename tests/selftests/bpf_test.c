@@ -284,27 +284,20 @@ static int attach(const char *name, int prog_fd, pid_t pid, int cpu)
 	return fd;
 }
 
-
-
 /* Raw data of every PERF_RECORD_SAMPLE in the ring (sample_type RAW) */
 static int ring_raw(void *ring, unsigned char raws[][256], int max)
 {
-	struct perf_event_header hdr;
-	unsigned char rec[4096];
 	struct ue_ring r;
+	unsigned char *body;
+	__u32 raw_size;
 	int n = 0;
 
-	ue_ring_start(&r, ring);
-	while (ue_ring_next(&r, rec, sizeof(rec), &hdr)) {
-		__u32 raw_size;
-
-		if (hdr.type != PERF_RECORD_SAMPLE)
+	for (ue_ring_start(&r, ring); (body = ue_ring_next(&r)); n++) {
+		if (r.hdr.type != PERF_RECORD_SAMPLE)
 			return -1;
-		memcpy(&raw_size, rec + sizeof(hdr), 4);
+		memcpy(&raw_size, body, 4);
 		if (n < max)
-			memcpy(raws[n], rec + sizeof(hdr) + 4,
-			       raw_size < 256 ? raw_size : 256);
-		n++;
+			memcpy(raws[n], body + 4, raw_size < 256 ? raw_size : 256);
 	}
 
 	ue_ring_done(&r);
@@ -349,11 +342,8 @@ FIXTURE_SETUP(bpf)
 	ASSERT_EQ(0, setrlimit(RLIMIT_MEMLOCK, &unlimited));
 	self->map_fd = self->prog_fd = self->perf_fd = -1;
 	self->ring = NULL;
-	self->page = map_status();
-	ASSERT_NE(NULL, self->page);
-	UE_ASSERT_OPEN_DATA(self->fd);
+	UE_ASSERT_WRITER_SETUP(self->page, self->fd);
 	ASSERT_EQ(0, ue_trace_clear());
-	UE_ASSERT_HDR_SIZE();
 }
 
 FIXTURE_TEARDOWN(bpf)
@@ -363,11 +353,8 @@ FIXTURE_TEARDOWN(bpf)
 	ue_close_fd(self->perf_fd);
 	ue_close_fd(self->prog_fd);
 	ue_close_fd(self->map_fd);
-	if (self->page)
-		munmap((void *)self->page, UE_PAGE_SIZE);
-	ue_close_fd(self->fd);
 	ue_unpin_cpu();
-	EXPECT_EQ(0, ue_delete_prefix(PREFIX));
+	ue_writer_teardown(_metadata, self->page, self->fd, PREFIX);
 }
 
 struct cnt_rec {

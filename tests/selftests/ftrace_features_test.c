@@ -91,11 +91,8 @@ FIXTURE_SETUP(ftrace)
 {
 	self->ncleanup = 0;
 	self->instance[0] = '\0';
-	self->page = map_status();
-	ASSERT_NE(NULL, self->page);
-	UE_ASSERT_OPEN_DATA(self->fd);
+	UE_ASSERT_WRITER_SETUP(self->page, self->fd);
 	ASSERT_EQ(0, ue_trace_clear());
-	UE_ASSERT_HDR_SIZE();
 }
 
 FIXTURE_TEARDOWN(ftrace)
@@ -113,11 +110,7 @@ FIXTURE_TEARDOWN(ftrace)
 		EXPECT_EQ(0, rmdir(self->instance));
 	}
 	ue_write_file(UE_TRACEFS "/tracing_on", "1\n", false);
-	if (self->page)
-		munmap((void *)self->page, UE_PAGE_SIZE);
-	if (self->fd >= 0)
-		close(self->fd);
-	EXPECT_EQ(0, ue_delete_prefix(PREFIX));
+	ue_writer_teardown(_metadata, self->page, self->fd, PREFIX);
 }
 
 /* Remember to write str to events/user_events/NAME/FILE at teardown */
@@ -549,8 +542,7 @@ TEST_F(ftrace, instance_removed_while_enabled)
 	ASSERT_EQ(1, ue_trace_lines(name, self->lines, MAX_LINES));
 	EXPECT_STREQ("count=3 msg=x rmsg=r dmsg=d", self->lines[0]);
 	ASSERT_EQ(0, ue_enable(name, false));
-	close(self->fd);
-	self->fd = -1;
+	ue_drop_fd(&self->fd);
 	ASSERT_EQ(0, ue_del(name));
 }
 
@@ -564,43 +556,29 @@ TEST_F(ftrace, instance_removed_while_enabled)
 /* The payload of TC_DESC: 76 bytes of fields, then the dynamic data */
 static size_t tc_payload(unsigned char *p)
 {
-	/* Negative 8/16-bit values: see trace_cmd_narrow_signed_fields */
-	__u8 a = 200; __s8 b = 100; __u16 c = 60000; __s16 d = 30000;
-	__u32 e = 4000000000u; __s32 f = -2000000000;
-	__u64 g = 18000000000000000000ull; __s64 h = -9000000000000000000ll;
-	__s32 i = -5; __u32 j = 4294967295u; __s16 k = 7; __u16 l = 65535;
-	__s8 m = 8; __u8 n = 255;
 	const int hdr = ue_hdr_size();
-	/* s: record hdr + 76; t: 79 - 72 (t ends at 72); u: record hdr + 82 */
-	__u32 s = DYN_LOC(hdr + 76, 3), t = DYN_LOC(7, 3), u = DYN_LOC(hdr + 82, 2);
+	/* Negative 8/16-bit values: see trace_cmd_narrow_signed_fields */
+	struct __attribute__((packed)) {
+		__u8 a; __s8 b; __u16 c; __s16 d; __u32 e; __s32 f;
+		__u64 g; __s64 h; __s32 i; __u32 j; __s16 k; __u16 l;
+		__s8 m; __u8 n; char o[8]; unsigned char p[4];
+		__u8 q[4], r[4];
+		__u32 s, t, u;
+		char s_data[3], t_data[3];
+		__u8 u_data[2];
+	} pl = {
+		200, 100, 60000, 30000, 4000000000u, -2000000000,
+		18000000000000000000ull, -9000000000000000000ll,
+		-5, 4294967295u, 7, 65535, 8, 255, "octet", "pq",
+		{ 1, 2, 3, 4 }, { 0x0a, 0x0b, 0x0c, 0x0d },
+		/* s: record hdr + 76; t: 79 - 72 (t ends at 72); u: hdr + 82 */
+		DYN_LOC(hdr + 76, 3), DYN_LOC(7, 3), DYN_LOC(hdr + 82, 2),
+		"dl", "rl", { 0xaa, 0xbb },
+	};
 
-	memset(p, 0, 84);
-	memcpy(p + 0, &a, 1);
-	memcpy(p + 1, &b, 1);
-	memcpy(p + 2, &c, 2);
-	memcpy(p + 4, &d, 2);
-	memcpy(p + 6, &e, 4);
-	memcpy(p + 10, &f, 4);
-	memcpy(p + 14, &g, 8);
-	memcpy(p + 22, &h, 8);
-	memcpy(p + 30, &i, 4);
-	memcpy(p + 34, &j, 4);
-	memcpy(p + 38, &k, 2);
-	memcpy(p + 40, &l, 2);
-	memcpy(p + 42, &m, 1);
-	memcpy(p + 43, &n, 1);
-	memcpy(p + 44, "octet", 6);
-	memcpy(p + 52, "pq", 3);
-	memcpy(p + 56, "\x01\x02\x03\x04", 4);
-	memcpy(p + 60, "\x0a\x0b\x0c\x0d", 4);
-	memcpy(p + 64, &s, 4);
-	memcpy(p + 68, &t, 4);
-	memcpy(p + 72, &u, 4);
-	memcpy(p + 76, "dl", 3);
-	memcpy(p + 79, "rl", 3);
-	memcpy(p + 82, "\xaa\xbb", 2);
-
-	return 84;
+	_Static_assert(sizeof(pl) == 84, "the payload of TC_DESC");
+	memcpy(p, &pl, sizeof(pl));
+	return sizeof(pl);
 }
 
 /* A second TC_DESC payload: zeros and empty strings */

@@ -325,18 +325,29 @@ static void show(struct timed *t, double deadline)
  */
 static volatile uint32_t *kpage;
 
-static int sibling_fn(void *arg __attribute__((unused)))
+/*
+ * Once a read is held, says so in *queued, then maps a page: the mmap()
+ * takes the mmap_lock for writing, and waits behind the held read
+ */
+static void queue_behind_held_read(atomic_int *queued)
 {
 	struct timespec ms = { 0, 1000000 };
 	void *m;
-	int i;
 
 	while (!atomic_load(&sh->held_total))
 		nanosleep(&ms, NULL);
-	atomic_store(&sh->sib_queued, 1);
+	atomic_store(queued, 1);
 	m = mmap(NULL, 4096, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (m != MAP_FAILED)
 		munmap(m, 4096);
+}
+
+static int sibling_fn(void *arg __attribute__((unused)))
+{
+	struct timespec ms = { 0, 1000000 };
+	int i;
+
+	queue_behind_held_read(&sh->sib_queued);
 	while (!atomic_load(&sh->released))
 		nanosleep(&ms, NULL);
 	/* Up to 5 s for the bit, reading it like a client would */
@@ -387,24 +398,38 @@ static void owner_dies_registrant(void)
 	_exit(0);
 }
 
+/* Forks the registrant of a scenario, which runs fn() and never returns */
+static pid_t start_registrant(void (*fn)(void))
+{
+	pid_t m = fork();
+
+	if (!m)
+		fn();
+	return m;
+}
+
+/* Writes 1 to the enable file path, saying how long that took */
+static void enable_timed(const char *path)
+{
+	double t = now();
+	int ret = write_file(path, "1");
+
+	printf("enable took %.3f s (ret %d)\n", now() - t, ret);
+}
+
 static int owner_dies(void)
 {
-	double t0, t;
+	double t0;
 	pid_t m;
-	int ret;
 
-	m = fork();
-	if (!m)
-		owner_dies_registrant();
+	m = start_registrant(owner_dies_registrant);
 	t0 = now();
 	while (!(atomic_load(&sh->held_total) && atomic_load(&sh->sib_queued)) &&
 	       now() - t0 < 5)
 		usleep(10000);
 	usleep(300000);
 	printf("held reads: %d\n", atomic_load(&sh->held_total));
-	t = now();
-	ret = write_file(TR "/events/user_events/redfusek/enable", "1");
-	printf("enable took %.3f s (ret %d)\n", now() - t, ret);
+	enable_timed(TR "/events/user_events/redfusek/enable");
 	usleep(300000);
 	kill(m, SIGKILL);
 	usleep(200000);
@@ -440,15 +465,7 @@ static volatile uint32_t m_word;
 
 static int s2_fn(void *arg __attribute__((unused)))
 {
-	struct timespec ms = { 0, 1000000 };
-	void *m;
-
-	while (!atomic_load(&sh->held_total))
-		nanosleep(&ms, NULL);
-	atomic_store(&sh->s2_queued, 1);
-	m = mmap(NULL, 4096, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (m != MAP_FAILED)
-		munmap(m, 4096);
+	queue_behind_held_read(&sh->s2_queued);
 	return 0;
 }
 
@@ -531,13 +548,10 @@ static char proc_state(pid_t pid)
 
 static int stopped_owner(void)
 {
-	double t0, t;
+	double t0;
 	pid_t m;
-	int ret;
 
-	m = fork();
-	if (!m)
-		stopped_owner_registrant();
+	m = start_registrant(stopped_owner_registrant);
 	t0 = now();
 	while (!(atomic_load(&sh->held_total) && atomic_load(&sh->s2_queued) &&
 		 proc_state(m) == 'T') && now() - t0 < 10)
@@ -545,9 +559,7 @@ static int stopped_owner(void)
 	usleep(300000);
 	printf("held reads: %d, owner state %c\n", atomic_load(&sh->held_total),
 	       proc_state(m));
-	t = now();
-	ret = write_file(TR "/events/user_events/redfuses/enable", "1");
-	printf("enable took %.3f s (ret %d)\n", now() - t, ret);
+	enable_timed(TR "/events/user_events/redfuses/enable");
 	usleep(300000);
 	release_reads();
 	t0 = now();

@@ -18,16 +18,6 @@
 
 #define MAX_LINES 16
 
-/* ue_reg_enabled() that must succeed: the write index */
-static int reg_enabled(struct __test_metadata *_metadata, int fd,
-		       const char *desc, const char *name)
-{
-	int w = ue_reg_enabled(fd, desc, name);
-
-	ASSERT_LE(0, w);
-	return w;
-}
-
 FIXTURE(grammar) {
 	int fd;
 	int fd2;
@@ -36,19 +26,15 @@ FIXTURE(grammar) {
 
 FIXTURE_SETUP(grammar)
 {
+	UE_ASSERT_HDR_SIZE();
 	self->fd2 = -1;
 	UE_ASSERT_OPEN_DATA(self->fd);
 	ASSERT_EQ(0, ue_trace_clear());
-	UE_ASSERT_HDR_SIZE();
 }
 
 FIXTURE_TEARDOWN(grammar)
 {
-	if (self->fd >= 0)
-		close(self->fd);
-	if (self->fd2 >= 0)
-		close(self->fd2);
-	EXPECT_EQ(0, ue_delete_prefix(PREFIX));
+	ue_fds_teardown(_metadata, self->fd, self->fd2, PREFIX);
 }
 
 /*
@@ -73,27 +59,6 @@ static const char *format_tail(const char *name)
 
 	return buf + len;
 }
-
-/*
- * The whole format file: the head as ue_format_want() makes it, then want,
- * the field lines (with offsets for an 8-byte record header, shifted to
- * the real one) and print fmt.
- */
-#define ASSERT_FORMAT(name, want) do {					\
-	static char __want[65536], __got[65536];			\
-	char __path[512];						\
-	long __id = ue_event_id(name);					\
-									\
-	ASSERT_LT(0, __id) {						\
-		TH_LOG("no event %s", name);				\
-	}								\
-	ASSERT_EQ(0, ue_format_want(__want, sizeof(__want), name,	\
-				    __id, want));			\
-	ASSERT_LT(0, ue_read_file(ue_event_path(__path, sizeof(__path),	\
-						name, "format"),	\
-				  __got, sizeof(__got)));		\
-	ASSERT_STREQ(__want, __got);					\
-} while (0)
 
 /* Field line LINE, written for an 8-byte header, as the format shows it */
 static const char *field_line(const char *line)
@@ -157,7 +122,7 @@ TEST_F(grammar, data_loc_char_format)
 	ASSERT_EQ(0, ue_reg(self->fd, PREFIX "dloc __data_loc char[] s",
 			    NULL, NULL));
 	ASSERT_TRUE(ue_event_exists(PREFIX "dloc"));
-	ASSERT_FORMAT(PREFIX "dloc",
+	UE_ASSERT_FORMAT(PREFIX "dloc",
 		"\tfield:__data_loc char[] s;\toffset:8;\tsize:4;\tsigned:0;\n"
 		"\n"
 		"print fmt: \"s=%s\", __get_str(s)\n");
@@ -173,7 +138,7 @@ TEST_F(grammar, rel_loc_char_format)
 {
 	ASSERT_EQ(0, ue_reg(self->fd, PREFIX "rloc __rel_loc char[] s",
 			    NULL, NULL));
-	ASSERT_FORMAT(PREFIX "rloc",
+	UE_ASSERT_FORMAT(PREFIX "rloc",
 		"\tfield:__rel_loc char s[];\toffset:8;\tsize:4;\tsigned:0;\n"
 		"\n"
 		"print fmt: \"s=%s\", __get_rel_str(s)\n");
@@ -183,7 +148,7 @@ TEST_F(grammar, rel_loc_u8_format)
 {
 	ASSERT_EQ(0, ue_reg(self->fd, PREFIX "rloc8 __rel_loc u8[] x",
 			    NULL, NULL));
-	ASSERT_FORMAT(PREFIX "rloc8",
+	UE_ASSERT_FORMAT(PREFIX "rloc8",
 		"\tfield:__rel_loc u8 x[];\toffset:8;\tsize:4;\tsigned:0;\n"
 		"\n"
 		"print fmt: \"x=%s\", __print_hex(__get_rel_dynamic_array(x), "
@@ -194,7 +159,7 @@ TEST_F(grammar, data_loc_u8_format)
 {
 	ASSERT_EQ(0, ue_reg(self->fd, PREFIX "dloc8 __data_loc u8[] x",
 			    NULL, NULL));
-	ASSERT_FORMAT(PREFIX "dloc8",
+	UE_ASSERT_FORMAT(PREFIX "dloc8",
 		"\tfield:__data_loc u8[] x;\toffset:8;\tsize:4;\tsigned:0;\n"
 		"\n"
 		"print fmt: \"x=%s\", __print_hex(__get_dynamic_array(x), "
@@ -204,7 +169,7 @@ TEST_F(grammar, data_loc_u8_format)
 TEST_F(grammar, struct_format)
 {
 	ASSERT_EQ(0, ue_reg(self->fd, PREFIX "st struct foo x 16", NULL, NULL));
-	ASSERT_FORMAT(PREFIX "st",
+	UE_ASSERT_FORMAT(PREFIX "st",
 		"\tfield:struct foo x;\toffset:8;\tsize:16;\tsigned:0;\n"
 		"\n"
 		"print fmt: \"x=%s\", __print_hex(REC->x, 16)\n");
@@ -213,7 +178,7 @@ TEST_F(grammar, struct_format)
 TEST_F(grammar, u8_array_format)
 {
 	ASSERT_EQ(0, ue_reg(self->fd, PREFIX "u8a u8[4] arr", NULL, NULL));
-	ASSERT_FORMAT(PREFIX "u8a",
+	UE_ASSERT_FORMAT(PREFIX "u8a",
 		"\tfield:u8 arr[4];\toffset:8;\tsize:4;\tsigned:0;\n"
 		"\n"
 		"print fmt: \"arr=%s\", __print_hex(REC->arr, 4)\n");
@@ -225,7 +190,7 @@ TEST_F(grammar, mixed_fields_format)
 	ASSERT_EQ(0, ue_reg(self->fd, PREFIX "mix u32 a;__data_loc char[] s; "
 			    "__rel_loc char[] r;struct foo st 16; u8[4] arr; "
 			    "__rel_loc u8[] b; u64 z", NULL, NULL));
-	ASSERT_FORMAT(PREFIX "mix",
+	UE_ASSERT_FORMAT(PREFIX "mix",
 		"\tfield:u32 a;\toffset:8;\tsize:4;\tsigned:0;\n"
 		"\tfield:__data_loc char[] s;\toffset:12;\tsize:4;\tsigned:0;\n"
 		"\tfield:__rel_loc char r[];\toffset:16;\tsize:4;\tsigned:0;\n"
@@ -248,9 +213,9 @@ TEST_F(grammar, mixed_fields_strings_in_trace)
 	struct rec r;
 	int w;
 
-	w = ue_reg_enabled(self->fd, PREFIX "mixw u32 a;__data_loc char[] s; "
-			"__rel_loc char[] r; u16 m", name);
-	ASSERT_LE(0, w);
+	w = ue_reg_enabled_ok(_metadata, self->fd,
+			      PREFIX "mixw u32 a;__data_loc char[] s; "
+			      "__rel_loc char[] r; u16 m", name);
 
 	/* payload: a 0..4, s 4..8, r 8..12, m 12..14, "dyn" 14, "rel" 18 */
 	rec_init(&r, w);
@@ -263,8 +228,7 @@ TEST_F(grammar, mixed_fields_strings_in_trace)
 	ASSERT_EQ(4 + 22, r.len);
 	ASSERT_EQ(4 + 22, rec_write(self->fd, &r));
 
-	ASSERT_EQ(1, ue_trace_lines(name, self->lines, MAX_LINES));
-	ASSERT_STREQ("a=7 s=dyn r=rel m=65535", self->lines[0]);
+	UE_ASSERT_TRACE_LINES(name, self->lines, "a=7 s=dyn r=rel m=65535");
 }
 
 /*
@@ -274,30 +238,28 @@ TEST_F(grammar, mixed_fields_strings_in_trace)
  */
 TEST_F(grammar, hex_fields_trace_text_matches_print_fmt)
 {
-	const int hdr = ue_hdr_size();
 	const char *name = PREFIX "hex";
+	struct rec r;
 	static const unsigned char arr[4] = { 0xde, 0xad, 0xbe, 0xef };
 	static const unsigned char st[4] = { 1, 2, 3, 4 };
-	struct rec r;
 	int w;
 
-	w = ue_reg_enabled(self->fd, PREFIX "hex u8[4] arr; struct foo st 4; "
-			"__rel_loc u8[] b; __data_loc u8[] d", name);
-	ASSERT_LE(0, w);
+	w = ue_reg_enabled_ok(_metadata, self->fd,
+			      PREFIX "hex u8[4] arr; struct foo st 4; "
+			      "__rel_loc u8[] b; __data_loc u8[] d", name);
 
 	/* payload: arr 0..4, st 4..8, b 8..12, d 12..16, b data 16, d 18 */
 	rec_init(&r, w);
 	rec_put(&r, arr, 4);
 	rec_put(&r, st, 4);
 	rec_u32(&r, DYN_LOC(16 - 12, 2));
-	rec_u32(&r, DYN_LOC(hdr + 18, 1));
+	rec_u32(&r, DYN_LOC(ue_hdr_size() + 18, 1));
 	rec_put(&r, "\x0a\x0b", 2);
 	rec_put(&r, "\x0c", 1);
 	ASSERT_EQ(4 + 19, rec_write(self->fd, &r));
 
-	ASSERT_EQ(1, ue_trace_lines(name, self->lines, MAX_LINES));
-	ASSERT_STREQ("arr=de ad be ef st=01 02 03 04 b=0a 0b d=0c",
-		     self->lines[0]);
+	UE_ASSERT_TRACE_LINES(name, self->lines,
+			      "arr=de ad be ef st=01 02 03 04 b=0a 0b d=0c");
 }
 
 TEST_F(grammar, bpf_iter_flag_accepted)
@@ -308,7 +270,7 @@ TEST_F(grammar, bpf_iter_flag_accepted)
 			    &s1, &w1));
 	ASSERT_TRUE(ue_event_exists(PREFIX "fl"));
 	ASSERT_FALSE(ue_event_exists(PREFIX "fl:BPF_ITER"));
-	ASSERT_FORMAT(PREFIX "fl",
+	UE_ASSERT_FORMAT(PREFIX "fl",
 		"\tfield:u32 a;\toffset:8;\tsize:4;\tsigned:0;\n"
 		"\tfield:__rel_loc char s[];\toffset:12;\tsize:4;\tsigned:0;\n"
 		"\n"
@@ -326,6 +288,28 @@ TEST_F(grammar, bpf_iter_flag_accepted)
 	ASSERT_TRUE(ue_event_exists(PREFIX "fl2"));
 }
 
+/*
+ * Each of the @n descriptors @bad is refused with EINVAL, and creates no
+ * event: the i-th is named @stem followed by i + 1
+ */
+static void expect_einval(struct __test_metadata *_metadata, int fd,
+			  const char *const *bad, unsigned int n,
+			  const char *stem)
+{
+	char name[64];
+	unsigned int i;
+
+	for (i = 0; i < n; i++) {
+		EXPECT_EQ(-EINVAL, ue_reg(fd, bad[i], NULL, NULL)) {
+			TH_LOG("descriptor \"%s\"", bad[i]);
+		}
+		snprintf(name, sizeof(name), "%s%u", stem, i + 1);
+		EXPECT_FALSE(ue_event_exists(name)) {
+			TH_LOG("%s was created", name);
+		}
+	}
+}
+
 TEST_F(grammar, unknown_flag_einval)
 {
 	static const char *const bad[] = {
@@ -335,18 +319,9 @@ TEST_F(grammar, unknown_flag_einval)
 		PREFIX "uf4:BOGUS",
 		PREFIX "uf5:BPF_ITERX __rel_loc char[] s",
 	};
-	char name[64];
-	unsigned int i;
 
-	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-		EXPECT_EQ(-EINVAL, ue_reg(self->fd, bad[i], NULL, NULL)) {
-			TH_LOG("descriptor \"%s\"", bad[i]);
-		}
-		snprintf(name, sizeof(name), PREFIX "uf%u", i + 1);
-		EXPECT_FALSE(ue_event_exists(name)) {
-			TH_LOG("%s was created", name);
-		}
-	}
+	expect_einval(_metadata, self->fd, bad, sizeof(bad) / sizeof(bad[0]),
+		      PREFIX "uf");
 }
 
 TEST_F(grammar, separators)
@@ -371,7 +346,7 @@ TEST_F(grammar, separators)
 		ASSERT_EQ(0, ue_reg(self->fd, descs[i], NULL, NULL)) {
 			TH_LOG("descriptor \"%s\"", descs[i]);
 		}
-		ASSERT_FORMAT(name, want);
+		UE_ASSERT_FORMAT(name, want);
 	}
 }
 
@@ -401,7 +376,7 @@ TEST_F(grammar, nbsp_is_not_white_space)
 	ASSERT_FALSE(ue_event_exists(PREFIX "nb4"));
 	/* The same with ASCII spaces is fine */
 	ASSERT_EQ(0, ue_reg(self->fd, " " PREFIX "nb8 u32 a; u32 b ", NULL, NULL));
-	ASSERT_FORMAT(PREFIX "nb8",
+	UE_ASSERT_FORMAT(PREFIX "nb8",
 		"\tfield:u32 a;\toffset:8;\tsize:4;\tsigned:0;\n"
 		"\tfield:u32 b;\toffset:12;\tsize:4;\tsigned:0;\n"
 		"\n"
@@ -569,18 +544,9 @@ TEST_F(grammar, array_size_limits)
 		PREFIX "as8 struct foo s",
 	};
 	const char *got;
-	char name[64];
-	unsigned int i;
 
-	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-		EXPECT_EQ(-EINVAL, ue_reg(self->fd, bad[i], NULL, NULL)) {
-			TH_LOG("descriptor \"%s\"", bad[i]);
-		}
-		snprintf(name, sizeof(name), PREFIX "as%u", i + 1);
-		EXPECT_FALSE(ue_event_exists(name)) {
-			TH_LOG("%s was created", name);
-		}
-	}
+	expect_einval(_metadata, self->fd, bad, sizeof(bad) / sizeof(bad[0]),
+		      PREFIX "as");
 
 	ASSERT_EQ(0, ue_reg(self->fd, PREFIX "ok1 char[1024] s", NULL, NULL));
 	got = format_tail(PREFIX "ok1");
@@ -635,24 +601,51 @@ static bool array_field_is(const char *name, int size)
 	       off == ue_hdr_size() && got == size;
 }
 
-TEST_F(grammar, array_count_base0_register)
+/* "NAME char[COUNT] a" registered through a data fd: 0 or -errno */
+static int array_by_ioctl(int fd, const char *name, const char *count)
 {
-	char desc[128], name[64];
+	char desc[128];
+
+	snprintf(desc, sizeof(desc), "%s char[%s] a", name, count);
+	return ue_reg(fd, desc, NULL, NULL);
+}
+
+/* The same, made by a write to dynamic_events */
+static int array_by_dynamic_events(int fd __attribute__((unused)),
+				   const char *name, const char *count)
+{
+	char cmd[128];
+
+	snprintf(cmd, sizeof(cmd), "u:%s char[%s] a\n", name, count);
+	return ue_write_file(UE_TRACEFS "/dynamic_events", cmd, false);
+}
+
+/*
+ * Every count of array_counts made by @make as event PREFIX @stem<i>: the
+ * field of the size it should have, or refused with EINVAL and no event
+ */
+static void array_counts_made_by(struct __test_metadata *_metadata, int fd,
+				 const char *stem,
+				 int (*make)(int fd, const char *name,
+					     const char *count))
+{
+	char name[64];
 	unsigned int i;
+	int ret;
 
 	for (i = 0; i < ARRAY_SIZE(array_counts); i++) {
-		snprintf(name, sizeof(name), PREFIX "ab%u", i);
-		snprintf(desc, sizeof(desc), "%s char[%s] a", name,
-			 array_counts[i].count);
+		snprintf(name, sizeof(name), PREFIX "%s%u", stem, i);
+		ret = make(fd, name, array_counts[i].count);
 		if (!array_counts[i].size) {
-			EXPECT_EQ(-EINVAL, ue_reg(self->fd, desc, NULL, NULL)) {
-				TH_LOG("descriptor \"%s\"", desc);
+			EXPECT_EQ(-EINVAL, ret) {
+				TH_LOG("%s char[%s] a", name,
+				       array_counts[i].count);
 			}
 			EXPECT_FALSE(ue_event_exists(name));
 			continue;
 		}
-		ASSERT_EQ(0, ue_reg(self->fd, desc, NULL, NULL)) {
-			TH_LOG("descriptor \"%s\"", desc);
+		ASSERT_EQ(0, ret) {
+			TH_LOG("%s char[%s] a", name, array_counts[i].count);
 		}
 		EXPECT_TRUE(array_field_is(name, array_counts[i].size)) {
 			TH_LOG("%s: format has no char a[%s] of %d bytes",
@@ -660,6 +653,11 @@ TEST_F(grammar, array_count_base0_register)
 			       array_counts[i].size);
 		}
 	}
+}
+
+TEST_F(grammar, array_count_base0_register)
+{
+	array_counts_made_by(_metadata, self->fd, "ab", array_by_ioctl);
 
 	/* "unsigned char[0x14]" and u8[024] too */
 	ASSERT_EQ(0, ue_reg(self->fd, PREFIX "abu unsigned char[0x14] a",
@@ -675,120 +673,10 @@ TEST_F(grammar, array_count_base0_register)
 
 TEST_F(grammar, array_count_base0_dynamic_events)
 {
-	char cmd[128], name[64];
-	unsigned int i;
-
-	for (i = 0; i < ARRAY_SIZE(array_counts); i++) {
-		snprintf(name, sizeof(name), PREFIX "ad%u", i);
-		snprintf(cmd, sizeof(cmd), "u:%s char[%s] a\n", name,
-			 array_counts[i].count);
-		if (!array_counts[i].size) {
-			EXPECT_EQ(-EINVAL, ue_write_file(UE_TRACEFS
-							 "/dynamic_events",
-							 cmd, false)) {
-				TH_LOG("%s", cmd);
-			}
-			EXPECT_FALSE(ue_event_exists(name));
-			continue;
-		}
-		ASSERT_EQ(0, ue_write_file(UE_TRACEFS "/dynamic_events", cmd,
-					   false)) {
-			TH_LOG("%s", cmd);
-		}
-		EXPECT_TRUE(array_field_is(name, array_counts[i].size)) {
-			TH_LOG("%s: format has no char a[%s] of %d bytes",
-			       name, array_counts[i].count,
-			       array_counts[i].size);
-		}
-	}
+	array_counts_made_by(_metadata, self->fd, "ad", array_by_dynamic_events);
 }
 
 /* --- payload validation of __data_loc / __rel_loc ------------------------ */
-
-/*
- * __data_loc: offset from the start of the record, which begins with the
- * common header (ue_hdr_size(): 8 bytes, 12 on 6.1 PREEMPT_RT)
- */
-TEST_F(grammar, data_loc_offset_from_record_start)
-{
-	const int hdr = ue_hdr_size();
-	const char *name = PREFIX "pdl";
-	struct rec r;
-	int w;
-
-	w = reg_enabled(_metadata, self->fd, PREFIX "pdl __data_loc char[] s", name);
-
-	rec_init(&r, w);
-	rec_u32(&r, DYN_LOC(hdr + 4, 6));
-	rec_put(&r, "hello", 6);
-	ASSERT_EQ(14, rec_write(self->fd, &r));
-
-	ASSERT_EQ(1, ue_trace_lines(name, self->lines, MAX_LINES));
-	ASSERT_STREQ("s=hello", self->lines[0]);
-}
-
-TEST_F(grammar, data_loc_between_fields)
-{
-	const int hdr = ue_hdr_size();
-	const char *name = PREFIX "pdl2";
-	struct rec r;
-	int w;
-
-	w = ue_reg_enabled(self->fd, PREFIX "pdl2 u32 n; __data_loc char[] s; u16 m",
-			name);
-	ASSERT_LE(0, w);
-
-	/* n 0..4, s 4..8, m 8..10, "hi" at payload 10 = record hdr + 10 */
-	rec_init(&r, w);
-	rec_u32(&r, 1);
-	rec_u32(&r, DYN_LOC(hdr + 10, 3));
-	rec_u16(&r, 2);
-	rec_put(&r, "hi", 3);
-	ASSERT_EQ(4 + 13, rec_write(self->fd, &r));
-
-	ASSERT_EQ(1, ue_trace_lines(name, self->lines, MAX_LINES));
-	ASSERT_STREQ("n=1 s=hi m=2", self->lines[0]);
-}
-
-/* __rel_loc: offset from the end of the field itself */
-TEST_F(grammar, rel_loc_offset_from_field_end)
-{
-	const char *name = PREFIX "prl";
-	struct rec r;
-	int w;
-
-	w = reg_enabled(_metadata, self->fd, PREFIX "prl __rel_loc char[] s", name);
-
-	rec_init(&r, w);
-	rec_u32(&r, DYN_LOC(0, 6));
-	rec_put(&r, "hello", 6);
-	ASSERT_EQ(14, rec_write(self->fd, &r));
-
-	ASSERT_EQ(1, ue_trace_lines(name, self->lines, MAX_LINES));
-	ASSERT_STREQ("s=hello", self->lines[0]);
-}
-
-TEST_F(grammar, rel_loc_between_fields)
-{
-	const char *name = PREFIX "prl2";
-	struct rec r;
-	int w;
-
-	w = ue_reg_enabled(self->fd, PREFIX "prl2 u32 n; __rel_loc char[] s; u16 m",
-			name);
-	ASSERT_LE(0, w);
-
-	/* s ends at payload 8; "hi" at payload 10: 2 bytes after it */
-	rec_init(&r, w);
-	rec_u32(&r, 1);
-	rec_u32(&r, DYN_LOC(2, 3));
-	rec_u16(&r, 2);
-	rec_put(&r, "hi", 3);
-	ASSERT_EQ(4 + 13, rec_write(self->fd, &r));
-
-	ASSERT_EQ(1, ue_trace_lines(name, self->lines, MAX_LINES));
-	ASSERT_STREQ("n=1 s=hi m=2", self->lines[0]);
-}
 
 /* One write of "loc + data" to a single dynamic field; -errno or count */
 static int write_loc(int fd, int w, __u32 loc, const void *data, size_t len)
@@ -802,28 +690,127 @@ static int write_loc(int fd, int w, __u32 loc, const void *data, size_t len)
 	return rec_write(fd, &r);
 }
 
+/* A record of "u32 n; <a location> s; u16 m": 1, loc, 2, then "hi" */
+static int write_n_s_m(int fd, int w, __u32 loc)
+{
+	struct rec r;
+
+	rec_init(&r, w);
+	rec_u32(&r, 1);
+	rec_u32(&r, loc);
+	rec_u16(&r, 2);
+	rec_put(&r, "hi", 3);
+
+	return rec_write(fd, &r);
+}
+
+/* A record of two locations, then "x" and "yz" (with their NULs) */
+static int write_x_yz(int fd, int w, __u32 loc_a, __u32 loc_b)
+{
+	struct rec r;
+
+	rec_init(&r, w);
+	rec_u32(&r, loc_a);
+	rec_u32(&r, loc_b);
+	rec_put(&r, "x\0yz", 5);
+
+	return rec_write(fd, &r);
+}
+
+/* Event @name (@desc: one dynamic string s) gets "hello" at @loc: "s=hello" */
+static void hello_at(struct __test_metadata *_metadata,
+		     FIXTURE_DATA(grammar) *self, const char *name,
+		     const char *desc, __u32 loc)
+{
+	int w = ue_reg_enabled_ok(_metadata, self->fd, desc, name);
+
+	ASSERT_EQ(14, write_loc(self->fd, w, loc, "hello", 6));
+	UE_ASSERT_TRACE_LINES(name, self->lines, "s=hello");
+}
+
+/* The same with write_n_s_m(): "n=1 s=hi m=2" */
+static void hi_between_at(struct __test_metadata *_metadata,
+			  FIXTURE_DATA(grammar) *self, const char *name,
+			  const char *desc, __u32 loc)
+{
+	int w = ue_reg_enabled_ok(_metadata, self->fd, desc, name);
+
+	ASSERT_EQ(4 + 13, write_n_s_m(self->fd, w, loc));
+	UE_ASSERT_TRACE_LINES(name, self->lines, "n=1 s=hi m=2");
+}
+
+/*
+ * __data_loc: offset from the start of the record, which begins with the
+ * common header (ue_hdr_size(): 8 bytes, 12 on 6.1 PREEMPT_RT)
+ */
+TEST_F(grammar, data_loc_offset_from_record_start)
+{
+	hello_at(_metadata, self, PREFIX "pdl", PREFIX "pdl __data_loc char[] s",
+		 DYN_LOC(ue_hdr_size() + 4, 6));
+}
+
+TEST_F(grammar, data_loc_between_fields)
+{
+	/* n 0..4, s 4..8, m 8..10, "hi" at payload 10 = record hdr + 10 */
+	hi_between_at(_metadata, self, PREFIX "pdl2",
+		      PREFIX "pdl2 u32 n; __data_loc char[] s; u16 m",
+		      DYN_LOC(ue_hdr_size() + 10, 3));
+}
+
+/* __rel_loc: offset from the end of the field itself */
+TEST_F(grammar, rel_loc_offset_from_field_end)
+{
+	hello_at(_metadata, self, PREFIX "prl", PREFIX "prl __rel_loc char[] s",
+		 DYN_LOC(0, 6));
+}
+
+TEST_F(grammar, rel_loc_between_fields)
+{
+	/* s ends at payload 8; "hi" at payload 10: 2 bytes after it */
+	hi_between_at(_metadata, self, PREFIX "prl2",
+		      PREFIX "prl2 u32 n; __rel_loc char[] s; u16 m",
+		      DYN_LOC(2, 3));
+}
+
+/* "hello" written at each of the @n locations @bad: refused, EFAULT */
+static void expect_efault(struct __test_metadata *_metadata, int fd, int w,
+			  const __u32 *bad, unsigned int n)
+{
+	unsigned int i;
+
+	for (i = 0; i < n; i++) {
+		EXPECT_EQ(-EFAULT, write_loc(fd, w, bad[i], "hello", 6)) {
+			TH_LOG("location %#x", bad[i]);
+		}
+	}
+}
+
 TEST_F(grammar, data_loc_bad_locations_efault)
 {
 	const int hdr = ue_hdr_size();
 	const char *name = PREFIX "pdlb";
 	int w;
 
-	w = reg_enabled(_metadata, self->fd, PREFIX "pdlb __data_loc char[] s", name);
-
 	/*
 	 * The record is hdr + 4 + 6 bytes: "hello\0" at hdr + 4..hdr + 10
 	 * (12..18 with an 8-byte header)
 	 */
-	EXPECT_EQ(-EFAULT, write_loc(self->fd, w, DYN_LOC(hdr + 4, 7), "hello", 6));
-	EXPECT_EQ(-EFAULT, write_loc(self->fd, w, DYN_LOC(hdr + 5, 6), "hello", 6));
-	EXPECT_EQ(-EFAULT, write_loc(self->fd, w, DYN_LOC(hdr + 10, 1), "hello", 6));
-	EXPECT_EQ(-EFAULT, write_loc(self->fd, w, DYN_LOC(0xffff, 6), "hello", 6));
-	EXPECT_EQ(-EFAULT, write_loc(self->fd, w, DYN_LOC(hdr + 4, 0xffff), "hello", 6));
+	const __u32 bad[] = {
+		DYN_LOC(hdr + 4, 7),
+		DYN_LOC(hdr + 5, 6),
+		DYN_LOC(hdr + 10, 1),
+		DYN_LOC(0xffff, 6),
+		DYN_LOC(hdr + 4, 0xffff),
+		/* Not NUL terminated within its 5 bytes (the NUL after is outside) */
+		DYN_LOC(hdr + 4, 5),
+		/* Zero-size string */
+		DYN_LOC(hdr + 4, 0),
+	};
 
-	/* Not NUL terminated within its 5 bytes (the NUL after it is outside) */
-	EXPECT_EQ(-EFAULT, write_loc(self->fd, w, DYN_LOC(hdr + 4, 5), "hello", 6));
-	/* Zero-size string */
-	EXPECT_EQ(-EFAULT, write_loc(self->fd, w, DYN_LOC(hdr + 4, 0), "hello", 6));
+	w = ue_reg_enabled_ok(_metadata, self->fd,
+			      PREFIX "pdlb __data_loc char[] s", name);
+
+	expect_efault(_metadata, self->fd, w, bad, ARRAY_SIZE(bad));
 
 	/* A NUL inside the bounds and one at the end: fine, text stops at the first */
 	EXPECT_EQ(4 + 4 + 7, write_loc(self->fd, w, DYN_LOC(hdr + 4, 7), "hel\0lo", 7));
@@ -841,19 +828,24 @@ TEST_F(grammar, rel_loc_bad_locations_efault)
 	const char *name = PREFIX "prlb";
 	int w;
 
-	w = reg_enabled(_metadata, self->fd, PREFIX "prlb __rel_loc char[] s", name);
-
 	/* "hello\0" is 0..6 bytes after the field */
-	EXPECT_EQ(-EFAULT, write_loc(self->fd, w, DYN_LOC(0, 7), "hello", 6));
-	EXPECT_EQ(-EFAULT, write_loc(self->fd, w, DYN_LOC(1, 6), "hello", 6));
-	EXPECT_EQ(-EFAULT, write_loc(self->fd, w, DYN_LOC(6, 1), "hello", 6));
-	EXPECT_EQ(-EFAULT, write_loc(self->fd, w, DYN_LOC(0xffff, 1), "hello", 6));
-	/* A __data_loc style offset (hdr + 4) is that many bytes after the field */
-	EXPECT_EQ(-EFAULT, write_loc(self->fd, w, DYN_LOC(hdr + 4, 6), "hello", 6));
-	/* Not NUL terminated within bounds, zero size */
-	EXPECT_EQ(-EFAULT, write_loc(self->fd, w, DYN_LOC(0, 5), "hello", 6));
-	EXPECT_EQ(-EFAULT, write_loc(self->fd, w, DYN_LOC(0, 0), "hello", 6));
-	EXPECT_EQ(-EFAULT, write_loc(self->fd, w, DYN_LOC(6, 0), "hello", 6));
+	const __u32 bad[] = {
+		DYN_LOC(0, 7),
+		DYN_LOC(1, 6),
+		DYN_LOC(6, 1),
+		DYN_LOC(0xffff, 1),
+		/* A __data_loc style offset (hdr + 4): that far after the field */
+		DYN_LOC(hdr + 4, 6),
+		/* Not NUL terminated within bounds, zero size */
+		DYN_LOC(0, 5),
+		DYN_LOC(0, 0),
+		DYN_LOC(6, 0),
+	};
+
+	w = ue_reg_enabled_ok(_metadata, self->fd,
+			      PREFIX "prlb __rel_loc char[] s", name);
+
+	expect_efault(_metadata, self->fd, w, bad, ARRAY_SIZE(bad));
 
 	EXPECT_EQ(14, write_loc(self->fd, w, DYN_LOC(0, 6), "hello", 6));
 	/* The last 3 bytes "lo\0" */
@@ -870,7 +862,8 @@ TEST_F(grammar, u8_dynamic_array_bounds)
 	const char *name = PREFIX "pu8";
 	int w;
 
-	w = reg_enabled(_metadata, self->fd, PREFIX "pu8 __rel_loc u8[] x", name);
+	w = ue_reg_enabled_ok(_metadata, self->fd,
+			      PREFIX "pu8 __rel_loc u8[] x", name);
 
 	EXPECT_EQ(4 + 4 + 3, write_loc(self->fd, w, DYN_LOC(0, 3), "\x01\x02\x03", 3));
 	EXPECT_EQ(4 + 4 + 3, write_loc(self->fd, w, DYN_LOC(0, 0), "\x01\x02\x03", 3));
@@ -885,39 +878,20 @@ TEST_F(grammar, two_dynamic_fields_one_bad)
 {
 	const int hdr = ue_hdr_size();
 	const char *name = PREFIX "p2";
-	struct rec r;
 	int w;
 
-	w = ue_reg_enabled(self->fd, PREFIX "p2 __data_loc char[] a; __rel_loc char[] b",
-			name);
-	ASSERT_LE(0, w);
+	w = ue_reg_enabled_ok(_metadata, self->fd,
+			      PREFIX "p2 __data_loc char[] a; __rel_loc char[] b",
+			      name);
 
 	/* a 0..4, b 4..8, "x" at payload 8 (record hdr + 8), "yz" at payload 10 */
-	rec_init(&r, w);
-	rec_u32(&r, DYN_LOC(hdr + 8, 2));
-	rec_u32(&r, DYN_LOC(2, 3));
-	rec_put(&r, "x", 2);
-	rec_put(&r, "yz", 3);
-	ASSERT_EQ(4 + 13, rec_write(self->fd, &r));
-
+	ASSERT_EQ(4 + 13, write_x_yz(self->fd, w, DYN_LOC(hdr + 8, 2), DYN_LOC(2, 3)));
 	/* b one byte too long */
-	rec_init(&r, w);
-	rec_u32(&r, DYN_LOC(hdr + 8, 2));
-	rec_u32(&r, DYN_LOC(2, 4));
-	rec_put(&r, "x", 2);
-	rec_put(&r, "yz", 3);
-	ASSERT_EQ(-EFAULT, rec_write(self->fd, &r));
-
+	ASSERT_EQ(-EFAULT, write_x_yz(self->fd, w, DYN_LOC(hdr + 8, 2), DYN_LOC(2, 4)));
 	/* a not terminated */
-	rec_init(&r, w);
-	rec_u32(&r, DYN_LOC(hdr + 8, 1));
-	rec_u32(&r, DYN_LOC(2, 3));
-	rec_put(&r, "x", 2);
-	rec_put(&r, "yz", 3);
-	ASSERT_EQ(-EFAULT, rec_write(self->fd, &r));
+	ASSERT_EQ(-EFAULT, write_x_yz(self->fd, w, DYN_LOC(hdr + 8, 1), DYN_LOC(2, 3)));
 
-	ASSERT_EQ(1, ue_trace_lines(name, self->lines, MAX_LINES));
-	ASSERT_STREQ("a=x b=yz", self->lines[0]);
+	UE_ASSERT_TRACE_LINES(name, self->lines, "a=x b=yz");
 }
 
 /* writev() pieces are validated as one record */
@@ -928,7 +902,8 @@ TEST_F(grammar, rel_loc_writev)
 	struct iovec io[4];
 	int w;
 
-	w = reg_enabled(_metadata, self->fd, PREFIX "pv __rel_loc char[] s", name);
+	w = ue_reg_enabled_ok(_metadata, self->fd,
+			      PREFIX "pv __rel_loc char[] s", name);
 
 	io[0].iov_base = &w;
 	io[0].iov_len = sizeof(w);
@@ -944,8 +919,7 @@ TEST_F(grammar, rel_loc_writev)
 	ASSERT_EQ(-1, writev(self->fd, io, 4));
 	ASSERT_EQ(EFAULT, errno);
 
-	ASSERT_EQ(1, ue_trace_lines(name, self->lines, MAX_LINES));
-	ASSERT_STREQ("s=hello", self->lines[0]);
+	UE_ASSERT_TRACE_LINES(name, self->lines, "s=hello");
 }
 
 /* --- re-registration ---------------------------------------------------- */
@@ -975,8 +949,7 @@ TEST_F(grammar, same_fields_other_spacing_same_index)
 	}
 
 	/* Another fd: same status index, its own first write index */
-	self->fd2 = ue_open_data();
-	ASSERT_LE(0, self->fd2);
+	UE_ASSERT_OPEN_DATA(self->fd2);
 	ASSERT_EQ(0, ue_reg(self->fd2, PREFIX "x1 u8 a", NULL, &w));
 	ASSERT_EQ(0, w);
 	s = w = -1;
@@ -1032,7 +1005,7 @@ TEST_F(grammar, different_fields_eaddrinuse)
 	ASSERT_EQ(0, ue_reg(self->fd, PREFIX "rd u32 a;__rel_loc char[] s", &s, &w));
 	ASSERT_EQ(s0, s);
 	ASSERT_EQ(w0, w);
-	ASSERT_FORMAT(PREFIX "rd",
+	UE_ASSERT_FORMAT(PREFIX "rd",
 		"\tfield:u32 a;\toffset:8;\tsize:4;\tsigned:0;\n"
 		"\tfield:__rel_loc char s[];\toffset:12;\tsize:4;\tsigned:0;\n"
 		"\n"

@@ -154,8 +154,7 @@ FIXTURE_TEARDOWN(iouring)
 	ring_exit(&self->ring);
 	if (self->fixed != MAP_FAILED)
 		munmap(self->fixed, 2 * UE_PAGE_SIZE);
-	if (self->fd >= 0)
-		close(self->fd);
+	ue_close_fd(self->fd);
 	EXPECT_EQ(0, ue_delete_prefix(PREFIX));
 }
 

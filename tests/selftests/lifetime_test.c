@@ -68,17 +68,19 @@ extern char **environ;
 	ASSERT_EQ((uint64_t)(want), ue_word_read((addr), (size)));		\
 } while (0)
 
+/* Event @name enabled, then disabled: the word @w reads @on, then @off */
+static void assert_toggles(struct __test_metadata *_metadata, const char *name,
+			   void *w, uint64_t on, uint64_t off)
+{
+	ASSERT_EQ(0, ue_enable(name, true));
+	ASSERT_WORD_SOON(w, 4, on);
+	ASSERT_EQ(0, ue_enable(name, false));
+	ASSERT_WORD_SOON(w, 4, off);
+}
+
 static char *map_mem(size_t pages)
 {
-	long page = sysconf(_SC_PAGESIZE);
-	char *mem = mmap(NULL, pages * page, PROT_READ | PROT_WRITE,
-			 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-
-	if (mem == MAP_FAILED)
-		return NULL;
-	memset(mem, FILL, pages * page);
-
-	return mem;
+	return ue_map_filled(pages, FILL, PROT_READ | PROT_WRITE);
 }
 
 static bool event_wait(const char *name, bool exists, int ms)
@@ -302,24 +304,19 @@ static int exec_helper(int argc, char **argv)
 /* ---------------------------------------------------------------------
  * Fixture
  */
-#define MAX_REGS	32
 #define MAX_PEERS	4
 
 FIXTURE(life) {
 	int fd;
 	char *mem;
 	size_t mem_len;
-	int nregs;
-	struct {
-		const void *addr;
-		int bit;
-	} regs[MAX_REGS];
+	struct ue_enablers regs;
 	struct peer peers[MAX_PEERS];
 };
 
 FIXTURE_SETUP(life)
 {
-	self->nregs = 0;
+	self->regs.n = 0;
 	memset(self->peers, 0, sizeof(self->peers));
 	self->mem_len = MEM_PAGES * sysconf(_SC_PAGESIZE);
 	self->mem = map_mem(MEM_PAGES);
@@ -337,7 +334,6 @@ FIXTURE_SETUP(life)
 
 FIXTURE_TEARDOWN(life)
 {
-	int fd = ue_open_data();
 	int i;
 
 	for (i = 0; i < MAX_PEERS; i++) {
@@ -348,37 +344,12 @@ FIXTURE_TEARDOWN(life)
 			close(self->peers[i].from);
 		}
 	}
-	for (i = 0; i < self->nregs && fd >= 0; i++)
-		ue_wunreg(fd, self->regs[i].addr, self->regs[i].bit);
-	if (fd >= 0)
-		close(fd);
-	if (self->fd >= 0)
-		close(self->fd);
+	ue_enablers_unreg_all(&self->regs);
+	ue_close_fd(self->fd);
 	if (self->mem)
 		munmap(self->mem, self->mem_len);
 
 	EXPECT_EQ(0, ue_cleanup_events(PREFIX));
-}
-
-static void track(FIXTURE_DATA(life) *self, const void *addr, int bit)
-{
-	if (self->nregs < MAX_REGS) {
-		self->regs[self->nregs].addr = addr;
-		self->regs[self->nregs].bit = bit;
-		self->nregs++;
-	}
-}
-
-static void forget(FIXTURE_DATA(life) *self, const void *addr, int bit)
-{
-	int i;
-
-	for (i = 0; i < self->nregs; i++) {
-		if (self->regs[i].addr == addr && self->regs[i].bit == bit) {
-			self->regs[i] = self->regs[--self->nregs];
-			i--;
-		}
-	}
 }
 
 static int reg(FIXTURE_DATA(life) *self, const char *desc, const void *addr,
@@ -387,14 +358,14 @@ static int reg(FIXTURE_DATA(life) *self, const char *desc, const void *addr,
 	int ret = ue_wreg(self->fd, desc, addr, size, bit, 0, NULL);
 
 	if (!ret)
-		track(self, addr, bit);
+		ue_enablers_add(&self->regs, addr, bit);
 
 	return ret;
 }
 
 static int unreg(FIXTURE_DATA(life) *self, const void *addr, int bit)
 {
-	forget(self, addr, bit);
+	ue_enablers_forget(&self->regs, addr, bit);
 
 	return ue_wunreg(self->fd, addr, bit);
 }
@@ -406,8 +377,7 @@ static int unreg(FIXTURE_DATA(life) *self, const void *addr, int bit)
  */
 static bool close_and_gone(FIXTURE_DATA(life) *self, const char *name)
 {
-	close(self->fd);
-	self->fd = -1;
+	ue_drop_fd(&self->fd);
 
 	return event_wait(name, false, WAIT_MS);
 }
@@ -416,21 +386,71 @@ static bool close_and_gone(FIXTURE_DATA(life) *self, const char *name)
  * fork()
  */
 
+/*
+ * self->mem's word (FILL32, the enable bit clear) registered as @desc, and
+ * @child forked with it, whose copy of the word then reads CHILD32
+ */
+static struct peer *fork_word(struct __test_metadata *_metadata,
+			      FIXTURE_DATA(life) *self, const char *desc)
+{
+	struct peer *child = &self->peers[0];
+	struct peer_word pw = {
+		.addr = self->mem, .size = 4, .bit = 0, .desc = desc, .fd = -1
+	};
+
+	ue_word_write(self->mem, 4, FILL32 & ~1U);
+	ASSERT_EQ(0, reg(self, desc, self->mem, 4, 0));
+	ASSERT_EQ(0, peer_start(child, &pw, NULL));
+	ASSERT_EQ(0, peer_call(child, CMD_WRITE, CHILD32));
+	return child;
+}
+
+/* The parent's word @w and @child's copy both come to show the bit @on */
+static void assert_both(struct __test_metadata *_metadata, char *w,
+			struct peer *child, bool on)
+{
+	uint32_t mine = on ? FILL32 | 1 : FILL32 & ~1U;
+	uint32_t its = on ? CHILD32 | 1 : CHILD32;
+
+	ASSERT_WORD_SOON(w, 4, mine);
+	ASSERT_EQ(its, peer_wait_word(child, its, WAIT_MS));
+}
+
+/* fork_word(), then event @name enabled: both words show it */
+static struct peer *fork_enabled(struct __test_metadata *_metadata,
+				 FIXTURE_DATA(life) *self, const char *desc,
+				 const char *name)
+{
+	struct peer *child = fork_word(_metadata, self, desc);
+
+	ASSERT_EQ(0, ue_enable(name, true));
+	assert_both(_metadata, self->mem, child, true);
+	return child;
+}
+
+/*
+ * The end of a fork test: @child unregisters and stops, the parent
+ * unregisters too if it @still_registered, and then the event goes away
+ */
+static void fork_end(struct __test_metadata *_metadata,
+		     FIXTURE_DATA(life) *self, struct peer *child,
+		     const char *name, bool still_registered)
+{
+	ASSERT_EQ(0, peer_call(child, CMD_UNREG, 0));
+	ASSERT_EQ(0, peer_stop(child));
+	if (still_registered)
+		ASSERT_EQ(0, unreg(self, self->mem, 0));
+	ASSERT_TRUE(close_and_gone(self, name));
+}
+
 TEST_F(life, fork_child_has_own_copy)
 {
 	const char *desc = PREFIX "fork u32 a", *name = PREFIX "fork";
-	struct peer_word pw = { .size = 4, .bit = 0, .desc = desc, .fd = -1 };
 	char *w = self->mem;
-	struct peer *child = &self->peers[0];
+	struct peer *child = fork_word(_metadata, self, desc);
 	int perf_fd;
 
-	ue_word_write(w, 4, FILL32 & ~1U);
-	ASSERT_EQ(0, reg(self, desc, w, 4, 0));
-	pw.addr = w;
-	ASSERT_EQ(0, peer_start(child, &pw, NULL));
-
 	/* The child's copy of the word is its own */
-	ASSERT_EQ(0, peer_call(child, CMD_WRITE, CHILD32));
 	ASSERT_EQ((int64_t)CHILD32, peer_call(child, CMD_READ, 0));
 	ASSERT_EQ(FILL32 & ~1U, ue_word_read(w, 4));
 
@@ -439,43 +459,25 @@ TEST_F(life, fork_child_has_own_copy)
 
 	/* Both copies follow the event, each keeping its other bits */
 	ASSERT_EQ(0, ue_enable(name, true));
-	ASSERT_WORD_SOON(w, 4, FILL32 | 1);
-	ASSERT_EQ(CHILD32 | 1, peer_wait_word(child, CHILD32 | 1, WAIT_MS));
+	assert_both(_metadata, w, child, true);
 	ASSERT_EQ(0, ue_enable(name, false));
-	ASSERT_WORD_SOON(w, 4, FILL32 & ~1U);
-	ASSERT_EQ(CHILD32, peer_wait_word(child, CHILD32, WAIT_MS));
+	assert_both(_metadata, w, child, false);
 
 	/* perf too */
 	perf_fd = ue_perf_open(name);
 	ASSERT_LE(0, perf_fd);
-	ASSERT_WORD_SOON(w, 4, FILL32 | 1);
-	ASSERT_EQ(CHILD32 | 1, peer_wait_word(child, CHILD32 | 1, WAIT_MS));
+	assert_both(_metadata, w, child, true);
 	close(perf_fd);
-	ASSERT_WORD_SOON(w, 4, FILL32 & ~1U);
-	ASSERT_EQ(CHILD32, peer_wait_word(child, CHILD32, WAIT_MS));
+	assert_both(_metadata, w, child, false);
 
-	ASSERT_EQ(0, peer_call(child, CMD_UNREG, 0));
-	ASSERT_EQ(0, peer_stop(child));
-	ASSERT_EQ(0, unreg(self, w, 0));
-	ASSERT_TRUE(close_and_gone(self, name));
+	fork_end(_metadata, self, child, name, true);
 }
 
 TEST_F(life, fork_child_unreg_keeps_parent)
 {
 	const char *desc = PREFIX "cunreg u32 a", *name = PREFIX "cunreg";
-	struct peer_word pw = { .size = 4, .bit = 0, .desc = desc, .fd = -1 };
 	char *w = self->mem;
-	struct peer *child = &self->peers[0];
-
-	ue_word_write(w, 4, FILL32 & ~1U);
-	ASSERT_EQ(0, reg(self, desc, w, 4, 0));
-	pw.addr = w;
-	ASSERT_EQ(0, peer_start(child, &pw, NULL));
-	ASSERT_EQ(0, peer_call(child, CMD_WRITE, CHILD32));
-
-	ASSERT_EQ(0, ue_enable(name, true));
-	ASSERT_WORD_SOON(w, 4, FILL32 | 1);
-	ASSERT_EQ(CHILD32 | 1, peer_wait_word(child, CHILD32 | 1, WAIT_MS));
+	struct peer *child = fork_enabled(_metadata, self, desc, name);
 
 	/* The child unregisters: its bit is cleared, the parent's is not */
 	ASSERT_EQ(0, peer_call(child, CMD_UNREG, 0));
@@ -487,39 +489,21 @@ TEST_F(life, fork_child_unreg_keeps_parent)
 	ASSERT_EQ(0, ue_enable(name, false));
 	ASSERT_WORD_SOON(w, 4, FILL32 & ~1U);
 	ASSERT_EQ(0, peer_call(child, CMD_WRITE, CHILD32 | 1));
-	ASSERT_EQ(0, ue_enable(name, true));
-	ASSERT_WORD_SOON(w, 4, FILL32 | 1);
-	ASSERT_EQ(0, ue_enable(name, false));
-	ASSERT_WORD_SOON(w, 4, FILL32 & ~1U);
+	assert_toggles(_metadata, name, w, FILL32 | 1, FILL32 & ~1U);
 	ue_sleep_ms(200);
 	ASSERT_EQ((int64_t)(CHILD32 | 1), peer_call(child, CMD_READ, 0));
 
 	/* The child may register the address and bit again */
 	ASSERT_EQ(0, peer_call(child, CMD_REG, 0));
 	ASSERT_EQ(CHILD32, peer_wait_word(child, CHILD32, WAIT_MS));
-	ASSERT_EQ(0, peer_call(child, CMD_UNREG, 0));
-
-	ASSERT_EQ(0, peer_stop(child));
-	ASSERT_EQ(0, unreg(self, w, 0));
-	ASSERT_TRUE(close_and_gone(self, name));
+	fork_end(_metadata, self, child, name, true);
 }
 
 TEST_F(life, fork_parent_unreg_keeps_child)
 {
 	const char *desc = PREFIX "punreg u32 a", *name = PREFIX "punreg";
-	struct peer_word pw = { .size = 4, .bit = 0, .desc = desc, .fd = -1 };
+	struct peer *child = fork_enabled(_metadata, self, desc, name);
 	char *w = self->mem;
-	struct peer *child = &self->peers[0];
-
-	ue_word_write(w, 4, FILL32 & ~1U);
-	ASSERT_EQ(0, reg(self, desc, w, 4, 0));
-	pw.addr = w;
-	ASSERT_EQ(0, peer_start(child, &pw, NULL));
-	ASSERT_EQ(0, peer_call(child, CMD_WRITE, CHILD32));
-
-	ASSERT_EQ(0, ue_enable(name, true));
-	ASSERT_WORD_SOON(w, 4, FILL32 | 1);
-	ASSERT_EQ(CHILD32 | 1, peer_wait_word(child, CHILD32 | 1, WAIT_MS));
 
 	/* The parent unregisters: its bit is cleared, the child's is not */
 	ASSERT_EQ(0, unreg(self, w, 0));
@@ -539,9 +523,7 @@ TEST_F(life, fork_parent_unreg_keeps_child)
 	ASSERT_WORD_STAYS(w, 4, FILL32 | 1);
 	ue_word_write(w, 4, FILL32 & ~1U);
 
-	ASSERT_EQ(0, peer_call(child, CMD_UNREG, 0));
-	ASSERT_EQ(0, peer_stop(child));
-	ASSERT_TRUE(close_and_gone(self, name));
+	fork_end(_metadata, self, child, name, false);
 }
 
 TEST_F(life, fork_child_of_child)
@@ -592,10 +574,7 @@ TEST_F(life, fork_child_of_child)
 
 	/* The parent's word followed too */
 	ASSERT_WORD_SOON(w, 4, FILL32 & ~1U);
-	ASSERT_EQ(0, ue_enable(name, true));
-	ASSERT_WORD_SOON(w, 4, FILL32 | 1);
-	ASSERT_EQ(0, ue_enable(name, false));
-	ASSERT_WORD_SOON(w, 4, FILL32 & ~1U);
+	assert_toggles(_metadata, name, w, FILL32 | 1, FILL32 & ~1U);
 	ASSERT_EQ(0, unreg(self, w, 0));
 	ASSERT_TRUE(close_and_gone(self, name));
 }
@@ -648,20 +627,14 @@ TEST_F(life, thread_shares_enablers)
 	ASSERT_EQ(0, pthread_join(t, NULL));
 	ASSERT_EQ(-EADDRINUSE, a.dup_result);
 	ASSERT_EQ(0, a.reg_result);
-	track(self, w, 1);
+	ue_enablers_add(&self->regs, w, 1);
 
-	ASSERT_EQ(0, ue_enable(name, true));
-	ASSERT_WORD_SOON(w, 4, FILL32 | 3);
-	ASSERT_EQ(0, ue_enable(name, false));
-	ASSERT_WORD_SOON(w, 4, FILL32 & ~3U);
+	assert_toggles(_metadata, name, w, FILL32 | 3, FILL32 & ~3U);
 
 	/* One set of enablers: the thread's one is unregistered here */
 	ASSERT_EQ(0, unreg(self, w, 1));
 	ASSERT_EQ(-ENOENT, ue_wunreg(self->fd, w, 1));
-	ASSERT_EQ(0, ue_enable(name, true));
-	ASSERT_WORD_SOON(w, 4, (FILL32 & ~3U) | 1);
-	ASSERT_EQ(0, ue_enable(name, false));
-	ASSERT_WORD_SOON(w, 4, FILL32 & ~3U);
+	assert_toggles(_metadata, name, w, (FILL32 & ~3U) | 1, FILL32 & ~3U);
 	ASSERT_EQ(0, unreg(self, w, 0));
 	ASSERT_TRUE(close_and_gone(self, name));
 }
@@ -692,11 +665,8 @@ TEST_F(life, clone_vm_shares_enablers)
 	/* The clone shared the enablers, and its own outlives it */
 	ASSERT_EQ(-EADDRINUSE, a.dup_result);
 	ASSERT_EQ(0, a.reg_result);
-	track(self, w, 2);
-	ASSERT_EQ(0, ue_enable(name, true));
-	ASSERT_WORD_SOON(w, 4, FILL32 | 5);
-	ASSERT_EQ(0, ue_enable(name, false));
-	ASSERT_WORD_SOON(w, 4, FILL32 & ~5U);
+	ue_enablers_add(&self->regs, w, 2);
+	assert_toggles(_metadata, name, w, FILL32 | 5, FILL32 & ~5U);
 
 	ASSERT_EQ(0, unreg(self, w, 2));
 	ASSERT_EQ(0, unreg(self, w, 0));
@@ -726,10 +696,7 @@ TEST_F(life, vfork_exec_keeps_enablers)
 	}
 
 	ASSERT_EQ(-EADDRINUSE, ue_wreg(self->fd, desc, w, 4, 0, 0, NULL));
-	ASSERT_EQ(0, ue_enable(name, true));
-	ASSERT_WORD_SOON(w, 4, FILL32 | 1);
-	ASSERT_EQ(0, ue_enable(name, false));
-	ASSERT_WORD_SOON(w, 4, FILL32 & ~1U);
+	assert_toggles(_metadata, name, w, FILL32 | 1, FILL32 & ~1U);
 	ASSERT_EQ(0, unreg(self, w, 0));
 	ASSERT_TRUE(close_and_gone(self, name));
 }
@@ -788,10 +755,7 @@ TEST_F(life, exec_drops_enablers)
 	ASSERT_EQ(0, peer_stop(helper));
 	ASSERT_EQ(0, ue_enable(name, false));
 	ASSERT_WORD_SOON(w, 4, FILL32 & ~1U);
-	ASSERT_EQ(0, ue_enable(name, true));
-	ASSERT_WORD_SOON(w, 4, FILL32 | 1);
-	ASSERT_EQ(0, ue_enable(name, false));
-	ASSERT_WORD_SOON(w, 4, FILL32 & ~1U);
+	assert_toggles(_metadata, name, w, FILL32 | 1, FILL32 & ~1U);
 	ASSERT_EQ(0, unreg(self, w, 0));
 	munmap(w, page);
 	ASSERT_TRUE(close_and_gone(self, name));
@@ -847,10 +811,7 @@ TEST_F(life, exit_with_live_enablers)
 			ASSERT_EQ(0, ue_enable(name, false));
 		}
 		ASSERT_WORD_SOON(w, 4, FILL32 & ~1U);
-		ASSERT_EQ(0, ue_enable(name, true));
-		ASSERT_WORD_SOON(w, 4, FILL32 | 1);
-		ASSERT_EQ(0, ue_enable(name, false));
-		ASSERT_WORD_SOON(w, 4, FILL32 & ~1U);
+		assert_toggles(_metadata, name, w, FILL32 | 1, FILL32 & ~1U);
 		/* The parent's copy of the child's word was never registered */
 		ASSERT_EQ(FILL32, ue_word_read(cw, 4));
 	}

@@ -59,6 +59,25 @@ static void *map_pages(int n)
 	return p == MAP_FAILED ? NULL : p;
 }
 
+/*
+ * A child tells its parent through the pipe ready that it is ready (or
+ * exits 2); the parent waits for it
+ */
+static void tell_ready(int fd)
+{
+	if (write(fd, "r", 1) != 1)
+		_exit(2);
+}
+
+static void wait_ready(struct __test_metadata *_metadata, int ready[2])
+{
+	char c;
+
+	close(ready[1]);
+	ASSERT_EQ(1, read(ready[0], &c, 1));
+	close(ready[0]);
+}
+
 static void cleanup(void)
 {
 	ue_write_file(UE_TRACEFS "/dynamic_events", "!u:" PREFIX "dyn\n",
@@ -73,14 +92,12 @@ FIXTURE(mm) {
 FIXTURE_SETUP(mm)
 {
 	cleanup();
-	self->fd = ue_open_data();
-	ASSERT_LE(0, self->fd);
+	UE_ASSERT_OPEN_DATA(self->fd);
 }
 
 FIXTURE_TEARDOWN(mm)
 {
-	if (self->fd >= 0)
-		close(self->fd);
+	ue_close_fd(self->fd);
 	ue_enable(PREFIX "sig", false);
 	ue_enable(PREFIX "cow", false);
 	ue_enable(PREFIX "ro", false);
@@ -286,7 +303,6 @@ TEST_F_TIMEOUT(mm, first_reg_under_signals, UE_TIMEOUT(120))
 	for (i = 0; i < FIRST_REG_ROUNDS; i++) {
 		int ready[2];
 		pid_t pid, killer;
-		char c;
 
 		ASSERT_EQ(0, pipe(ready));
 		pid = fork();
@@ -309,16 +325,13 @@ TEST_F_TIMEOUT(mm, first_reg_under_signals, UE_TIMEOUT(120))
 			fd = ue_open_data();
 			if (!word || fd < 0)
 				_exit(2);
-			if (write(ready[1], "r", 1) != 1)
-				_exit(2);
+			tell_ready(ready[1]);
 			while (signals < 5)
 				;
 			ret = wreg(fd, PREFIX "first u32 a", word, 0);
 			_exit(ret == -ENOMEM ? 3 : ret ? 4 : 0);
 		}
-		close(ready[1]);
-		ASSERT_EQ(1, read(ready[0], &c, 1));
-		close(ready[0]);
+		wait_ready(_metadata, ready);
 		killer = fork();
 		ASSERT_LE(0, killer);
 		if (!killer) {
@@ -345,6 +358,9 @@ struct uffd_holder {
 	int served;
 	int notify;	/* > 0: a pipe told when the fault has arrived */
 };
+
+/* Holds faults for UFFD_HOLD_MS, telling the pipe fd notify of each */
+#define UFFD_HOLDER(notify_fd) { .hold_ms = UFFD_HOLD_MS, .notify = (notify_fd) }
 
 static void *uffd_serve(void *arg)
 {
@@ -416,7 +432,6 @@ TEST_F_TIMEOUT(mm, held_fault_blocks_nobody, UE_TIMEOUT(60))
 	int ready[2], got[2], status;
 	double t0, reg_s, dyn_s;
 	pid_t pid;
-	char c;
 
 	ASSERT_NE(NULL, mine);
 	ASSERT_EQ(0, pipe(ready));
@@ -424,25 +439,21 @@ TEST_F_TIMEOUT(mm, held_fault_blocks_nobody, UE_TIMEOUT(60))
 	pid = fork();
 	ASSERT_LE(0, pid);
 	if (!pid) {
-		struct uffd_holder h = { .hold_ms = UFFD_HOLD_MS,
-					 .notify = got[1] };
+		struct uffd_holder h = UFFD_HOLDER(got[1]);
 		pthread_t t;
 		int fd = ue_open_data(), ret;
 
 		if (fd < 0 || uffd_setup(&h))
 			_exit(2);
 		pthread_create(&t, NULL, uffd_serve, &h);
-		if (write(ready[1], "r", 1) != 1)
-			_exit(2);
+		tell_ready(ready[1]);
 		/* Faults the word in, which waits for the thread */
 		ret = wreg(fd, PREFIX "held u32 a", h.page, 0);
 		pthread_join(t, NULL);
 		_exit(ret ? 3 : h.served == 1 ? 0 : 4);
 	}
-	close(ready[1]);
 	close(got[1]);
-	ASSERT_EQ(1, read(ready[0], &c, 1));
-	close(ready[0]);
+	wait_ready(_metadata, ready);
 	/* The child is in the fault, held by its thread */
 	ASSERT_TRUE(fault_arrived(got[0]));
 	close(got[0]);
@@ -488,8 +499,7 @@ TEST_F_TIMEOUT(mm, held_faults_block_no_teardown, UE_TIMEOUT(60))
 	pid = fork();
 	ASSERT_LE(0, pid);
 	if (!pid) {
-		struct uffd_holder h = { .hold_ms = UFFD_HOLD_MS,
-					 .notify = got[1] };
+		struct uffd_holder h = UFFD_HOLDER(got[1]);
 		struct uffdio_zeropage zp;
 		int fd = ue_open_data(), i;
 		pthread_t t;
@@ -511,18 +521,15 @@ TEST_F_TIMEOUT(mm, held_faults_block_no_teardown, UE_TIMEOUT(60))
 		if (madvise(h.page, 4096, MADV_DONTNEED))
 			_exit(2);
 		pthread_create(&t, NULL, uffd_serve, &h);
-		if (write(ready[1], "r", 1) != 1)
-			_exit(2);
+		tell_ready(ready[1]);
 		if (read(go[0], &c, 1) != 1)
 			_exit(2);
 		pthread_join(t, NULL);
 		_exit(h.served == 1 ? 0 : 4);
 	}
-	close(ready[1]);
 	close(go[0]);
 	close(got[1]);
-	ASSERT_EQ(1, read(ready[0], &c, 1));
-	close(ready[0]);
+	wait_ready(_metadata, ready);
 
 	/* The bits cannot be written: the enable returns, the faults wait */
 	t0 = now_s();
@@ -565,28 +572,6 @@ TEST_F_TIMEOUT(mm, held_faults_block_no_teardown, UE_TIMEOUT(60))
 	ASSERT_GT(UE_BOUND_S(1.0), gone_s);
 }
 
-static volatile int status_stop;
-static double status_worst;
-
-/* Reads user_events_status (which takes event_mutex) in a loop */
-static void *status_reader(void *arg)
-{
-	static char buf[1 << 16];
-
-	(void)arg;
-	while (!status_stop) {
-		double t0 = now_s(), dt;
-
-		ue_read_file(UE_STATUS_FILE, buf, sizeof(buf));
-		dt = now_s() - t0;
-		if (dt > status_worst)
-			status_worst = dt;
-		usleep(2000);
-	}
-
-	return NULL;
-}
-
 /*
  * A fork of a process with 65536 enable bits: the child inherits them
  * all, and the fork holds no lock that user_events_status waits on.
@@ -598,6 +583,7 @@ TEST_F_TIMEOUT(mm, fork_many_bits, UE_TIMEOUT(300))
 		   MANY_BITS;
 	int words = bits / 32, i, j, status;
 	volatile uint32_t *mem = map_pages((words * 4 + 4095) / 4096);
+	struct ue_status_reader st = { .pause_us = 2000 };
 	pthread_t reader;
 	double t0, fork_worst = 0;
 	int go[MANY_FORKS][2];
@@ -611,9 +597,7 @@ TEST_F_TIMEOUT(mm, fork_many_bits, UE_TIMEOUT(300))
 	ASSERT_EQ(-EADDRINUSE, wreg(self->fd, PREFIX "many u32 a",
 				    (void *)&mem[0], 0));
 
-	status_worst = 0;
-	status_stop = 0;
-	ASSERT_EQ(0, pthread_create(&reader, NULL, status_reader, NULL));
+	ASSERT_EQ(0, pthread_create(&reader, NULL, ue_status_reader, &st));
 	usleep(100 * 1000);
 
 	for (i = 0; i < MANY_FORKS; i++) {
@@ -637,7 +621,7 @@ TEST_F_TIMEOUT(mm, fork_many_bits, UE_TIMEOUT(300))
 		close(go[i][0]);
 	}
 	usleep(500 * 1000);
-	status_stop = 1;
+	st.stop = 1;
 	pthread_join(reader, NULL);
 
 	ASSERT_EQ(0, ue_enable(PREFIX "many", true));
@@ -653,10 +637,9 @@ TEST_F_TIMEOUT(mm, fork_many_bits, UE_TIMEOUT(300))
 	ASSERT_EQ(0, ue_enable(PREFIX "many", false));
 
 	TH_LOG("fork %.3f s, worst user_events_status read %.3f s",
-	       fork_worst, status_worst);
-	ASSERT_GT(UE_BOUND_S(1.0), status_worst);
-	close(self->fd);
-	self->fd = -1;
+	       fork_worst, st.worst_s);
+	ASSERT_GT(UE_BOUND_S(1.0), st.worst_s);
+	ue_drop_fd(&self->fd);
 	munmap((void *)mem, words * 4);
 }
 
@@ -777,7 +760,6 @@ TEST_F_TIMEOUT(mm, registration_in_uffd_handler, UE_TIMEOUT(60))
 	int ready[2], got[2], res[2], status;
 	double reg_s = -1;
 	pid_t pid;
-	char c;
 
 	ASSERT_EQ(0, pipe(ready));
 	ASSERT_EQ(0, pipe(got));
@@ -803,19 +785,16 @@ TEST_F_TIMEOUT(mm, registration_in_uffd_handler, UE_TIMEOUT(60))
 		    madvise(r.h.page, 4096, MADV_DONTNEED))
 			_exit(3);
 		pthread_create(&t, NULL, uffd_serve_registering, &r);
-		if (write(ready[1], "r", 1) != 1)
-			_exit(2);
+		tell_ready(ready[1]);
 		/* The enable's fault work runs here, and waits for the handler */
 		pthread_join(t, NULL);
 		if (write(res[1], &r.reg_s, sizeof(r.reg_s)) != sizeof(r.reg_s))
 			_exit(2);
 		_exit(r.reg_ret ? 4 : r.h.served == 1 ? 0 : 5);
 	}
-	close(ready[1]);
 	close(got[1]);
 	close(res[1]);
-	ASSERT_EQ(1, read(ready[0], &c, 1));
-	close(ready[0]);
+	wait_ready(_metadata, ready);
 
 	/* The bit cannot be written: a task of the child faults it in */
 	ASSERT_EQ(0, ue_enable(PREFIX "inhandler", true));

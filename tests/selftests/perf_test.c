@@ -47,22 +47,17 @@ struct sample {
  */
 static int ring_read(void *ring, __u64 sample_type, struct sample *out, int max)
 {
-	struct perf_event_header hdr;
-	unsigned char rec[8192];
 	struct ue_ring r;
+	unsigned char *p;
 	int n = 0;
 
-	ue_ring_start(&r, ring);
-	while (ue_ring_next(&r, rec, sizeof(rec), &hdr)) {
-		unsigned char *p;
-
+	for (ue_ring_start(&r, ring); (p = ue_ring_next(&r)); n++) {
 		if (n < max) {
 			struct sample *s = &out[n];
 
 			memset(s, 0, sizeof(*s));
-			s->type = hdr.type;
-			p = rec + sizeof(hdr);
-			if (hdr.type == PERF_RECORD_SAMPLE) {
+			s->type = r.hdr.type;
+			if (r.hdr.type == PERF_RECORD_SAMPLE) {
 				if (sample_type & PERF_SAMPLE_TID) {
 					memcpy(&s->pid, p, 4);
 					memcpy(&s->tid, p + 4, 4);
@@ -79,7 +74,6 @@ static int ring_read(void *ring, __u64 sample_type, struct sample *out, int max)
 				}
 			}
 		}
-		n++;
 	}
 
 	ue_ring_done(&r);
@@ -110,10 +104,7 @@ FIXTURE_SETUP(perf)
 {
 	self->perf_fd = -1;
 	self->ring = NULL;
-	self->page = map_status();
-	ASSERT_NE(NULL, self->page);
-	UE_ASSERT_OPEN_DATA(self->fd);
-	UE_ASSERT_HDR_SIZE();
+	UE_ASSERT_WRITER_SETUP(self->page, self->fd);
 }
 
 FIXTURE_TEARDOWN(perf)
@@ -121,11 +112,8 @@ FIXTURE_TEARDOWN(perf)
 	if (self->ring)
 		munmap(self->ring, (RING_PAGES + 1) * UE_PAGE_SIZE);
 	ue_close_fd(self->perf_fd);
-	if (self->page)
-		munmap((void *)self->page, UE_PAGE_SIZE);
-	ue_close_fd(self->fd);
 	ue_unpin_cpu();
-	EXPECT_EQ(0, ue_delete_prefix(PREFIX));
+	ue_writer_teardown(_metadata, self->page, self->fd, PREFIX);
 }
 
 static int open_and_map(struct _test_data_perf *self, const char *name,
@@ -251,8 +239,7 @@ TEST_F(perf, task_sample_raw_matches_format)
 	/* Closed: the bit clears, writes are refused again */
 	munmap(self->ring, (RING_PAGES + 1) * UE_PAGE_SIZE);
 	self->ring = NULL;
-	close(self->perf_fd);
-	self->perf_fd = -1;
+	ue_drop_fd(&self->perf_fd);
 	ASSERT_EQ(0, self->page[s]);
 	ASSERT_EQ(-1, write(self->fd, rec, sizeof(rec)));
 	ASSERT_EQ(EBADF, errno);
@@ -329,8 +316,7 @@ TEST_F(perf, cpu_wide_sample)
 
 	munmap(self->ring, (RING_PAGES + 1) * UE_PAGE_SIZE);
 	self->ring = NULL;
-	close(self->perf_fd);
-	self->perf_fd = -1;
+	ue_drop_fd(&self->perf_fd);
 	ASSERT_EQ(0, self->page[s]);
 }
 

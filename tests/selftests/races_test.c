@@ -47,6 +47,8 @@
 #include "ue_test.h"
 
 #define PREFIX		"ue_rc_"
+/* An event kept after its last user goes, and one of many formats */
+#define PERSIST_MULTI	(USER_EVENT_REG_PERSIST | USER_EVENT_REG_MULTI_FORMAT)
 #define DYN_EVENTS	UE_TRACEFS "/dynamic_events"
 #define RACE_MS		3000
 #define TEST_UID	1000
@@ -900,10 +902,8 @@ TEST_F(races, del_every_event_of_name)
 
 	fd = ue_open_data();
 	ASSERT_LE(0, fd);
-	ASSERT_EQ(0, wreg(fd, PREFIX "mf u32 a", &word, 0,
-			  USER_EVENT_REG_PERSIST | USER_EVENT_REG_MULTI_FORMAT));
-	ASSERT_EQ(0, wreg(fd, PREFIX "mf u64 b", &word, 1,
-			  USER_EVENT_REG_PERSIST | USER_EVENT_REG_MULTI_FORMAT));
+	ASSERT_EQ(0, wreg(fd, PREFIX "mf u32 a", &word, 0, PERSIST_MULTI));
+	ASSERT_EQ(0, wreg(fd, PREFIX "mf u64 b", &word, 1, PERSIST_MULTI));
 	ASSERT_EQ(0, wreg(fd, PREFIX "mf u32 a", &word, 2,
 			  USER_EVENT_REG_PERSIST));
 	ASSERT_EQ(2, ue_multi_count(PREFIX "mf"));
@@ -926,10 +926,8 @@ TEST_F(races, del_every_event_of_name)
 	/* Multi-format only */
 	fd = ue_open_data();
 	ASSERT_LE(0, fd);
-	ASSERT_EQ(0, wreg(fd, PREFIX "mo u32 a", &word, 0,
-			  USER_EVENT_REG_PERSIST | USER_EVENT_REG_MULTI_FORMAT));
-	ASSERT_EQ(0, wreg(fd, PREFIX "mo u8 c", &word, 1,
-			  USER_EVENT_REG_PERSIST | USER_EVENT_REG_MULTI_FORMAT));
+	ASSERT_EQ(0, wreg(fd, PREFIX "mo u32 a", &word, 0, PERSIST_MULTI));
+	ASSERT_EQ(0, wreg(fd, PREFIX "mo u8 c", &word, 1, PERSIST_MULTI));
 	ASSERT_EQ(0, ue_wunreg(fd, &word, 0));
 	ASSERT_EQ(0, ue_wunreg(fd, &word, 1));
 	close(fd);

@@ -26,14 +26,18 @@ FIXTURE_SETUP(reg)
 
 FIXTURE_TEARDOWN(reg)
 {
-	if (self->fd >= 0)
-		close(self->fd);
-	if (self->fd2 >= 0)
-		close(self->fd2);
-	/* Events persist after close: delete them so later tests start clean */
-	EXPECT_EQ(0, ue_delete_prefix(PREFIX));
+	ue_fds_teardown(_metadata, self->fd, self->fd2, PREFIX);
 	EXPECT_EQ(0, ue_delete_prefix("ue_fill_"));
 }
+
+/* desc registers on fd at status index s_want and write index w_want */
+#define ASSERT_REG_AT(fd, desc, s_want, w_want) do {			\
+	int __s = -1, __w = -1;						\
+									\
+	ASSERT_EQ(0, ue_reg((fd), (desc), &__s, &__w));		\
+	ASSERT_EQ((s_want), __s);					\
+	ASSERT_EQ((w_want), __w);					\
+} while (0)
 
 /* Raw DIAG_IOCSREG with an arbitrary size; returns 0 or -errno */
 static int reg_size(int fd, __u32 size, const void *name_args)
@@ -94,37 +98,22 @@ TEST_F(reg, write_index_per_fd)
 	ASSERT_NE(sb, sc);
 
 	/* Same name and fields on the same fd: same indexes */
-	ASSERT_EQ(0, ue_reg(self->fd, PREFIX "b u64 b", &s, &w));
-	ASSERT_EQ(sb, s);
-	ASSERT_EQ(1, w);
-	ASSERT_EQ(0, ue_reg(self->fd, PREFIX "a u32 a", &s, &w));
-	ASSERT_EQ(sa, s);
-	ASSERT_EQ(0, w);
-	ASSERT_EQ(0, ue_reg(self->fd, PREFIX "c", &s, &w));
-	ASSERT_EQ(sc, s);
-	ASSERT_EQ(2, w);
+	ASSERT_REG_AT(self->fd, PREFIX "b u64 b", sb, 1);
+	ASSERT_REG_AT(self->fd, PREFIX "a u32 a", sa, 0);
+	ASSERT_REG_AT(self->fd, PREFIX "c", sc, 2);
 
 	/* A new event after the repeats still gets the next index */
 	ASSERT_EQ(0, ue_reg(self->fd, PREFIX "d s8 d", &s, &w));
 	ASSERT_EQ(3, w);
 
 	/* Another fd: same status bytes, its own write indexes from 0 */
-	self->fd2 = ue_open_data();
-	ASSERT_LE(0, self->fd2);
-	ASSERT_EQ(0, ue_reg(self->fd2, PREFIX "c", &s, &w));
-	ASSERT_EQ(sc, s);
-	ASSERT_EQ(0, w);
-	ASSERT_EQ(0, ue_reg(self->fd2, PREFIX "a u32 a", &s, &w));
-	ASSERT_EQ(sa, s);
-	ASSERT_EQ(1, w);
-	ASSERT_EQ(0, ue_reg(self->fd2, PREFIX "c", &s, &w));
-	ASSERT_EQ(sc, s);
-	ASSERT_EQ(0, w);
+	UE_ASSERT_OPEN_DATA(self->fd2);
+	ASSERT_REG_AT(self->fd2, PREFIX "c", sc, 0);
+	ASSERT_REG_AT(self->fd2, PREFIX "a u32 a", sa, 1);
+	ASSERT_REG_AT(self->fd2, PREFIX "c", sc, 0);
 
 	/* The first fd is not affected by the second */
-	ASSERT_EQ(0, ue_reg(self->fd, PREFIX "c", &s, &w));
-	ASSERT_EQ(sc, s);
-	ASSERT_EQ(2, w);
+	ASSERT_REG_AT(self->fd, PREFIX "c", sc, 2);
 }
 
 TEST_F(reg, same_fields_other_spacing)
@@ -152,8 +141,7 @@ TEST_F(reg, different_fields_eaddrinuse)
 	ASSERT_EQ(-EADDRINUSE, ue_reg(self->fd, PREFIX "x", NULL, NULL));
 
 	/* Also from another fd */
-	self->fd2 = ue_open_data();
-	ASSERT_LE(0, self->fd2);
+	UE_ASSERT_OPEN_DATA(self->fd2);
 	ASSERT_EQ(-EADDRINUSE, ue_reg(self->fd2, PREFIX "x u64 a", NULL, NULL));
 
 	/* The failures handed out no write index on either fd */
@@ -170,13 +158,11 @@ TEST_F(reg, different_fields_eaddrinuse)
 	self->fd2 = -1;
 	ASSERT_LE(0, self->fd);
 	ASSERT_EQ(-EADDRINUSE, ue_reg(self->fd, PREFIX "x u64 a", NULL, NULL));
-	close(self->fd);
-	self->fd = -1;
+	ue_drop_fd(&self->fd);
 
 	/* After deletion the name can be used with other fields */
 	ASSERT_EQ(0, ue_del(PREFIX "x"));
-	self->fd = ue_open_data();
-	ASSERT_LE(0, self->fd);
+	UE_ASSERT_OPEN_DATA(self->fd);
 	ASSERT_EQ(0, ue_reg(self->fd, PREFIX "x u64 a", NULL, &w));
 	ASSERT_EQ(0, w);
 }
@@ -399,8 +385,7 @@ TEST_F(reg, delete_busy_while_open)
 	ASSERT_TRUE(ue_event_exists(PREFIX "del"));
 
 	/* Closed: the event persists until deleted */
-	close(self->fd);
-	self->fd = -1;
+	ue_drop_fd(&self->fd);
 	ASSERT_TRUE(ue_event_exists(PREFIX "del"));
 
 	ASSERT_EQ(0, ue_del(PREFIX "del"));
@@ -411,16 +396,13 @@ TEST_F(reg, delete_busy_while_open)
 TEST_F(reg, delete_busy_while_second_fd_open)
 {
 	ASSERT_EQ(0, ue_reg(self->fd, PREFIX "del2 u32 a", NULL, NULL));
-	self->fd2 = ue_open_data();
-	ASSERT_LE(0, self->fd2);
+	UE_ASSERT_OPEN_DATA(self->fd2);
 	ASSERT_EQ(0, ue_reg(self->fd2, PREFIX "del2 u32 a", NULL, NULL));
 
-	close(self->fd);
-	self->fd = -1;
+	ue_drop_fd(&self->fd);
 	ASSERT_EQ(-EBUSY, ue_del(PREFIX "del2"));
 
-	close(self->fd2);
-	self->fd2 = -1;
+	ue_drop_fd(&self->fd2);
 	ASSERT_EQ(0, ue_del(PREFIX "del2"));
 	ASSERT_FALSE(ue_event_exists(PREFIX "del2"));
 }
@@ -428,8 +410,7 @@ TEST_F(reg, delete_busy_while_second_fd_open)
 TEST_F(reg, delete_busy_while_ftrace_enabled)
 {
 	ASSERT_EQ(0, ue_reg(self->fd, PREFIX "delf u32 a", NULL, NULL));
-	close(self->fd);
-	self->fd = -1;
+	ue_drop_fd(&self->fd);
 
 	ASSERT_EQ(0, ue_enable(PREFIX "delf", true));
 	ASSERT_EQ(-EBUSY, ue_del(PREFIX "delf"));
@@ -445,13 +426,11 @@ TEST_F(reg, delete_then_register_again)
 	int w = -1;
 
 	ASSERT_EQ(0, ue_reg(self->fd, PREFIX "again u32 a", NULL, NULL));
-	close(self->fd);
-	self->fd = -1;
+	ue_drop_fd(&self->fd);
 	ASSERT_EQ(0, ue_del(PREFIX "again"));
 	ASSERT_FALSE(ue_event_exists(PREFIX "again"));
 
-	self->fd = ue_open_data();
-	ASSERT_LE(0, self->fd);
+	UE_ASSERT_OPEN_DATA(self->fd);
 	ASSERT_EQ(0, ue_reg(self->fd, PREFIX "again u64 b", NULL, &w));
 	ASSERT_EQ(0, w);
 	ASSERT_TRUE(ue_event_exists(PREFIX "again"));
@@ -507,8 +486,7 @@ TEST_F_TIMEOUT(reg, fill_status_page, UE_TIMEOUT(240))
 	/* Existing events can still be registered (on another fd too) */
 	ASSERT_EQ(0, ue_reg(self->fd, "ue_fill_0 u32 a", NULL, &w));
 	ASSERT_EQ(0, w);
-	self->fd2 = ue_open_data();
-	ASSERT_LE(0, self->fd2);
+	UE_ASSERT_OPEN_DATA(self->fd2);
 	ASSERT_EQ(0, ue_reg(self->fd2, "ue_fill_1 u32 a", NULL, &w));
 	ASSERT_EQ(0, w);
 	ASSERT_EQ(-ENOSPC, ue_reg(self->fd2, "ue_fill_new u32 a", NULL, NULL));
@@ -530,8 +508,7 @@ TEST_F_TIMEOUT(reg, fill_status_page, UE_TIMEOUT(240))
 	}
 
 	/* The status bytes are free again */
-	self->fd = ue_open_data();
-	ASSERT_LE(0, self->fd);
+	UE_ASSERT_OPEN_DATA(self->fd);
 	ASSERT_EQ(0, ue_reg(self->fd, "ue_fill_new u32 a", &s, &w));
 	ASSERT_EQ(0, w);
 	ASSERT_LE(1, s);

@@ -43,14 +43,11 @@ FIXTURE_TEARDOWN(status)
 	int i;
 
 	for (i = 0; i < 4; i++)
-		if (self->perf_fd[i] >= 0)
-			close(self->perf_fd[i]);
+		ue_close_fd(self->perf_fd[i]);
 	if (self->page)
 		munmap((void *)self->page, UE_PAGE_SIZE);
-	if (self->status_fd >= 0)
-		close(self->status_fd);
-	if (self->data_fd >= 0)
-		close(self->data_fd);
+	ue_close_fd(self->status_fd);
+	ue_close_fd(self->data_fd);
 	EXPECT_EQ(0, ue_delete_prefix(PREFIX));
 }
 

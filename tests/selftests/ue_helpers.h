@@ -24,7 +24,9 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 #include <linux/perf_event.h>
 
@@ -89,14 +91,17 @@ static inline int ue_reg(int fd, const char *desc, int *status_index,
 
 /*
  * Reading a perf event's ring (its mmap): ue_ring_start(), then
- * ue_ring_next() copies each record (header included) into rec, of size
- * bytes, until it returns false (no more, or a record that does not fit);
- * ue_ring_done() gives the space read back to the kernel.
+ * ue_ring_next() copies each record into hdr and rec and returns its body
+ * (what follows the header), until it returns NULL (no more, or a record
+ * that does not fit); ue_ring_done() gives the space read back to the
+ * kernel.
  */
 struct ue_ring {
 	struct perf_event_mmap_page *meta;
 	unsigned char *data;
 	__u64 size, head, tail;
+	struct perf_event_header hdr;
+	unsigned char rec[8192];
 };
 
 static inline void ue_ring_start(struct ue_ring *r, void *ring)
@@ -108,21 +113,20 @@ static inline void ue_ring_start(struct ue_ring *r, void *ring)
 	r->tail = r->meta->data_tail;
 }
 
-static inline bool ue_ring_next(struct ue_ring *r, unsigned char *rec,
-				size_t size, struct perf_event_header *hdr)
+static inline unsigned char *ue_ring_next(struct ue_ring *r)
 {
 	__u64 i;
 
 	if (r->tail >= r->head)
-		return false;
-	for (i = 0; i < sizeof(*hdr); i++)
-		((unsigned char *)hdr)[i] = r->data[(r->tail + i) % r->size];
-	if (hdr->size < sizeof(*hdr) || hdr->size > size)
-		return false;
-	for (i = 0; i < hdr->size; i++)
-		rec[i] = r->data[(r->tail + i) % r->size];
-	r->tail += hdr->size;
-	return true;
+		return NULL;
+	for (i = 0; i < sizeof(r->hdr); i++)
+		((unsigned char *)&r->hdr)[i] = r->data[(r->tail + i) % r->size];
+	if (r->hdr.size < sizeof(r->hdr) || r->hdr.size > sizeof(r->rec))
+		return NULL;
+	for (i = 0; i < r->hdr.size; i++)
+		r->rec[i] = r->data[(r->tail + i) % r->size];
+	r->tail += r->hdr.size;
+	return r->rec + sizeof(r->hdr);
 }
 
 static inline void ue_ring_done(struct ue_ring *r)
@@ -174,6 +178,56 @@ static inline int ue_wunreg(int fd, const void *addr, int bit)
 	return 0;
 }
 
+/*
+ * Remote write registrations a test made, to be undone at its teardown
+ * (an enabler belongs to the process, not to the data fd it came from)
+ */
+#define UE_MAX_ENABLERS 64
+
+struct ue_enablers {
+	int n;
+	struct {
+		const void *addr;
+		int bit;
+	} e[UE_MAX_ENABLERS];
+};
+
+static inline void ue_enablers_add(struct ue_enablers *l, const void *addr,
+				   int bit)
+{
+	if (l->n < UE_MAX_ENABLERS) {
+		l->e[l->n].addr = addr;
+		l->e[l->n].bit = bit;
+		l->n++;
+	}
+}
+
+static inline void ue_enablers_forget(struct ue_enablers *l,
+				      const void *addr, int bit)
+{
+	int i;
+
+	for (i = 0; i < l->n; i++) {
+		if (l->e[i].addr == addr && l->e[i].bit == bit) {
+			l->e[i] = l->e[--l->n];
+			i--;
+		}
+	}
+}
+
+/* Unregisters them all, on a data fd of its own */
+static inline void ue_enablers_unreg_all(struct ue_enablers *l)
+{
+	int fd = open(UE_DATA_FILE, O_RDWR | O_CLOEXEC);
+	int i;
+
+	for (i = 0; i < l->n && fd >= 0; i++)
+		ue_wunreg(fd, l->e[i].addr, l->e[i].bit);
+	if (fd >= 0)
+		close(fd);
+	l->n = 0;
+}
+
 /* An enable word of size 4 or 8, read and written atomically */
 static inline uint64_t ue_word_read(const void *addr, int size)
 {
@@ -190,6 +244,26 @@ static inline void ue_word_write(void *addr, int size, uint64_t val)
 	else
 		__atomic_store_n((uint32_t *)addr, (uint32_t)val,
 				 __ATOMIC_SEQ_CST);
+}
+
+/*
+ * @pages private anonymous pages, every byte @fill, then protected @prot.
+ * Returns NULL on failure.
+ */
+static inline char *ue_map_filled(size_t pages, int fill, int prot)
+{
+	size_t len = pages * sysconf(_SC_PAGESIZE);
+	char *mem = mmap(NULL, len, PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	if (mem == MAP_FAILED)
+		return NULL;
+	memset(mem, fill, len);
+	if (prot != (PROT_READ | PROT_WRITE) && mprotect(mem, len, prot)) {
+		munmap(mem, len);
+		return NULL;
+	}
+	return mem;
 }
 
 static inline void ue_sleep_ms(int ms)
@@ -351,6 +425,36 @@ static inline ssize_t ue_read_upto(const char *path, char *buf, size_t size)
 	buf[len] = 0;
 	close(fd);
 	return len;
+}
+
+/*
+ * A thread (ue_status_reader() given to pthread_create()) that reads
+ * user_events_status, which takes event_mutex, every pause_us until stop,
+ * and keeps the longest read in worst_s
+ */
+struct ue_status_reader {
+	volatile int stop;
+	int pause_us;
+	double worst_s;
+};
+
+static inline void *ue_status_reader(void *arg)
+{
+	static char buf[1 << 16];
+	struct ue_status_reader *r = arg;
+	struct timespec a, b;
+	double dt;
+
+	while (!r->stop) {
+		clock_gettime(CLOCK_MONOTONIC, &a);
+		ue_read_upto(UE_STATUS_FILE, buf, sizeof(buf));
+		clock_gettime(CLOCK_MONOTONIC, &b);
+		dt = (b.tv_sec - a.tv_sec) + (b.tv_nsec - a.tv_nsec) / 1e9;
+		if (dt > r->worst_s)
+			r->worst_s = dt;
+		usleep(r->pause_us);
+	}
+	return NULL;
 }
 
 /* The random operation drivers' generator (splitmix64): a seed replays */

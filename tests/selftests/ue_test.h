@@ -132,6 +132,24 @@ static inline ssize_t ue_read_file(const char *path, char *buf, size_t size)
 	return len;
 }
 
+/*
+ * A whole file read into a new buffer of size bytes (free() it), NUL
+ * terminated, its length in *len; NULL on failure, with -errno in *len.
+ */
+static inline char *ue_read_new(const char *path, size_t size, ssize_t *len)
+{
+	char *buf = malloc(size);
+
+	*len = -ENOMEM;
+	if (buf)
+		*len = ue_read_file(path, buf, size);
+	if (*len < 0) {
+		free(buf);
+		return NULL;
+	}
+	return buf;
+}
+
 /* Write str to a file (like echo without -n when str ends in \n). */
 static inline int ue_write_file(const char *path, const char *str, bool trunc)
 {
@@ -237,8 +255,7 @@ static inline int ue_mod_insmod(const char *params)
 	fd = open(ko, O_RDONLY | O_CLOEXEC);
 	if (fd < 0 || syscall(SYS_finit_module, fd, params, 0))
 		err = errno;
-	if (fd >= 0)
-		close(fd);
+	ue_close_fd(fd);
 
 	return -err;
 }
@@ -411,6 +428,32 @@ static inline int ue_reg_enabled(int fd, const char *desc, const char *name)
 	return w;
 }
 
+/*
+ * Registers desc through a fresh data fd, closed again: nothing holds the
+ * event afterwards. Returns 0 or -errno.
+ */
+static inline int ue_reg_closed(const char *desc)
+{
+	int fd = ue_open_data();
+	int ret;
+
+	if (fd < 0)
+		return -errno;
+	ret = ue_reg(fd, desc, NULL, NULL);
+	close(fd);
+	return ret;
+}
+
+/* ue_reg_enabled() that must succeed: the write index */
+static inline int ue_reg_enabled_ok(struct __test_metadata *_metadata, int fd,
+				    const char *desc, const char *name)
+{
+	int w = ue_reg_enabled(fd, desc, name);
+
+	ASSERT_LE(0, w);
+	return w;
+}
+
 /* DIAG_IOCSDEL on fd. Returns 0 or -errno. */
 static inline int ue_del_fd(int fd, const char *name)
 {
@@ -452,19 +495,13 @@ struct ue_status_ent {
  */
 static inline int ue_status_list(struct ue_status_ent *ents, int max)
 {
-	char *buf = malloc(UE_STATUS_BUF);
-	char *line, *next;
 	ssize_t len;
+	char *buf = ue_read_new(UE_STATUS_FILE, UE_STATUS_BUF, &len);
+	char *line, *next;
 	int n = 0;
 
 	if (!buf)
-		return -ENOMEM;
-
-	len = ue_read_file(UE_STATUS_FILE, buf, UE_STATUS_BUF);
-	if (len < 0) {
-		free(buf);
 		return len;
-	}
 
 	for (line = buf; *line && *line != '\n'; line = next) {
 		struct ue_status_ent ent = { .index = -1, .owner = -1 };
@@ -616,19 +653,13 @@ static inline int ue_trace_clear(void)
 static inline int ue_file_lines(const char *path, const char *needle,
 				char lines[][UE_LINE_MAX], int max)
 {
-	char *buf = malloc(UE_TRACE_BUF);
-	char *line, *next, *text;
 	ssize_t len;
+	char *buf = ue_read_new(path, UE_TRACE_BUF, &len);
+	char *line, *next, *text;
 	int n = 0;
 
 	if (!buf)
-		return -ENOMEM;
-
-	len = ue_read_file(path, buf, UE_TRACE_BUF);
-	if (len < 0) {
-		free(buf);
 		return len;
-	}
 
 	for (line = buf; *line; line = next) {
 		next = ue_cut_line(line);
@@ -847,6 +878,27 @@ static inline int ue_format_want(char *out, size_t size, const char *name,
 }
 
 /*
+ * The whole format file: the head as ue_format_want() makes it, then want,
+ * the field lines (with offsets for an 8-byte record header, shifted to
+ * the real one) and print fmt.
+ */
+#define UE_ASSERT_FORMAT(name, want) do {				\
+	static char __want[65536], __got[65536];			\
+	char __path[512];						\
+	long __id = ue_event_id(name);					\
+									\
+	ASSERT_LT(0, __id) {						\
+		TH_LOG("no event %s", name);				\
+	}								\
+	ASSERT_EQ(0, ue_format_want(__want, sizeof(__want), name,	\
+				    __id, want));			\
+	ASSERT_LT(0, ue_read_file(ue_event_path(__path, sizeof(__path),	\
+						name, "format"),	\
+				  __got, sizeof(__got)));		\
+	ASSERT_STREQ(__want, __got);					\
+} while (0)
+
+/*
  * Offset and size of field FIELD (its name, without any "[N]") in the
  * format file at PATH. Returns 0 or -ENOENT.
  */
@@ -945,19 +997,60 @@ static inline int ue_cleanup_events(const char *prefix)
 }
 
 /*
- * The parent's side of a child that writes its results (res, an array) to
- * pipefd[1] and exits 0: read them all, reap the child.
+ * Runs fn(arg, res) in a forked child, which sends the @size bytes of the
+ * array @res back to the parent and exits 0; the parent gets them in @res.
  */
-#define UE_ASSERT_CHILD_RESULTS(pid, pipefd, res) do {			\
-	int __status = -1;						\
+static inline void ue_child_results(struct __test_metadata *_metadata,
+				    void (*fn)(void *arg, int *res), void *arg,
+				    int *res, size_t size)
+{
+	int pipefd[2], status = -1;
+	pid_t pid;
+
+	ASSERT_EQ(0, pipe(pipefd));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (pid == 0) {
+		close(pipefd[0]);
+		fn(arg, res);
+		if (write(pipefd[1], res, size) != (ssize_t)size)
+			_exit(2);
+		_exit(0);
+	}
+	close(pipefd[1]);
+	ASSERT_EQ((ssize_t)size, read(pipefd[0], res, size));
+	close(pipefd[0]);
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	ASSERT_EQ(0, status);
+}
+
+/*
+ * The trace holds exactly the lines of event name given after lines (the
+ * char[][UE_LINE_MAX] array to collect them in), in that order
+ */
+#define UE_ASSERT_TRACE_LINES(name, lines, ...) do {			\
+	const char *const __want[] = { __VA_ARGS__ };			\
+	const int __n = sizeof(__want) / sizeof(__want[0]);		\
+	int __i;							\
 									\
-	close((pipefd)[1]);						\
-	ASSERT_EQ((ssize_t)sizeof(res),					\
-		  read((pipefd)[0], (res), sizeof(res)));		\
-	close((pipefd)[0]);						\
-	ASSERT_EQ((pid), waitpid((pid), &__status, 0));		\
-	ASSERT_EQ(0, __status);						\
+	ASSERT_EQ(__n, ue_trace_lines((name), (lines),			\
+				      (int)(sizeof(lines) / sizeof((lines)[0])))); \
+	for (__i = 0; __i < __n; __i++)					\
+		ASSERT_STREQ(__want[__i], (lines)[__i]);		\
 } while (0)
+
+/*
+ * Fixture teardown of the two data fds (-1: not open) a fixture may hold,
+ * then every event whose name starts with prefix deleted (events persist
+ * after close: the next test starts clean)
+ */
+static inline void ue_fds_teardown(struct __test_metadata *_metadata, int fd,
+				   int fd2, const char *prefix)
+{
+	ue_close_fd(fd);
+	ue_close_fd(fd2);
+	EXPECT_EQ(0, ue_delete_prefix(prefix));
+}
 
 /* Fixture setup: open the data file into fd, or fail saying why */
 #define UE_ASSERT_OPEN_DATA(fd) do {					\

@@ -28,6 +28,29 @@ static inline volatile unsigned char *map_status(void)
 	return p == MAP_FAILED ? NULL : p;
 }
 
+/*
+ * The setup of the fixtures of the programs run under the tools: the
+ * status page mapped into page, the data file opened into fd, the
+ * record header size known
+ */
+#define UE_ASSERT_WRITER_SETUP(page, fd) do {				\
+	(page) = map_status();						\
+	ASSERT_NE(NULL, (page));					\
+	UE_ASSERT_OPEN_DATA(fd);					\
+	UE_ASSERT_HDR_SIZE();						\
+} while (0)
+
+/* ... and their teardown's end: the events of prefix are deleted */
+static inline void ue_writer_teardown(struct __test_metadata *_metadata,
+				      volatile unsigned char *page, int fd,
+				      const char *prefix)
+{
+	if (page)
+		munmap((void *)page, UE_PAGE_SIZE);
+	ue_close_fd(fd);
+	EXPECT_EQ(0, ue_delete_prefix(prefix));
+}
+
 static inline int hexval(char c)
 {
 	if (c >= '0' && c <= '9')

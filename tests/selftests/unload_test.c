@@ -104,12 +104,10 @@ FIXTURE_SETUP(unload)
 
 FIXTURE_TEARDOWN(unload)
 {
-	if (self->perf_fd >= 0)
-		close(self->perf_fd);
+	ue_close_fd(self->perf_fd);
 	if (self->page)
 		munmap(self->page, UE_PAGE_SIZE);
-	if (self->fd >= 0)
-		close(self->fd);
+	ue_close_fd(self->fd);
 
 	/* Leave the module loaded, with default parameters, for what follows */
 	if (ue_mod_loaded() && max_events_param() != DEFAULT_MAX_EVENTS) {
@@ -122,6 +120,36 @@ FIXTURE_TEARDOWN(unload)
 		}
 	if (ue_mod_loaded())
 		EXPECT_EQ(0, ue_delete_prefix(PREFIX));
+}
+
+/* rmmod, then insmod with @params ("": the defaults) */
+static void reload(struct __test_metadata *_metadata,
+		   FIXTURE_DATA(unload) *self, const char *params)
+{
+	ASSERT_EQ(0, do_rmmod(self->out, sizeof(self->out))) {
+		TH_LOG("rmmod: %s", self->out);
+	}
+	ASSERT_EQ(0, do_insmod_params(self->out, sizeof(self->out), params)) {
+		TH_LOG("insmod: %s", self->out);
+	}
+}
+
+/*
+ * Lets other users reach tracefs (*@root_st: its mode before), then loads
+ * the module again with the data file granted to group 4242, events shared
+ * between users (upstream's rule) and @param, a per-user bound
+ */
+static void reload_for_users(struct __test_metadata *_metadata,
+			     FIXTURE_DATA(unload) *self, struct stat *root_st,
+			     const char *param)
+{
+	char params[128];
+
+	ASSERT_EQ(0, stat(UE_TRACEFS, root_st));
+	ASSERT_EQ(0, chmod(UE_TRACEFS, (root_st->st_mode & 07777) | 0011));
+	snprintf(params, sizeof(params),
+		 "data_gid=4242 data_mode=0660 %s isolation=shared", param);
+	reload(_metadata, self, params);
 }
 
 /* rmmod must fail with "is in use" and leave everything in place */
@@ -137,8 +165,7 @@ FIXTURE_TEARDOWN(unload)
 
 TEST_F(unload, busy_while_data_fd_open)
 {
-	self->fd = ue_open_data();
-	ASSERT_LE(0, self->fd);
+	UE_ASSERT_OPEN_DATA(self->fd);
 	ASSERT_RMMOD_REFUSED();
 
 	/* Still usable */
@@ -169,11 +196,7 @@ TEST_F(unload, busy_while_status_page_mapped)
 
 TEST_F(unload, busy_while_ftrace_enabled)
 {
-	self->fd = ue_open_data();
-	ASSERT_LE(0, self->fd);
-	ASSERT_EQ(0, ue_reg(self->fd, PREFIX "ftrace u32 a", NULL, NULL));
-	close(self->fd);
-	self->fd = -1;
+	ASSERT_EQ(0, ue_reg_closed(PREFIX "ftrace u32 a"));
 
 	ASSERT_EQ(0, ue_enable(PREFIX "ftrace", true));
 	ASSERT_RMMOD_REFUSED();
@@ -183,11 +206,7 @@ TEST_F(unload, busy_while_ftrace_enabled)
 
 TEST_F(unload, busy_while_perf_open)
 {
-	self->fd = ue_open_data();
-	ASSERT_LE(0, self->fd);
-	ASSERT_EQ(0, ue_reg(self->fd, PREFIX "perf u32 a", NULL, NULL));
-	close(self->fd);
-	self->fd = -1;
+	ASSERT_EQ(0, ue_reg_closed(PREFIX "perf u32 a"));
 
 	self->perf_fd = ue_perf_open(PREFIX "perf");
 	ASSERT_LE(0, self->perf_fd);
@@ -200,14 +219,12 @@ TEST_F(unload, rmmod_refused_while_events_exist)
 	int n;
 
 	/* Events that persist after close pin the module */
-	self->fd = ue_open_data();
-	ASSERT_LE(0, self->fd);
+	UE_ASSERT_OPEN_DATA(self->fd);
 	ASSERT_EQ(0, ue_reg(self->fd, PREFIX "gone1 u32 a", NULL, NULL));
 	ASSERT_EQ(0, ue_reg(self->fd, PREFIX "gone2", NULL, NULL));
 	ASSERT_EQ(0, ue_write_file(UE_TRACEFS "/dynamic_events",
 				   "u:" PREFIX "gone3 u32 d", false));
-	close(self->fd);
-	self->fd = -1;
+	ue_drop_fd(&self->fd);
 	ASSERT_TRUE(ue_event_exists(PREFIX "gone1"));
 
 	/* Was enabled once, is not any more */
@@ -242,8 +259,7 @@ TEST_F(unload, rmmod_refused_while_events_exist)
 	ASSERT_EQ(0, n);
 
 	/* And it works */
-	self->fd = ue_open_data();
-	ASSERT_LE(0, self->fd);
+	UE_ASSERT_OPEN_DATA(self->fd);
 	ASSERT_EQ(0, ue_reg(self->fd, PREFIX "after u32 a", NULL, NULL));
 	ASSERT_TRUE(ue_event_exists(PREFIX "after"));
 }
@@ -271,17 +287,10 @@ TEST_F(unload, max_events_param)
 	ASSERT_EQ(DEFAULT_MAX_EVENTS, max_events_param());
 
 	/* Load it again allowing only 3 events */
-	ASSERT_EQ(0, do_rmmod(self->out, sizeof(self->out))) {
-		TH_LOG("rmmod: %s", self->out);
-	}
-	ASSERT_EQ(0, do_insmod_params(self->out, sizeof(self->out),
-				      "max_events=3")) {
-		TH_LOG("insmod max_events=3: %s", self->out);
-	}
+	reload(_metadata, self, "max_events=3");
 	ASSERT_EQ(3, max_events_param());
 
-	self->fd = ue_open_data();
-	ASSERT_LE(0, self->fd);
+	UE_ASSERT_OPEN_DATA(self->fd);
 	for (i = 1; i <= 3; i++) {
 		snprintf(desc, sizeof(desc), PREFIX "max%d u32 a", i);
 		ASSERT_EQ(0, ue_reg(self->fd, desc, NULL, &w));
@@ -295,15 +304,12 @@ TEST_F(unload, max_events_param)
 	ASSERT_EQ(1, w);
 
 	/* Deleting one makes room for another */
-	close(self->fd);
-	self->fd = -1;
+	ue_drop_fd(&self->fd);
 	ASSERT_EQ(0, ue_del(PREFIX "max3"));
-	self->fd = ue_open_data();
-	ASSERT_LE(0, self->fd);
+	UE_ASSERT_OPEN_DATA(self->fd);
 	ASSERT_EQ(0, ue_reg(self->fd, PREFIX "max4 u32 a", NULL, &w));
 	ASSERT_EQ(0, w);
-	close(self->fd);
-	self->fd = -1;
+	ue_drop_fd(&self->fd);
 
 	/* Back to the defaults */
 	for (i = 1; i <= 4; i++) {
@@ -311,12 +317,7 @@ TEST_F(unload, max_events_param)
 		if (i != 3)
 			ASSERT_EQ(0, ue_del(name));
 	}
-	ASSERT_EQ(0, do_rmmod(self->out, sizeof(self->out))) {
-		TH_LOG("rmmod: %s", self->out);
-	}
-	ASSERT_EQ(0, do_insmod(self->out, sizeof(self->out))) {
-		TH_LOG("insmod: %s", self->out);
-	}
+	reload(_metadata, self, "");
 	ASSERT_EQ(DEFAULT_MAX_EVENTS, max_events_param());
 }
 
@@ -439,17 +440,7 @@ TEST_F(unload, max_events_per_uid_param)
 	struct stat root_st;
 	int err;
 
-	ASSERT_EQ(0, stat(UE_TRACEFS, &root_st));
-	ASSERT_EQ(0, chmod(UE_TRACEFS, (root_st.st_mode & 07777) | 0011));
-	ASSERT_EQ(0, do_rmmod(self->out, sizeof(self->out))) {
-		TH_LOG("rmmod: %s", self->out);
-	}
-	ASSERT_EQ(0, do_insmod_params(self->out, sizeof(self->out),
-				      /* users share events: upstream's rule */
-				      "data_gid=4242 data_mode=0660 max_events_per_uid=3"
-				      " isolation=shared")) {
-		TH_LOG("insmod: %s", self->out);
-	}
+	reload_for_users(_metadata, self, &root_st, "max_events_per_uid=3");
 
 	/* The first user fills its share */
 	EXPECT_EQ(3, reg_n_as_uid(UE_TEST_UID, "qa", 5, &err));
@@ -474,23 +465,16 @@ TEST_F(unload, max_events_per_uid_param)
 	EXPECT_EQ(-EMFILE, err);
 
 	/* Root is bounded by max_events only */
-	self->fd = ue_open_data();
-	ASSERT_LE(0, self->fd);
+	UE_ASSERT_OPEN_DATA(self->fd);
 	EXPECT_EQ(0, ue_reg(self->fd, PREFIX "qr0 u32 a", NULL, NULL));
 	EXPECT_EQ(0, ue_reg(self->fd, PREFIX "qr1 u32 a", NULL, NULL));
 	EXPECT_EQ(0, ue_reg(self->fd, PREFIX "qr2 u32 a", NULL, NULL));
 	EXPECT_EQ(0, ue_reg(self->fd, PREFIX "qr3 u32 a", NULL, NULL));
-	close(self->fd);
-	self->fd = -1;
+	ue_drop_fd(&self->fd);
 
 	/* Back to the defaults */
 	EXPECT_EQ(0, ue_delete_prefix(PREFIX));
-	ASSERT_EQ(0, do_rmmod(self->out, sizeof(self->out))) {
-		TH_LOG("rmmod: %s", self->out);
-	}
-	ASSERT_EQ(0, do_insmod(self->out, sizeof(self->out))) {
-		TH_LOG("insmod: %s", self->out);
-	}
+	reload(_metadata, self, "");
 	ASSERT_EQ(0, chmod(UE_TRACEFS, root_st.st_mode & 07777));
 }
 
@@ -513,8 +497,7 @@ static pid_t bits_as_uid(uid_t uid, int n, int res_fd, int hold_fd,
 		int fd = -1, i, r;
 		char c;
 
-		if (hold_wr >= 0)
-			close(hold_wr);
+		ue_close_fd(hold_wr);
 		if (setgroups(1, groups) ||
 		    setresgid(UE_TEST_GID, UE_TEST_GID, UE_TEST_GID) ||
 		    setresuid(uid, uid, uid))
@@ -566,17 +549,7 @@ TEST_F(unload, max_enablers_per_uid_param)
 	char got[8];
 	pid_t holder, pid;
 
-	ASSERT_EQ(0, stat(UE_TRACEFS, &root_st));
-	ASSERT_EQ(0, chmod(UE_TRACEFS, (root_st.st_mode & 07777) | 0011));
-	ASSERT_EQ(0, do_rmmod(self->out, sizeof(self->out))) {
-		TH_LOG("rmmod: %s", self->out);
-	}
-	ASSERT_EQ(0, do_insmod_params(self->out, sizeof(self->out),
-				      /* users share events: upstream's rule */
-				      "data_gid=4242 data_mode=0660 max_enablers_per_uid=3"
-				      " isolation=shared")) {
-		TH_LOG("insmod: %s", self->out);
-	}
+	reload_for_users(_metadata, self, &root_st, "max_enablers_per_uid=3");
 
 	/* A process of the user takes 2 of its 3 and keeps them */
 	ASSERT_EQ(0, pipe(res));
@@ -663,13 +636,8 @@ TEST_F(unload, access_control)
 	EXPECT_EQ(-EACCES, try_as_user(UE_STATUS_FILE, O_RDONLY, UE_TEST_GID));
 
 	/* A group granted */
-	ASSERT_EQ(0, do_rmmod(self->out, sizeof(self->out))) {
-		TH_LOG("rmmod: %s", self->out);
-	}
-	ASSERT_EQ(0, do_insmod_params(self->out, sizeof(self->out),
-				      "data_gid=4242 data_mode=0660 status_gid=4242 status_mode=0440")) {
-		TH_LOG("insmod: %s", self->out);
-	}
+	reload(_metadata, self,
+	       "data_gid=4242 data_mode=0660 status_gid=4242 status_mode=0440");
 	file_owner(UE_DATA_FILE, &mode, &gid);
 	EXPECT_EQ(0660, mode);
 	EXPECT_EQ(UE_TEST_GID, gid);
@@ -829,54 +797,44 @@ TEST_F_TIMEOUT(unload, load_use_unload_100_cycles, UE_TIMEOUT(600))
 	}
 }
 
+/* Four enable bits in this address space, then one after unregistering one */
+static void four_enablers(void *arg __attribute__((unused)), int *res)
+{
+	static __u64 words[4];
+	struct user_write_reg reg;
+	struct user_write_unreg unreg;
+	int fd = ue_open_data(), i;
+
+	for (i = 0; i < 4; i++) {
+		memset(&reg, 0, sizeof(reg));
+		reg.size = sizeof(reg);
+		reg.enable_size = sizeof(words[i]);
+		reg.enable_addr = (__u64)(uintptr_t)&words[i];
+		reg.name_args = (__u64)(uintptr_t)PREFIX "men u32 a";
+		if (ioctl(fd, DIAG_IOCSREG, &reg) < 0)
+			break;
+	}
+	res[0] = i == 3 ? errno : -i;
+	/* Room again after an unregistration */
+	memset(&unreg, 0, sizeof(unreg));
+	unreg.size = sizeof(unreg);
+	unreg.disable_addr = (__u64)(uintptr_t)&words[0];
+	res[1] = ioctl(fd, DIAG_IOCSUNREG, &unreg) ? -errno :
+		 ioctl(fd, DIAG_IOCSREG, &reg) ? -errno : 0;
+}
+
 /*
  * max_enablers bounds the enable bits of one address space: one more is
  * EMFILE; unregistering one makes room; a fork child inherits within it.
  */
 TEST_F(unload, max_enablers_param)
 {
-	int pipefd[2], res[2] = { 1, 1 }, fd, i;
-	static __u64 words[4];
-	struct user_write_reg reg;
-	struct user_write_unreg unreg;
-	pid_t pid;
+	int res[2] = { 1, 1 }, i;
 
-	ASSERT_EQ(0, do_rmmod(self->out, sizeof(self->out))) {
-		TH_LOG("rmmod: %s", self->out);
-	}
-	ASSERT_EQ(0, do_insmod_params(self->out, sizeof(self->out),
-				      "max_enablers=3")) {
-		TH_LOG("insmod max_enablers=3: %s", self->out);
-	}
+	reload(_metadata, self, "max_enablers=3");
 
 	/* In a child: its address space keeps the module until it exits */
-	ASSERT_EQ(0, pipe(pipefd));
-	pid = fork();
-	ASSERT_LE(0, pid);
-	if (pid == 0) {
-		close(pipefd[0]);
-		fd = ue_open_data();
-		for (i = 0; i < 4; i++) {
-			memset(&reg, 0, sizeof(reg));
-			reg.size = sizeof(reg);
-			reg.enable_size = sizeof(words[i]);
-			reg.enable_addr = (__u64)(uintptr_t)&words[i];
-			reg.name_args = (__u64)(uintptr_t)PREFIX "men u32 a";
-			if (ioctl(fd, DIAG_IOCSREG, &reg) < 0)
-				break;
-		}
-		res[0] = i == 3 ? errno : -i;
-		/* Room again after an unregistration */
-		memset(&unreg, 0, sizeof(unreg));
-		unreg.size = sizeof(unreg);
-		unreg.disable_addr = (__u64)(uintptr_t)&words[0];
-		res[1] = ioctl(fd, DIAG_IOCSUNREG, &unreg) ? -errno :
-			 ioctl(fd, DIAG_IOCSREG, &reg) ? -errno : 0;
-		if (write(pipefd[1], res, sizeof(res)) != sizeof(res))
-			_exit(2);
-		_exit(0);
-	}
-	UE_ASSERT_CHILD_RESULTS(pid, pipefd, res);
+	ue_child_results(_metadata, four_enablers, NULL, res, sizeof(res));
 	EXPECT_EQ(EMFILE, res[0]);
 	EXPECT_EQ(0, res[1]);
 
@@ -1086,8 +1044,7 @@ TEST_F_TIMEOUT(unload, deleted_records_purged_at_unload, UE_TIMEOUT(600))
 				   false));
 
 	/* Records of the old event in the instance only */
-	self->fd = ue_open_data();
-	ASSERT_LE(0, self->fd);
+	UE_ASSERT_OPEN_DATA(self->fd);
 	ASSERT_EQ(0, ue_reg(self->fd, PREFIX "puold u64 v", NULL, &w));
 	old_id = ue_event_id(PREFIX "puold");
 	ASSERT_EQ(id, old_id);
@@ -1105,8 +1062,7 @@ TEST_F_TIMEOUT(unload, deleted_records_purged_at_unload, UE_TIMEOUT(600))
 	ASSERT_EQ(0, ue_write_file(PU_INST "/events/user_events/" PREFIX
 				   "puold/enable", "0", false));
 	/* Deleted: its id stays, a tombstone */
-	close(self->fd);
-	self->fd = -1;
+	ue_drop_fd(&self->fd);
 	ASSERT_EQ(0, ue_del(PREFIX "puold"));
 	ASSERT_FALSE(ue_event_exists(PREFIX "puold"));
 

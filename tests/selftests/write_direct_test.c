@@ -65,8 +65,7 @@ FIXTURE_TEARDOWN(direct)
 			      "!enable_event:user_events:" PREFIX "sd\n", false);
 	if (self->pid_filter)
 		ue_write_file(UE_TRACEFS "/set_event_pid", "\n", true);
-	if (self->fd >= 0)
-		close(self->fd);
+	ue_close_fd(self->fd);
 	/* releases_under_flag_churn, if it stopped midway */
 	ue_write_file(UE_TRACEFS "/instances/ue_d_churn/events/user_events/"
 		      PREFIX "churn/enable", "0\n", false);
@@ -132,6 +131,16 @@ static __u32 good_loc(int slen)
 	return DYN_LOC(ue_hdr_size() + 8, slen);
 }
 
+/* A good record: a, then the 5-character string s at good_loc(6), on fd */
+static void write_good(struct __test_metadata *_metadata, int fd, int w,
+		       __u32 a, const char *s)
+{
+	unsigned char buf[64];
+	int len = loc_rec(buf, w, a, good_loc(6), s, 6);
+
+	ASSERT_EQ(len, write(fd, buf, len));
+}
+
 /* Writes that fail the checks, with write() and writev() */
 /*
  * writev() of the index (in the last 8 bytes before the PROT_NONE page at
@@ -193,32 +202,24 @@ static void bad_writes(struct __test_metadata *_metadata, int fd, int w)
  */
 static void filtered_writes(struct __test_metadata *_metadata, int fd, int w)
 {
-	unsigned char buf[64];
-	int len;
-
 	bad_writes(_metadata, fd, w);
-	len = loc_rec(buf, w, 2, good_loc(6), "other", 6);
-	ASSERT_EQ(len, write(fd, buf, len));
-	len = loc_rec(buf, w, 1, good_loc(6), "match", 6);
-	ASSERT_EQ(len, write(fd, buf, len));
+	write_good(_metadata, fd, w, 2, "other");
+	write_good(_metadata, fd, w, 1, "match");
 }
 
 TEST_F(direct, bad_loc_nothing_recorded)
 {
 	const char *name = PREFIX "loc";
-	unsigned char buf[64];
-	int w, len;
+	int w;
 
-	w = ue_reg_enabled(self->fd, PREFIX "loc " LOC_DESC, name);
-	ASSERT_LE(0, w);
+	w = ue_reg_enabled_ok(_metadata, self->fd,
+			      PREFIX "loc " LOC_DESC, name);
 
 	bad_writes(_metadata, self->fd, w);
 	ASSERT_EQ(0, ue_trace_lines(name, self->lines, MAX_LINES));
 
-	len = loc_rec(buf, w, 3, good_loc(6), "hello", 6);
-	ASSERT_EQ(len, write(self->fd, buf, len));
-	ASSERT_EQ(1, ue_trace_lines(name, self->lines, MAX_LINES));
-	ASSERT_STREQ("a=3 s=hello", self->lines[0]);
+	write_good(_metadata, self->fd, w, 3, "hello");
+	UE_ASSERT_TRACE_LINES(name, self->lines, "a=3 s=hello");
 }
 
 /*
@@ -237,8 +238,8 @@ TEST_F(direct, one_copy_path_taken)
 
 	TH_LOG("one_copy=%s: %lld of 6 writes staged per pass", per_pass ? "N" : "Y",
 	       per_pass);
-	w = ue_reg_enabled(self->fd, PREFIX "one " LOC_DESC, name);
-	ASSERT_LE(0, w);
+	w = ue_reg_enabled_ok(_metadata, self->fd,
+			      PREFIX "one " LOC_DESC, name);
 	cnt = kprobe_counter_open(STAGED_FN);
 	ASSERT_LE(0, cnt) {
 		TH_LOG("kprobe on " STAGED_FN ": %s", strerror(-cnt));
@@ -283,8 +284,8 @@ TEST_F(direct, filter_rejects_and_bad_loc)
 	const char *name = PREFIX "flt";
 	int w, i;
 
-	w = ue_reg_enabled(self->fd, PREFIX "flt " LOC_DESC, name);
-	ASSERT_LE(0, w);
+	w = ue_reg_enabled_ok(_metadata, self->fd,
+			      PREFIX "flt " LOC_DESC, name);
 	ASSERT_EQ(0, ev_write(name, "filter", "a == 1\n"));
 
 	for (i = 0; i < 3; i++)
@@ -311,8 +312,8 @@ TEST_F(direct, payload_faults_midway)
 	unsigned char *map;
 	int w, len, pass;
 
-	w = ue_reg_enabled(self->fd, PREFIX "fault " LOC_DESC, name);
-	ASSERT_LE(0, w);
+	w = ue_reg_enabled_ok(_metadata, self->fd,
+			      PREFIX "fault " LOC_DESC, name);
 
 	map = mmap(NULL, 2 * page, PROT_READ | PROT_WRITE,
 		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -343,8 +344,7 @@ TEST_F(direct, payload_faults_midway)
 
 	ASSERT_EQ(0, ue_trace_lines(name, self->lines, MAX_LINES));
 	ASSERT_EQ(len, write(self->fd, good, len));
-	ASSERT_EQ(1, ue_trace_lines(name, self->lines, MAX_LINES));
-	ASSERT_STREQ("a=1 s=hello", self->lines[0]);
+	UE_ASSERT_TRACE_LINES(name, self->lines, "a=1 s=hello");
 
 	ASSERT_EQ(0, ev_write(name, "filter", "0\n"));
 	munmap(map, 2 * page);
@@ -358,15 +358,13 @@ TEST_F(direct, payload_faults_midway)
 TEST_F(direct, soft_disabled_then_enabled_by_trigger)
 {
 	const char *sd = PREFIX "sd", *src = PREFIX "src";
-	unsigned char buf[64];
-	int w = -1, ws, len;
+	int w = -1, ws;
 	__u32 one = 1;
 	struct iovec io[2];
 
 	ASSERT_EQ(0, ue_reg(self->fd, PREFIX "sd " LOC_DESC, NULL, &w));
 	ASSERT_LE(0, w);
-	ws = ue_reg_enabled(self->fd, PREFIX "src u32 a", src);
-	ASSERT_LE(0, ws);
+	ws = ue_reg_enabled_ok(_metadata, self->fd, PREFIX "src u32 a", src);
 
 	ue_event_path(self->trigger_path, sizeof(self->trigger_path), src,
 		      "trigger");
@@ -374,8 +372,7 @@ TEST_F(direct, soft_disabled_then_enabled_by_trigger)
 				   "enable_event:user_events:" PREFIX "sd\n",
 				   false));
 
-	len = loc_rec(buf, w, 5, good_loc(6), "quiet", 6);
-	ASSERT_EQ(len, write(self->fd, buf, len));
+	write_good(_metadata, self->fd, w, 5, "quiet");
 	bad_writes(_metadata, self->fd, w);
 	ASSERT_EQ(0, ue_trace_lines(sd, self->lines, MAX_LINES));
 
@@ -384,37 +381,31 @@ TEST_F(direct, soft_disabled_then_enabled_by_trigger)
 	io[1] = (struct iovec){ &one, 4 };
 	ASSERT_EQ(8, writev(self->fd, io, 2));
 
-	len = loc_rec(buf, w, 6, good_loc(6), "heard", 6);
-	ASSERT_EQ(len, write(self->fd, buf, len));
-	ASSERT_EQ(1, ue_trace_lines(sd, self->lines, MAX_LINES));
-	ASSERT_STREQ("a=6 s=heard", self->lines[0]);
+	write_good(_metadata, self->fd, w, 6, "heard");
+	UE_ASSERT_TRACE_LINES(sd, self->lines, "a=6 s=heard");
 }
 
 /* set_event_pid: only the listed pids record */
 TEST_F(direct, pid_filter)
 {
 	const char *name = PREFIX "pid";
-	unsigned char buf[64];
 	char pid[32];
-	int w, len;
+	int w;
 
-	w = ue_reg_enabled(self->fd, PREFIX "pid " LOC_DESC, name);
-	ASSERT_LE(0, w);
+	w = ue_reg_enabled_ok(_metadata, self->fd,
+			      PREFIX "pid " LOC_DESC, name);
 
 	self->pid_filter = true;
 	/* pid 1 (init) only: our writes are not recorded */
 	ASSERT_EQ(0, ue_write_file(UE_TRACEFS "/set_event_pid", "1\n", true));
-	len = loc_rec(buf, w, 7, good_loc(6), "other", 6);
-	ASSERT_EQ(len, write(self->fd, buf, len));
+	write_good(_metadata, self->fd, w, 7, "other");
 	bad_writes(_metadata, self->fd, w);
 	ASSERT_EQ(0, ue_trace_lines(name, self->lines, MAX_LINES));
 
 	snprintf(pid, sizeof(pid), "%d\n", getpid());
 	ASSERT_EQ(0, ue_write_file(UE_TRACEFS "/set_event_pid", pid, true));
-	len = loc_rec(buf, w, 8, good_loc(6), "mine!", 6);
-	ASSERT_EQ(len, write(self->fd, buf, len));
-	ASSERT_EQ(1, ue_trace_lines(name, self->lines, MAX_LINES));
-	ASSERT_STREQ("a=8 s=mine!", self->lines[0]);
+	write_good(_metadata, self->fd, w, 8, "mine!");
+	UE_ASSERT_TRACE_LINES(name, self->lines, "a=8 s=mine!");
 }
 
 /*
@@ -475,8 +466,8 @@ TEST_F(direct, racing_rewrite_never_records_bad_loc)
 	pthread_t t;
 	int w, len, n, cnt;
 
-	w = ue_reg_enabled(self->fd, PREFIX "race " LOC_DESC, name);
-	ASSERT_LE(0, w);
+	w = ue_reg_enabled_ok(_metadata, self->fd,
+			      PREFIX "race " LOC_DESC, name);
 	f.good = good_loc(6);
 	f.bad = DYN_LOC(ue_hdr_size() + 8, 4000);
 	len = loc_rec(buf, w, 9, f.good, "valid", 6);
@@ -589,8 +580,8 @@ TEST_F(direct, releases_under_flag_churn)
 	int w, len, mfd;
 	time_t end;
 
-	w = ue_reg_enabled(self->fd, PREFIX "churn " LOC_DESC, name);
-	ASSERT_LE(0, w);
+	w = ue_reg_enabled_ok(_metadata, self->fd,
+			      PREFIX "churn " LOC_DESC, name);
 	if (mkdir(CHURN_INST, 0755) && errno != EEXIST)
 		ASSERT_EQ(0, -errno);
 	snprintf(c.inst_enable, sizeof(c.inst_enable),
@@ -625,8 +616,7 @@ TEST_F(direct, releases_under_flag_churn)
 		ASSERT_EQ(0, madvise(lazy, page, MADV_DONTNEED));
 		ASSERT_EQ(len, write(self->fd, lazy, len));
 
-		len = loc_rec(buf, w, 7, good_loc(6), "seven", 6);
-		ASSERT_EQ(len, write(self->fd, buf, len));
+		write_good(_metadata, self->fd, w, 7, "seven");
 		writes += 4;
 		nanosleep(&ts, NULL);
 	}

@@ -34,11 +34,7 @@ FIXTURE_SETUP(write)
 
 FIXTURE_TEARDOWN(write)
 {
-	if (self->fd >= 0)
-		close(self->fd);
-	if (self->fd2 >= 0)
-		close(self->fd2);
-	EXPECT_EQ(0, ue_delete_prefix(PREFIX));
+	ue_fds_teardown(_metadata, self->fd, self->fd2, PREFIX);
 }
 
 /* struct rec, rec_init(), rec_put(): ue_rec.h */
@@ -48,7 +44,6 @@ FIXTURE_TEARDOWN(write)
 	rec_put((r), &__v, sizeof(__v));	\
 } while (0)
 
-/* Register desc on fd, enable NAME in ftrace, return the write index */
 TEST_F(write, write_one_line)
 {
 	const char *name = PREFIX "test";
@@ -56,8 +51,8 @@ TEST_F(write, write_one_line)
 	struct rec r;
 	int w = -1;
 
-	w = ue_reg_enabled(self->fd, PREFIX "test u32 count;char[20] msg", name);
-	ASSERT_LE(0, w);
+	w = ue_reg_enabled_ok(_metadata, self->fd,
+			      PREFIX "test u32 count;char[20] msg", name);
 
 	rec_init(&r, w);
 	REC_PUT(&r, __u32, 5);
@@ -66,8 +61,7 @@ TEST_F(write, write_one_line)
 
 	ASSERT_EQ(28, write(self->fd, r.d, r.len));
 
-	ASSERT_EQ(1, ue_trace_lines(name, self->lines, MAX_LINES));
-	ASSERT_STREQ("count=5 msg=hello", self->lines[0]);
+	UE_ASSERT_TRACE_LINES(name, self->lines, "count=5 msg=hello");
 }
 
 TEST_F(write, writev_one_line)
@@ -78,20 +72,16 @@ TEST_F(write, writev_one_line)
 	struct iovec io[3];
 	int w = -1;
 
-	w = ue_reg_enabled(self->fd, PREFIX "vec u32 count; char[20] msg", name);
-	ASSERT_LE(0, w);
+	w = ue_reg_enabled_ok(_metadata, self->fd,
+			      PREFIX "vec u32 count; char[20] msg", name);
 
-	io[0].iov_base = &w;
-	io[0].iov_len = sizeof(w);
-	io[1].iov_base = &count;
-	io[1].iov_len = sizeof(count);
-	io[2].iov_base = msg;
-	io[2].iov_len = sizeof(msg);
+	io[0] = (struct iovec){ &w, sizeof(w) };
+	io[1] = (struct iovec){ &count, sizeof(count) };
+	io[2] = (struct iovec){ msg, sizeof(msg) };
 
 	ASSERT_EQ(28, writev(self->fd, io, 3));
 
-	ASSERT_EQ(1, ue_trace_lines(name, self->lines, MAX_LINES));
-	ASSERT_STREQ("count=77 msg=world", self->lines[0]);
+	UE_ASSERT_TRACE_LINES(name, self->lines, "count=77 msg=world");
 }
 
 TEST_F(write, writev_split_fields)
@@ -101,8 +91,8 @@ TEST_F(write, writev_split_fields)
 	struct rec r;
 	int w = -1;
 
-	w = ue_reg_enabled(self->fd, PREFIX "split u32 a;u16 b;char[6] c", name);
-	ASSERT_LE(0, w);
+	w = ue_reg_enabled_ok(_metadata, self->fd,
+			      PREFIX "split u32 a;u16 b;char[6] c", name);
 
 	rec_init(&r, w);
 	REC_PUT(&r, __u32, 123456);
@@ -120,8 +110,7 @@ TEST_F(write, writev_split_fields)
 
 	ASSERT_EQ(16, writev(self->fd, io, 6));
 
-	ASSERT_EQ(1, ue_trace_lines(name, self->lines, MAX_LINES));
-	ASSERT_STREQ("a=123456 b=4321 c=split", self->lines[0]);
+	UE_ASSERT_TRACE_LINES(name, self->lines, "a=123456 b=4321 c=split");
 }
 
 /*
@@ -137,8 +126,8 @@ TEST_F(write, payload_pages_not_present)
 	unsigned char *map;
 	int w = -1;
 
-	w = ue_reg_enabled(self->fd, PREFIX "lazy u32 a;u32 b", name);
-	ASSERT_LE(0, w);
+	w = ue_reg_enabled_ok(_metadata, self->fd,
+			      PREFIX "lazy u32 a;u32 b", name);
 
 	map = mmap(NULL, 3 * page, PROT_READ | PROT_WRITE,
 		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -153,9 +142,7 @@ TEST_F(write, payload_pages_not_present)
 	ASSERT_EQ(12, writev(self->fd, io, 2));
 	munmap(map, 3 * page);
 
-	ASSERT_EQ(2, ue_trace_lines(name, self->lines, MAX_LINES));
-	ASSERT_STREQ("a=0 b=0", self->lines[0]);
-	ASSERT_STREQ("a=0 b=0", self->lines[1]);
+	UE_ASSERT_TRACE_LINES(name, self->lines, "a=0 b=0", "a=0 b=0");
 }
 
 /* splice() into the data file is not supported (no splice_write) */
@@ -164,8 +151,8 @@ TEST_F(write, splice_refused)
 	int pipefd[2], w = -1;
 	struct rec r;
 
-	w = ue_reg_enabled(self->fd, PREFIX "splice u32 a", PREFIX "splice");
-	ASSERT_LE(0, w);
+	w = ue_reg_enabled_ok(_metadata, self->fd, PREFIX "splice u32 a",
+			      PREFIX "splice");
 
 	rec_init(&r, w);
 	REC_PUT(&r, __u32, 31337);
@@ -184,10 +171,10 @@ TEST_F(write, lines_in_order_per_event)
 	struct rec r;
 	int wa, wb, i;
 
-	wa = ue_reg_enabled(self->fd, PREFIX "ord_a u32 n", PREFIX "ord_a");
-	ASSERT_LE(0, wa);
-	wb = ue_reg_enabled(self->fd, PREFIX "ord_b s32 n", PREFIX "ord_b");
-	ASSERT_LE(0, wb);
+	wa = ue_reg_enabled_ok(_metadata, self->fd, PREFIX "ord_a u32 n",
+			       PREFIX "ord_a");
+	wb = ue_reg_enabled_ok(_metadata, self->fd, PREFIX "ord_b s32 n",
+			       PREFIX "ord_b");
 	ASSERT_NE(wa, wb);
 
 	for (i = 1; i <= 3; i++) {
@@ -199,31 +186,24 @@ TEST_F(write, lines_in_order_per_event)
 		ASSERT_EQ(8, write(self->fd, r.d, r.len));
 	}
 
-	ASSERT_EQ(3, ue_trace_lines(PREFIX "ord_a", self->lines, MAX_LINES));
-	ASSERT_STREQ("n=1", self->lines[0]);
-	ASSERT_STREQ("n=2", self->lines[1]);
-	ASSERT_STREQ("n=3", self->lines[2]);
+	UE_ASSERT_TRACE_LINES(PREFIX "ord_a", self->lines, "n=1", "n=2", "n=3");
 
-	ASSERT_EQ(3, ue_trace_lines(PREFIX "ord_b", self->lines, MAX_LINES));
-	ASSERT_STREQ("n=-1", self->lines[0]);
-	ASSERT_STREQ("n=-2", self->lines[1]);
-	ASSERT_STREQ("n=-3", self->lines[2]);
+	UE_ASSERT_TRACE_LINES(PREFIX "ord_b", self->lines,
+			      "n=-1", "n=-2", "n=-3");
 }
 
 TEST_F(write, other_fd_own_index)
 {
 	const char *name = PREFIX "fds";
 	struct rec r;
-	int w2 = -1;
-	int w = -1;
+	int w = -1, w2 = -1;
 
 	/* fd: an unrelated event first, so the indexes differ */
 	ASSERT_EQ(0, ue_reg(self->fd, PREFIX "fds_pad", NULL, NULL));
 	w = ue_reg_enabled(self->fd, PREFIX "fds u32 v", name);
 	ASSERT_EQ(1, w);
 
-	self->fd2 = ue_open_data();
-	ASSERT_LE(0, self->fd2);
+	UE_ASSERT_OPEN_DATA(self->fd2);
 	ASSERT_EQ(0, ue_reg(self->fd2, PREFIX "fds u32 v", NULL, &w2));
 	ASSERT_EQ(0, w2);
 
@@ -235,9 +215,7 @@ TEST_F(write, other_fd_own_index)
 	REC_PUT(&r, __u32, 2);
 	ASSERT_EQ(8, write(self->fd2, r.d, r.len));
 
-	ASSERT_EQ(2, ue_trace_lines(name, self->lines, MAX_LINES));
-	ASSERT_STREQ("v=1", self->lines[0]);
-	ASSERT_STREQ("v=2", self->lines[1]);
+	UE_ASSERT_TRACE_LINES(name, self->lines, "v=1", "v=2");
 }
 
 #define ALL_TYPES_DESC PREFIX "types u8 a;u16 b;u32 c;u64 d;s8 e;s16 f;" \
@@ -273,8 +251,7 @@ TEST_F(write, all_types_extremes)
 	struct rec r;
 	int w = -1;
 
-	w = ue_reg_enabled(self->fd, ALL_TYPES_DESC, name);
-	ASSERT_LE(0, w);
+	w = ue_reg_enabled_ok(_metadata, self->fd, ALL_TYPES_DESC, name);
 
 	/* Largest unsigned values, smallest signed values */
 	rec_init(&r, w);
@@ -309,8 +286,7 @@ TEST_F(write, all_types_small_values)
 	struct rec r;
 	int w = -1;
 
-	w = ue_reg_enabled(self->fd, ALL_TYPES_DESC, name);
-	ASSERT_LE(0, w);
+	w = ue_reg_enabled_ok(_metadata, self->fd, ALL_TYPES_DESC, name);
 
 	rec_init(&r, w);
 	put_all_types(&r, 1, 2, 3, 4, -1, -2, -3, -4, -5, 6, -7, 8, 'A', 'B',
@@ -321,9 +297,9 @@ TEST_F(write, all_types_small_values)
 	io[1] = (struct iovec){ r.d + 4, r.len - 4 };
 	ASSERT_EQ(56, writev(self->fd, io, 2));
 
-	ASSERT_EQ(1, ue_trace_lines(name, self->lines, MAX_LINES));
-	ASSERT_STREQ("a=1 b=2 c=3 d=4 e=-1 f=-2 g=-3 h=-4 i=-5 j=6 k=-7 "
-		     "l=8 m=65 n=66 o=hi p=x", self->lines[0]);
+	UE_ASSERT_TRACE_LINES(name, self->lines,
+			      "a=1 b=2 c=3 d=4 e=-1 f=-2 g=-3 h=-4 i=-5 j=6 k=-7 "
+			      "l=8 m=65 n=66 o=hi p=x");
 }
 
 TEST_F(write, each_type_alone)
@@ -383,9 +359,9 @@ TEST_F(write, char_arrays_text)
 	struct rec r;
 	int w = -1;
 
-	w = ue_reg_enabled(self->fd, PREFIX "text char[8] a;unsigned char[6] b;"
-			"char[1] c;char[3] d", name);
-	ASSERT_LE(0, w);
+	w = ue_reg_enabled_ok(_metadata, self->fd,
+			      PREFIX "text char[8] a;unsigned char[6] b;"
+			      "char[1] c;char[3] d", name);
 
 	/* Stops at the first NUL, or after N bytes without one */
 	rec_init(&r, w);
@@ -402,9 +378,9 @@ TEST_F(write, char_arrays_text)
 	rec_put(&r, "\0ab", 3);
 	ASSERT_EQ(22, write(self->fd, r.d, r.len));
 
-	ASSERT_EQ(2, ue_trace_lines(name, self->lines, MAX_LINES));
-	ASSERT_STREQ("a=hi b=xyz c=Q d=end", self->lines[0]);
-	ASSERT_STREQ("a=12345678 b=abcdef c= d=", self->lines[1]);
+	UE_ASSERT_TRACE_LINES(name, self->lines,
+			      "a=hi b=xyz c=Q d=end",
+			      "a=12345678 b=abcdef c= d=");
 }
 
 TEST_F(write, extra_payload_accepted)
@@ -413,8 +389,7 @@ TEST_F(write, extra_payload_accepted)
 	struct rec r;
 	int w = -1;
 
-	w = ue_reg_enabled(self->fd, PREFIX "extra u32 a", name);
-	ASSERT_LE(0, w);
+	w = ue_reg_enabled_ok(_metadata, self->fd, PREFIX "extra u32 a", name);
 
 	rec_init(&r, w);
 	REC_PUT(&r, __u32, 7);
@@ -436,8 +411,7 @@ TEST_F(write, no_fields_event)
 	const char *name = PREFIX "bare";
 	int w = -1;
 
-	w = ue_reg_enabled(self->fd, PREFIX "bare", name);
-	ASSERT_LE(0, w);
+	w = ue_reg_enabled_ok(_metadata, self->fd, PREFIX "bare", name);
 
 	ASSERT_EQ(4, write(self->fd, &w, sizeof(w)));
 	ASSERT_EQ(1, ue_trace_lines(name, self->lines, MAX_LINES));
@@ -453,8 +427,8 @@ TEST_F(write, errors)
 	int w, bad;
 	int woff = -1;
 
-	w = ue_reg_enabled(self->fd, PREFIX "err u32 a;char[4] b", name);
-	ASSERT_LE(0, w);
+	w = ue_reg_enabled_ok(_metadata, self->fd,
+			      PREFIX "err u32 a;char[4] b", name);
 	rec_init(&r, w);
 	REC_PUT(&r, __u32, 9);
 	rec_put(&r, "abc", 4);
@@ -492,8 +466,7 @@ TEST_F(write, errors)
 	memcpy(r.d, &w, 4);
 
 	/* ... nor on another fd that has no events */
-	self->fd2 = ue_open_data();
-	ASSERT_LE(0, self->fd2);
+	UE_ASSERT_OPEN_DATA(self->fd2);
 	errno = 0;
 	ASSERT_EQ(-1, write(self->fd2, r.d, r.len));
 	ASSERT_EQ(ENOENT, errno);
@@ -567,16 +540,14 @@ TEST_F(write, errors)
 	errno = 0;
 	ASSERT_EQ(-1, write(self->fd, r.d, r.len));
 	ASSERT_EQ(EBADF, errno);
-	ASSERT_EQ(1, ue_trace_lines(PREFIX "off", self->lines, MAX_LINES));
-	ASSERT_STREQ("a=1", self->lines[0]);
+	UE_ASSERT_TRACE_LINES(PREFIX "off", self->lines, "a=1");
 
 	/* The good record still works after all that */
 	rec_init(&r, w);
 	REC_PUT(&r, __u32, 9);
 	rec_put(&r, "abc", 4);
 	ASSERT_EQ(12, write(self->fd, r.d, r.len));
-	ASSERT_EQ(1, ue_trace_lines(name, self->lines, MAX_LINES));
-	ASSERT_STREQ("a=9 b=abc", self->lines[0]);
+	UE_ASSERT_TRACE_LINES(name, self->lines, "a=9 b=abc");
 }
 
 TEST_F(write, perf_only_is_enabled)
@@ -605,18 +576,6 @@ TEST_F(write, perf_only_is_enabled)
 	errno = 0;
 	ASSERT_EQ(-1, write(self->fd, r.d, r.len));
 	ASSERT_EQ(EBADF, errno);
-}
-
-static char *read_format(const char *name)
-{
-	static char buf[16384];
-	char path[512];
-
-	if (ue_read_file(ue_event_path(path, sizeof(path), name, "format"),
-			 buf, sizeof(buf)) < 0)
-		return NULL;
-
-	return buf;
 }
 
 /*
@@ -676,38 +635,18 @@ TEST_F(write, common_fields_and_header_size)
 
 TEST_F(write, format_example)
 {
-	const char *name = PREFIX "fmt";
-	char want[4096];
-	const char *got;
-	long id;
-
 	ASSERT_EQ(0, ue_reg(self->fd, PREFIX "fmt u32 count;char[20] msg", NULL, NULL));
-	id = ue_event_id(name);
-	ASSERT_LT(0, id);
-
-	ASSERT_EQ(0, ue_format_want(want, sizeof(want), name, id,
+	UE_ASSERT_FORMAT(PREFIX "fmt",
 		"\tfield:u32 count;\toffset:8;\tsize:4;\tsigned:0;\n"
 		"\tfield:char msg[20];\toffset:12;\tsize:20;\tsigned:1;\n"
 		"\n"
-		"print fmt: \"count=%u msg=%s\", REC->count, REC->msg\n"));
-
-	got = read_format(name);
-	ASSERT_NE(NULL, got);
-	ASSERT_STREQ(want, got);
+		"print fmt: \"count=%u msg=%s\", REC->count, REC->msg\n");
 }
 
 TEST_F(write, format_all_types)
 {
-	const char *name = PREFIX "types";
-	char want[8192];
-	const char *got;
-	long id;
-
 	ASSERT_EQ(0, ue_reg(self->fd, ALL_TYPES_DESC, NULL, NULL));
-	id = ue_event_id(name);
-	ASSERT_LT(0, id);
-
-	ASSERT_EQ(0, ue_format_want(want, sizeof(want), name, id,
+	UE_ASSERT_FORMAT(PREFIX "types",
 		"\tfield:u8 a;\toffset:8;\tsize:1;\tsigned:0;\n"
 		"\tfield:u16 b;\toffset:9;\tsize:2;\tsigned:0;\n"
 		"\tfield:u32 c;\toffset:11;\tsize:4;\tsigned:0;\n"
@@ -728,35 +667,19 @@ TEST_F(write, format_all_types)
 		"print fmt: \"a=%u b=%u c=%u d=%llu e=%hhd f=%hd g=%d h=%lld "
 		"i=%d j=%u k=%hd l=%u m=%hhd n=%u o=%s p=%s\", REC->a, REC->b, "
 		"REC->c, REC->d, REC->e, REC->f, REC->g, REC->h, REC->i, "
-		"REC->j, REC->k, REC->l, REC->m, REC->n, REC->o, REC->p\n"));
-
-	got = read_format(name);
-	ASSERT_NE(NULL, got);
-	ASSERT_STREQ(want, got);
+		"REC->j, REC->k, REC->l, REC->m, REC->n, REC->o, REC->p\n");
 }
 
 TEST_F(write, format_spaces_after_semicolon)
 {
-	const char *name = PREFIX "fmtsp";
-	char want[4096];
-	const char *got;
-	long id;
-
 	ASSERT_EQ(0, ue_reg(self->fd, PREFIX "fmtsp s64 x; unsigned char[3] y;  short z",
 			    NULL, NULL));
-	id = ue_event_id(name);
-	ASSERT_LT(0, id);
-
-	ASSERT_EQ(0, ue_format_want(want, sizeof(want), name, id,
+	UE_ASSERT_FORMAT(PREFIX "fmtsp",
 		"\tfield:s64 x;\toffset:8;\tsize:8;\tsigned:1;\n"
 		"\tfield:unsigned char y[3];\toffset:16;\tsize:3;\tsigned:0;\n"
 		"\tfield:short z;\toffset:19;\tsize:2;\tsigned:1;\n"
 		"\n"
-		"print fmt: \"x=%lld y=%s z=%hd\", REC->x, REC->y, REC->z\n"));
-
-	got = read_format(name);
-	ASSERT_NE(NULL, got);
-	ASSERT_STREQ(want, got);
+		"print fmt: \"x=%lld y=%s z=%hd\", REC->x, REC->y, REC->z\n");
 }
 
 /* Creates and deletes "churn" (DIAG_IOCSREG, last put); its id, or -errno */
@@ -803,8 +726,7 @@ TEST_F_TIMEOUT(write, deleted_event_id_not_reused, UE_TIMEOUT(600))
 	TH_LOG("%d events created and deleted, then id %ld each time", i, id);
 	ASSERT_LT(0, id);
 
-	self->fd2 = ue_open_data();
-	ASSERT_LE(0, self->fd2);
+	UE_ASSERT_OPEN_DATA(self->fd2);
 	ASSERT_EQ(0, ue_wreg(self->fd2, PREFIX "gone u32 a;u32 b", &word, 4,
 			     0, 0, &w));
 	ASSERT_EQ(0, ue_enable(gone, true));
@@ -816,8 +738,7 @@ TEST_F_TIMEOUT(write, deleted_event_id_not_reused, UE_TIMEOUT(600))
 		REC_PUT(&r, __u32, 0x7fffff00);
 		ASSERT_EQ(r.len, write(self->fd2, r.d, r.len));
 	}
-	w = ue_reg_enabled(self->fd, PREFIX "keep u32 k", keep);
-	ASSERT_LE(0, w);
+	w = ue_reg_enabled_ok(_metadata, self->fd, PREFIX "keep u32 k", keep);
 	rec_init(&r, w);
 	REC_PUT(&r, __u32, 42);
 	ASSERT_EQ(r.len, write(self->fd, r.d, r.len));
@@ -825,8 +746,7 @@ TEST_F_TIMEOUT(write, deleted_event_id_not_reused, UE_TIMEOUT(600))
 	/* Disabled, unregistered, closed: the last put deletes it */
 	ASSERT_EQ(0, ue_enable(gone, false));
 	ASSERT_EQ(0, ue_wunreg(self->fd2, &word, 0));
-	close(self->fd2);
-	self->fd2 = -1;
+	ue_drop_fd(&self->fd2);
 	ASSERT_FALSE(ue_event_exists(gone));
 
 	/* The lowest free id is the deleted event's: it is not handed out */
@@ -895,8 +815,7 @@ TEST_F_TIMEOUT(write, tombstones_outlive_forgotten_marks, UE_TIMEOUT(900))
 	ASSERT_EQ(0, mkdir(MK_INST, 0755));
 
 	/* Records in the instance only, bytes chosen by the writer */
-	self->fd2 = ue_open_data();
-	ASSERT_LE(0, self->fd2);
+	UE_ASSERT_OPEN_DATA(self->fd2);
 	ASSERT_EQ(0, ue_wreg(self->fd2, PREFIX "mkold u64 v", &word, 4, 0, 0,
 			     &w));
 	old_id = ue_event_id(old);
@@ -910,8 +829,7 @@ TEST_F_TIMEOUT(write, tombstones_outlive_forgotten_marks, UE_TIMEOUT(900))
 	}
 	ASSERT_EQ(0, ue_write_file(path, "0", false));
 	ASSERT_EQ(0, ue_wunreg(self->fd2, &word, 0));
-	close(self->fd2);
-	self->fd2 = -1;
+	ue_drop_fd(&self->fd2);
 	ASSERT_FALSE(ue_event_exists(old));
 
 	/* An administrator tries to delete an enabled synthetic event */

@@ -20,6 +20,8 @@
 #define A 0x5555000UL		/* a page-aligned "variable" */
 #define B 0x7777000UL
 
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
 static u32 text[4096];
 static unsigned int ntext;
 
@@ -133,6 +135,17 @@ static void fn_end(void)
 	ntext += 4;	/* a gap of padding between functions */
 }
 
+/* The same at the next index */
+static void emit_adrp(unsigned int rd, unsigned long target)
+{
+	emit(adrp(rd, ntext, target));
+}
+
+static void emit_bl(unsigned long target)
+{
+	emit(bl(ntext, target));
+}
+
 static unsigned long mutex_lock, mutex_unlock;
 
 static void stub(const char *name)
@@ -163,8 +176,39 @@ static unsigned long arg_of(const char *name, unsigned int arg,
 	return ue_fn_call_arg(&fn, mutex_lock, mutex_unlock, arg, why);
 }
 
+/* arg_of(), its answer and its reason printed as a TAP comment */
+static unsigned long arg_report(const char *name, unsigned int arg)
+{
+	const char *why;
+	unsigned long v = arg_of(name, arg, &why);
+
+	printf("# %s: %#lx (%s)\n", name, v, why ?: "");
+	return v;
+}
+
+/*
+ * Functions that load A into @reg, then run @insn (and @then, if not 0),
+ * after which the analysis must not know @arg of the mutex_lock() call
+ */
+static const struct clobber {
+	const char *name, *what;
+	unsigned int reg, arg;
+	u32 insn, then;
+} clobbers[] = {
+	/* CASP writes x0 and x1 (Xs, Xs+1): x1 is no longer A */
+	{ "casp", "CASP makes Xs+1 unknown", 1, 1, CASP_X0_X1_X2_X3_X4, 0 },
+	/* HVC returns values in x0-x3 (SMCCC): x1 is no longer A */
+	{ "hvc", "HVC makes the argument registers unknown", 1, 1, HVC_0, 0 },
+	/* PACIA1716 signs x17: x17 is no longer A */
+	{ "pacia1716", "PACIA1716 makes x17 unknown", 17, 0, PACIA1716,
+	  MOV_X0_X17 },
+	/* ERET does not go on to the next instruction */
+	{ "eret", "ERET is not decoded as going on", 1, 1, ERET, 0 },
+};
+
 int main(void)
 {
+	const struct clobber *c;
 	const char *why;
 	unsigned long v;
 	unsigned int i;
@@ -177,93 +221,53 @@ int main(void)
 	env.mutex_lock = mutex_lock;
 
 	/* A control: lock and unlock of A + 0x10 */
-	i = fn_begin("good");
-	emit(adrp(0, i, A));
+	fn_begin("good");
+	emit_adrp(0, A);
 	emit(add_imm(0, 0, 0x10));
-	emit(bl(i + 2, mutex_lock));
-	emit(adrp(0, i + 3, A));
+	emit_bl(mutex_lock);
+	emit_adrp(0, A);
 	emit(add_imm(0, 0, 0x10));
-	emit(bl(i + 5, mutex_unlock));
+	emit_bl(mutex_unlock);
 	emit(RET);
 	fn_end();
 
 	/* One call passes 0, the other B: they disagree */
-	i = fn_begin("zero_then_b");
-	emit(adrp(0, i, 0));
-	emit(bl(i + 1, mutex_lock));
-	emit(adrp(0, i + 2, B));
-	emit(bl(i + 3, mutex_unlock));
+	fn_begin("zero_then_b");
+	emit_adrp(0, 0);
+	emit_bl(mutex_lock);
+	emit_adrp(0, B);
+	emit_bl(mutex_unlock);
 	emit(RET);
 	fn_end();
 
-	/* CASP writes x0 and x1 (Xs, Xs+1): x1 is no longer A */
-	i = fn_begin("casp");
-	emit(adrp(1, i, A));
-	emit(CASP_X0_X1_X2_X3_X4);
-	emit(bl(i + 2, mutex_lock));
-	emit(RET);
-	fn_end();
-
-	/* HVC returns values in x0-x3 (SMCCC): x1 is no longer A */
-	i = fn_begin("hvc");
-	emit(adrp(1, i, A));
-	emit(HVC_0);
-	emit(bl(i + 2, mutex_lock));
-	emit(RET);
-	fn_end();
-
-	/* PACIA1716 signs x17: x17 is no longer A */
-	i = fn_begin("pacia1716");
-	emit(adrp(17, i, A));
-	emit(PACIA1716);
-	emit(MOV_X0_X17);
-	emit(bl(i + 3, mutex_lock));
-	emit(RET);
-	fn_end();
-
-	/* ERET does not go on to the next instruction */
-	i = fn_begin("eret");
-	emit(adrp(1, i, A));
-	emit(ERET);
-	emit(bl(i + 2, mutex_lock));
-	emit(RET);
-	fn_end();
+	for (c = clobbers; c < clobbers + ARRAY_SIZE(clobbers); c++) {
+		fn_begin(c->name);
+		emit_adrp(c->reg, A);
+		emit(c->insn);
+		if (c->then)
+			emit(c->then);
+		emit_bl(mutex_lock);
+		emit(RET);
+		fn_end();
+	}
 
 	/* A function of 10 bytes: its last instruction is not whole */
-	i = fn_begin("ragged");
-	emit(adrp(0, i, A));
-	emit(bl(i + 1, mutex_lock));
+	fn_begin("ragged");
+	emit_adrp(0, A);
+	emit_bl(mutex_lock);
 	emit(RET);
 	syms[nsyms].size = 10;
 	nsyms++;
 	ntext += 4;
 
-	check((v = arg_of("good", 0, &why)) == A + 0x10,
+	check(arg_of("good", 0, &why) == A + 0x10,
 	      "control: the address both calls pass");
 
-	v = arg_of("zero_then_b", 0, &why);
-	printf("# zero_then_b: %#lx (%s)\n", v, why ?: "");
-	check(!v, "calls passing 0 and B disagree: refused");
-
-	v = arg_of("casp", 1, &why);
-	printf("# casp: %#lx (%s)\n", v, why ?: "");
-	check(!v, "CASP makes Xs+1 unknown");
-
-	v = arg_of("hvc", 1, &why);
-	printf("# hvc: %#lx (%s)\n", v, why ?: "");
-	check(!v, "HVC makes the argument registers unknown");
-
-	v = arg_of("pacia1716", 0, &why);
-	printf("# pacia1716: %#lx (%s)\n", v, why ?: "");
-	check(!v, "PACIA1716 makes x17 unknown");
-
-	v = arg_of("eret", 1, &why);
-	printf("# eret: %#lx (%s)\n", v, why ?: "");
-	check(!v, "ERET is not decoded as going on");
-
-	v = arg_of("ragged", 0, &why);
-	printf("# ragged: %#lx (%s)\n", v, why ?: "");
-	check(!v && fn.error, "a function whose end cuts an instruction: refused");
+	check(!arg_report("zero_then_b", 0), "calls passing 0 and B disagree: refused");
+	for (c = clobbers; c < clobbers + ARRAY_SIZE(clobbers); c++)
+		check(!arg_report(c->name, c->arg), c->what);
+	check(!arg_report("ragged", 0) && fn.error,
+	      "a function whose end cuts an instruction: refused");
 
 	/*
 	 * The text changes while it is analysed (a static key, a kprobe):
@@ -273,16 +277,15 @@ int main(void)
 	 */
 	i = fn_begin("patched");
 	emit(NOP);
-	emit(adrp(0, i + 1, A));
-	emit(bl(i + 2, mutex_lock));
+	emit_adrp(0, A);
+	emit_bl(mutex_lock);
 	emit(RET);
 	fn_end();
 	patch_idx = i;
 	patch_insn = b(i, pc_of(i + 3));
 	patch_after = 4;	/* after the first read of the whole function */
 	nreads = 0;
-	v = arg_of("patched", 0, &why);
-	printf("# patched: %#lx (%s)\n", v, why ?: "");
+	v = arg_report("patched", 0);
 	check(v == A || (!v && fn.error), "text patched during the analysis: one version or a refusal");
 	patch_after = 0;
 

@@ -11,16 +11,19 @@
  * normal trace event under events/user_events/, so filters, triggers and
  * histograms work on it like on any other event.
  *
- * Whether anything listens is published in a page of status bytes that
- * processes map from tracefs/user_events_status (the status page ABI).
+ * Whether anything listens is published in a bit of the registering
+ * process's memory (the remote write ABI, user_events_mm.c) or in a byte
+ * of a page that processes map from tracefs/user_events_status (the status
+ * page ABI, user_events_status.c).
  *
- * This file holds the event registry and lifetimes, the status page, the
- * probes and delivery, and the operations of the two tracefs files.
- * Descriptors are parsed in user_events_parse.c, remote write enable bits
- * live in user_events_mm.c, the per-user bounds in user_events_quota.c,
- * and the module's load, unload and files in user_events_main.c; the
- * kernel internals that are not exported are reached only through the
- * wrappers of user_events_ksyms.h.
+ * This file holds the event registry and lifetimes, the probes and
+ * delivery, dynamic_events and the operations of the two tracefs files.
+ * Descriptors are parsed in user_events_parse.c, the per-user bounds are
+ * in user_events_quota.c, the purge event that tells the unload which
+ * instances to empty in user_events_purge.c, and the module's load,
+ * unload and files in user_events_main.c; the kernel internals that are
+ * not exported are reached only through the wrappers of
+ * user_events_ksyms.h.
  */
 
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
@@ -56,9 +59,6 @@
 #include "user_events_internal.h"
 #include "user_events_ksyms.h"
 #include "user_events_parse.h"
-
-/* One page of status bytes; byte 0 is never handed out */
-#define MAX_STATUS_EVENTS PAGE_SIZE
 
 #define EVENT_HASH_BITS 12
 
@@ -248,10 +248,6 @@ static DECLARE_DELAYED_WORK(user_event_reap_work, user_event_reap_fn);
 
 static u64 user_event_multi_id;
 static struct workqueue_struct *user_event_wq;
-
-static DECLARE_BITMAP(status_map, MAX_STATUS_EVENTS);
-static struct user_event *status_events[MAX_STATUS_EVENTS];
-static u8 *status_page;
 
 /* Per-cpu staging of a payload, copied once from user memory */
 static void __percpu *write_buffer;
@@ -451,120 +447,6 @@ static void user_event_type_free(struct user_event_type *type)
 {
 	unregister_trace_event(&type->call.event);
 	kfree(type);
-}
-
-/*
- * The purge event: which instances module exit must empty
- *
- * At exit, the instances that may hold records of ours are those where
- * one of our events was ever enabled, and no instance of the core says so
- * reliably (its marks, tr->clear_trace, are dropped at every refused
- * removal). So the module keeps its own marks, with the core's mechanism:
- * user_event_purge_call is an event of ours that lives as long as the
- * module (added at load, removed at exit), so every instance has a file
- * of it, made and freed by the core with the instance. When one of our
- * events is attached to an instance's file (user_event_reg()), the purge
- * event's file in that instance gets EVENT_FILE_FL_WAS_ENABLED, which the
- * core never clears. At exit, removing the purge event makes the core mark
- * exactly those instances (probe_remove_event_call() sets clear_trace
- * wherever the removed event's file has WAS_ENABLED), and
- * ue_tracing_reset_marked() empties them right after, under the same
- * event_mutex, so no refused removal can come between.
- *
- * The purge event can never be enabled: its removal is never refused as
- * busy. TRACE_EVENT_FL_IGNORE_ENABLE keeps it out of the enable, filter
- * and trigger files, set_event, available_events and the system-wide
- * enable switches, and its reg() refuses ftrace and perf attachment
- * alike. It has no type id, so no record can be of it. What shows in
- * tracefs is events/user_events_unload/purge/ in every instance, with a
- * format file (and hist, where the kernel has it).
- *
- * Who can set a mark: whoever can enable one of our events in an instance
- * (root, or whom root gave the instance's files); a member of the granted
- * group cannot. A mark costs nothing until the unload, which empties the
- * instance once. An event that was never enabled marks nothing.
- *
- * Lifetimes: user_event_purge_call is module data; added and removed under
- * event_mutex (user_event_purge_added says which), before the first event
- * can exist and after the last is gone. Its files belong to the core,
- * and are found and marked under event_mutex only.
- */
-#define USER_EVENTS_PURGE_SYSTEM "user_events_unload"
-#define USER_EVENTS_PURGE_NAME "purge"
-
-static int user_event_purge_reg(struct trace_event_call *call,
-				enum trace_reg type, void *data)
-{
-	switch (type) {
-	case TRACE_REG_REGISTER:
-#ifdef CONFIG_PERF_EVENTS
-	case TRACE_REG_PERF_REGISTER:
-#endif
-		return -EPERM;
-	default:
-		return 0;
-	}
-}
-
-static struct trace_event_fields user_event_purge_fields[] = { {} };
-
-static struct trace_event_class user_event_purge_class = {
-	.system		= USER_EVENTS_PURGE_SYSTEM,
-	.reg		= user_event_purge_reg,
-	.fields_array	= user_event_purge_fields,
-	.fields		= LIST_HEAD_INIT(user_event_purge_class.fields),
-};
-
-static struct trace_event_call user_event_purge_call = {
-	.class		= &user_event_purge_class,
-	.name		= USER_EVENTS_PURGE_NAME,
-	.print_fmt	= "\"\"",
-	.flags		= TRACE_EVENT_FL_IGNORE_ENABLE |
-			  UE_TRACE_EVENT_FL_DYNAMIC,
-};
-
-/* The purge event's call: its directory's files forget it at removal */
-bool user_event_call_is_purge(const struct trace_event_call *call)
-{
-	return call == &user_event_purge_call;
-}
-
-/* Under event_mutex: added; a purge file of it marked in some instance */
-static bool user_event_purge_added;
-static bool user_event_purge_marked;
-
-/*
- * Marks the instance of @file, which one of our events is being attached
- * to, for emptying at module exit. event_mutex held (the core's attach).
- * Fails only if the instance has no purge file of ours, which cannot
- * happen unless root made another event of the same system and name:
- * then the attach is refused, since the unload could not empty it.
- */
-static int user_event_purge_mark(struct trace_event_file *file)
-{
-	struct trace_event_file *purge;
-
-	ue_lockdep_assert_event_mutex();
-
-	/*
-	 * The core sets WAS_ENABLED on @file after its first attach
-	 * succeeded, which marked this instance already.
-	 */
-	if (test_bit(EVENT_FILE_FL_WAS_ENABLED_BIT, &file->flags))
-		return 0;
-
-	purge = ue_find_event_file(file->tr, USER_EVENTS_PURGE_SYSTEM,
-				   USER_EVENTS_PURGE_NAME);
-	if (!purge || purge->event_call != &user_event_purge_call) {
-		pr_warn_ratelimited("no %s/%s event of ours in this instance: enable refused\n",
-				    USER_EVENTS_PURGE_SYSTEM,
-				    USER_EVENTS_PURGE_NAME);
-		return -EBUSY;
-	}
-
-	set_bit(EVENT_FILE_FL_WAS_ENABLED_BIT, &purge->flags);
-	user_event_purge_marked = true;
-	return 0;
 }
 
 /*
@@ -791,7 +673,7 @@ static void user_event_update_status(struct user_event *user, bool perf)
 
 	WRITE_ONCE(user->status, status);
 	if (user->status_index)
-		WRITE_ONCE(status_page[user->status_index], status);
+		user_status_set(user->status_index, status);
 
 	user_event_enablers_update(user);
 
@@ -1508,8 +1390,7 @@ static ssize_t user_events_write_iter(struct kiocb *kiocb,
  */
 static const struct cred *user_event_cred;
 
-static int user_event_call_set_visible(struct trace_event_call *call,
-				       bool visible)
+int user_event_call_set_visible(struct trace_event_call *call, bool visible)
 {
 	const struct cred *old_cred;
 	int ret;
@@ -1663,11 +1544,8 @@ static int user_event_destroy(struct user_event *user)
 	user_event_count--;
 	user_event_uncharge(user->owner, UE_QUOTA_EVENTS, 1);
 
-	if (user->status_index) {
-		WRITE_ONCE(status_page[user->status_index], 0);
-		status_events[user->status_index] = NULL;
-		clear_bit(user->status_index, status_map);
-	}
+	if (user->status_index)
+		user_status_free(user->status_index);
 
 	/* trace_remove_event_call() freed the class fields */
 	kfree(rcu_dereference_protected(user->probes, true));
@@ -1682,6 +1560,7 @@ static int user_event_destroy(struct user_event *user)
 	return 0;
 }
 
+/* A status page byte for @user, unless it has one (user_events_status.c) */
 static int user_event_assign_status(struct user_event *user)
 {
 	int index;
@@ -1691,15 +1570,11 @@ static int user_event_assign_status(struct user_event *user)
 	if (user->status_index)
 		return 0;
 
-	index = find_first_zero_bit(status_map, MAX_STATUS_EVENTS);
-	if (index >= MAX_STATUS_EVENTS)
-		return -ENOSPC;
+	index = user_status_alloc(user, user->status);
+	if (index < 0)
+		return index;
 
-	set_bit(index, status_map);
-	status_events[index] = user;
 	user->status_index = index;
-	WRITE_ONCE(status_page[index], user->status);
-
 	return 0;
 }
 
@@ -1928,22 +1803,17 @@ static int user_events_ref_add(struct user_event_file *info,
 	return count;
 }
 
-static long user_events_reg_status(struct user_event_file *info,
-				   struct user_status_reg __user *ureg)
+/*
+ * The status page ABI's registration, for user_status_ioctl_reg(): finds
+ * or creates the event @desc names (@desc is modified), with a status
+ * byte, and adds it to @info. Returns the byte and the write index.
+ */
+int user_events_reg_status(struct user_event_file *info, char *desc,
+			   int *status_index, int *write_index)
 {
-	struct user_status_reg reg;
 	struct user_event *user = NULL;
 	bool created = false;
-	char *desc;
-	int index;
-	long ret;
-
-	if (copy_from_user(&reg, ureg, sizeof(reg)))
-		return -EFAULT;
-
-	desc = strndup_user(u64_to_user_ptr(reg.name_args), MAX_EVENT_DESC);
-	if (IS_ERR(desc))
-		return PTR_ERR(desc);
+	int index, ret;
 
 	mutex_lock(&user_event_mutex);
 
@@ -1978,22 +1848,14 @@ static long user_events_reg_status(struct user_event_file *info,
 		goto put;
 	}
 
-	reg.status_index = user->status_index;
-	reg.write_index = index;
+	*status_index = user->status_index;
+	*write_index = index;
 put:
 	if (user)
 		user_event_put(user);
 	mutex_unlock(&user_event_mutex);
-	kfree(desc);
 
-	if (ret)
-		return ret;
-
-	if (put_user(reg.status_index, &ureg->status_index) ||
-	    put_user(reg.write_index, &ureg->write_index))
-		return -EFAULT;
-
-	return 0;
+	return ret;
 }
 
 static int user_write_reg_check(const struct user_write_reg *reg)
@@ -2118,7 +1980,7 @@ static long user_events_ioctl_reg(struct user_event_file *info,
 		return -E2BIG;
 
 	if (size == USER_STATUS_REG_SIZE)
-		return user_events_reg_status(info, ureg);
+		return user_status_ioctl_reg(info, ureg);
 
 	if (size >= USER_WRITE_REG_SIZE)
 		return user_events_reg_write(info, ureg, size);
@@ -2266,23 +2128,6 @@ const struct file_operations user_data_fops = {
 
 /* user_events_status file */
 
-static int user_status_mmap(struct file *file, struct vm_area_struct *vma)
-{
-	if (vma->vm_pgoff || vma->vm_end - vma->vm_start != PAGE_SIZE)
-		return -EINVAL;
-
-	if (vma->vm_flags & VM_WRITE)
-		return -EPERM;
-
-	/* Read-only for good: mprotect() may not add write access later */
-	ue_vma_clear_flags(vma, VM_MAYWRITE | VM_MAYEXEC);
-	ue_vma_set_flags(vma, VM_DONTEXPAND | VM_DONTDUMP);
-
-	return remap_pfn_range(vma, vma->vm_start,
-			       page_to_pfn(virt_to_page(status_page)),
-			       PAGE_SIZE, vm_get_page_prot(VM_READ));
-}
-
 /*
  * " # Used by ..." and, under isolation, " # Owner: uid" for an event that
  * is not shared; a newline
@@ -2315,9 +2160,7 @@ static int user_status_show(struct seq_file *m, void *unused)
 	ue_event_mutex_lock();
 	user_event_reap_all();
 
-	i = 1;
-	for_each_set_bit_from(i, status_map, MAX_STATUS_EVENTS) {
-		user = status_events[i];
+	for (i = 1; (user = user_status_next(&i)); i++) {
 		status = READ_ONCE(user->status);
 		seq_printf(m, "%d:%s", i, user->call_name);
 		user_status_show_probes(m, user, status);
@@ -2356,48 +2199,6 @@ const struct file_operations user_status_fops = {
 
 /* Setup and teardown, called by user_events_main.c */
 
-/* Adds the purge event (see user_event_purge_mark()), at load */
-static int __init user_event_purge_add(void)
-{
-	int ret;
-
-	ue_event_mutex_lock();
-	ret = user_event_call_set_visible(&user_event_purge_call, true);
-	if (!ret)
-		user_event_purge_added = true;
-	ue_event_mutex_unlock();
-
-	if (ret)
-		pr_err("cannot add the %s/%s event (%d)\n",
-		       USER_EVENTS_PURGE_SYSTEM, USER_EVENTS_PURGE_NAME, ret);
-	return ret;
-}
-
-/*
- * Removes the purge event, at exit, once no event of ours exists, and
- * empties the instances where one of ours was enabled: the removal makes
- * the core mark every instance whose purge file has WAS_ENABLED, and the
- * reset right after, under the same event_mutex, empties them before any
- * refused removal could drop the marks. (It also empties any instance
- * the core marked before and did not reset: a removal of ours only marks
- * instances whose purge file is marked already.) The removal cannot be
- * refused: the event is never enabled, in ftrace or perf
- * (user_event_purge_reg()).
- */
-static void user_event_purge_remove(void)
-{
-	ue_lockdep_assert_event_mutex();
-
-	if (!user_event_purge_added)
-		return;
-
-	WARN_ON(user_event_call_set_visible(&user_event_purge_call, false));
-	user_event_purge_added = false;
-	if (user_event_purge_marked)
-		ue_tracing_reset_marked();
-	user_event_purge_marked = false;
-}
-
 /* Everything but the files and "u:", which come later */
 int __init user_events_core_init(void)
 {
@@ -2408,13 +2209,9 @@ int __init user_events_core_init(void)
 	if (ret)
 		return ret;
 
-	status_page = (u8 *)get_zeroed_page(GFP_KERNEL);
-	if (!status_page)
-		return -ENOMEM;
-	SetPageReserved(virt_to_page(status_page));
-
-	/* Status byte 0 is never handed out */
-	set_bit(0, status_map);
+	ret = user_status_init();
+	if (ret)
+		return ret;
 
 	write_buffer = __alloc_percpu(MAX_PAYLOAD_SIZE, sizeof(u64));
 	if (!write_buffer) {
@@ -2450,8 +2247,7 @@ put_cred:
 free_buffer:
 	free_percpu(write_buffer);
 free_page:
-	ClearPageReserved(virt_to_page(status_page));
-	free_page((unsigned long)status_page);
+	user_status_exit();
 	return ret;
 }
 
@@ -2503,6 +2299,5 @@ void user_events_core_exit(void)
 	put_cred(user_event_cred);
 
 	free_percpu(write_buffer);
-	ClearPageReserved(virt_to_page(status_page));
-	free_page((unsigned long)status_page);
+	user_status_exit();
 }

@@ -68,47 +68,6 @@ MODULE_PARM_DESC(max_events,
 		 "Maximum number of user events that may exist at once (default 32768)");
 
 /*
- * Tenant isolation: whether an event belongs to the user that created it.
- * "owner" (the default): an event made by a privileged task (CAP_PERFMON
- * or CAP_SYS_ADMIN in the initial user namespace: every "u:" of
- * dynamic_events, the way to share a name between users) is shared; a
- * caller without the capability may register (and so write to) only its
- * own events and shared ones, and delete only its own; another user's
- * event gives EACCES. A multi-format registration finds only the caller's
- * or shared events of that format, else creates the caller's own.
- * "shared": upstream's behaviour, anyone who can open user_events_data
- * uses and deletes any event. Ownership and privilege are the calling
- * task's (real uid, capabilities), not those of whoever opened the file.
- * Writable at run time by root; see Documentation/security.rst.
- */
-static bool isolation_owner = true;
-
-static int isolation_set(const char *val, const struct kernel_param *kp)
-{
-	if (sysfs_streq(val, "owner"))
-		WRITE_ONCE(isolation_owner, true);
-	else if (sysfs_streq(val, "shared"))
-		WRITE_ONCE(isolation_owner, false);
-	else
-		return -EINVAL;
-	return 0;
-}
-
-static int isolation_get(char *buf, const struct kernel_param *kp)
-{
-	return sysfs_emit(buf, "%s\n",
-			  READ_ONCE(isolation_owner) ? "owner" : "shared");
-}
-
-static const struct kernel_param_ops isolation_ops = {
-	.set = isolation_set,
-	.get = isolation_get,
-};
-module_param_cb(isolation, &isolation_ops, NULL, 0644);
-MODULE_PARM_DESC(isolation,
-		 "owner: unprivileged users use only their own and shared (root-made) events (default); shared: anyone uses and deletes any event, as upstream");
-
-/*
  * Probes currently attached, read under sched RCU by writers: the ftrace
  * event files (one per tracing instance that enabled the event). An array
  * is never changed while published: attaching or detaching publishes
@@ -252,7 +211,62 @@ static struct workqueue_struct *user_event_wq;
 /* Per-cpu staging of a payload, copied once from user memory */
 static void __percpu *write_buffer;
 
-static struct dyn_event_operations user_event_dyn_ops;
+static int user_event_find_or_create(char *desc, u16 reg_flags, bool persist,
+				     struct user_event **out, bool *created);
+static int user_event_destroy(struct user_event *user);
+
+static u32 user_event_key(const char *name)
+{
+	return jhash(name, strlen(name), 0);
+}
+
+/* Multi-format events are told apart by their fields and flags too */
+static u32 user_event_multi_key(const char *name, const char *args,
+				unsigned int flags)
+{
+	return jhash(args, strlen(args), user_event_key(name) ^ flags);
+}
+
+/*
+ * Tenant isolation: whether an event belongs to the user that created it.
+ * "owner" (the default): an event made by a privileged task (CAP_PERFMON
+ * or CAP_SYS_ADMIN in the initial user namespace: every "u:" of
+ * dynamic_events, the way to share a name between users) is shared; a
+ * caller without the capability may register (and so write to) only its
+ * own events and shared ones, and delete only its own; another user's
+ * event gives EACCES. A multi-format registration finds only the caller's
+ * or shared events of that format, else creates the caller's own.
+ * "shared": upstream's behaviour, anyone who can open user_events_data
+ * uses and deletes any event. Ownership and privilege are the calling
+ * task's (real uid, capabilities), not those of whoever opened the file.
+ * Writable at run time by root; see Documentation/security.rst.
+ */
+static bool isolation_owner = true;
+
+static int isolation_set(const char *val, const struct kernel_param *kp)
+{
+	if (sysfs_streq(val, "owner"))
+		WRITE_ONCE(isolation_owner, true);
+	else if (sysfs_streq(val, "shared"))
+		WRITE_ONCE(isolation_owner, false);
+	else
+		return -EINVAL;
+	return 0;
+}
+
+static int isolation_get(char *buf, const struct kernel_param *kp)
+{
+	return sysfs_emit(buf, "%s\n",
+			  READ_ONCE(isolation_owner) ? "owner" : "shared");
+}
+
+static const struct kernel_param_ops isolation_ops = {
+	.set = isolation_set,
+	.get = isolation_get,
+};
+module_param_cb(isolation, &isolation_ops, NULL, 0644);
+MODULE_PARM_DESC(isolation,
+		 "owner: unprivileged users use only their own and shared (root-made) events (default); shared: anyone uses and deletes any event, as upstream");
 
 /*
  * May the caller use @user (register it, and so write to it)? Under
@@ -274,53 +288,114 @@ static bool user_event_may_delete(struct user_event *user)
 	       perfmon_capable();
 }
 
-static u32 user_event_key(const char *name)
+u8 user_event_status(struct user_event *user)
 {
-	return jhash(name, strlen(name), 0);
+	return READ_ONCE(user->status);
 }
 
-/* Multi-format events are told apart by their fields and flags too */
-static u32 user_event_multi_key(const char *name, const char *args,
-				unsigned int flags)
+/* Another reference, for a caller that holds one already */
+void user_event_get(struct user_event *user)
 {
-	return jhash(args, strlen(args), user_event_key(name) ^ flags);
-}
-
-/* Finds the single-format event @name (multi-format ones are not named) */
-static struct user_event *user_event_find(const char *name)
-{
-	struct user_event *user;
-	u32 key = user_event_key(name);
-
-	ue_lockdep_assert_event_mutex();
-
-	hash_for_each_possible(user_event_table, user, node, key)
-		if (!user->multi && !strcmp(user->name, name))
-			return user;
-
-	return NULL;
+	refcount_inc(&user->refcnt);
 }
 
 /*
- * Finds the multi-format event @name with exactly these fields, in O(1)
- * however many formats the name has.
+ * A reference from a lookup: event_mutex is held, and only a put under it
+ * takes the count to 0, so a count of 0 cannot change under us.
  */
-static struct user_event *user_event_find_multi(const char *name,
-						const char *args,
-						unsigned int flags)
+static void user_event_get_locked(struct user_event *user)
 {
-	struct user_event *user;
-	u32 key = user_event_multi_key(name, args, flags);
+	ue_lockdep_assert_event_mutex();
+
+	if (!refcount_inc_not_zero(&user->refcnt))
+		refcount_set(&user->refcnt, 1);
+	list_del_init(&user->reap_link);
+}
+
+/*
+ * An unused event could not be deleted yet (the tracing core holds it):
+ * retried by the reap work, and by every registration, deletion and read
+ * of user_events_status. Nothing tells us when an eprobe or a hist
+ * variable lets go of an event, so the work retries every second while
+ * the list is not empty.
+ */
+static void user_event_reap_later(struct user_event *user)
+{
+	ue_lockdep_assert_event_mutex();
+
+	if (list_empty(&user->reap_link))
+		list_add_tail(&user->reap_link, &user_event_reap_list);
+	queue_delayed_work(user_event_wq, &user_event_reap_work, HZ);
+}
+
+/* Deletes the unused events that the tracing core no longer holds */
+static void user_event_reap_all(void)
+{
+	struct user_event *user, *next;
 
 	ue_lockdep_assert_event_mutex();
 
-	/* Under isolation, each user has its own: others' are not found */
-	hash_for_each_possible(user_event_multi_table, user, multi_node, key)
-		if (!strcmp(user->name, name) && !strcmp(user->args, args) &&
-		    user->flags == flags && user_event_may_use(user))
-			return user;
+	list_for_each_entry_safe(user, next, &user_event_reap_list, reap_link)
+		if (!refcount_read(&user->refcnt) && !user->persist)
+			user_event_destroy(user);
+		else
+			list_del_init(&user->reap_link);
+}
 
-	return NULL;
+static void user_event_reap_fn(struct work_struct *work)
+{
+	struct user_event *user;
+
+	ue_event_mutex_lock();
+	user_event_reap_all();
+	/*
+	 * Those still held by the tracing core without a probe (an eprobe, a
+	 * hist variable): try again in a second. An attached probe tells us
+	 * when it goes (user_event_update_status()).
+	 */
+	list_for_each_entry(user, &user_event_reap_list, reap_link)
+		if (!READ_ONCE(user->status)) {
+			queue_delayed_work(user_event_wq, &user_event_reap_work,
+					   HZ);
+			break;
+		}
+	ue_event_mutex_unlock();
+}
+
+/* The last user went away; event_mutex held */
+static void user_event_unused(struct user_event *user)
+{
+	ue_lockdep_assert_event_mutex();
+
+	if (user->persist)
+		return;
+
+	/* The tracing core still uses it: delete it when it lets go */
+	if (user_event_destroy(user))
+		user_event_reap_later(user);
+}
+
+/* Drops a reference; event_mutex held */
+static void user_event_put_locked(struct user_event *user)
+{
+	ue_lockdep_assert_event_mutex();
+
+	if (refcount_dec_and_test(&user->refcnt))
+		user_event_unused(user);
+}
+
+/*
+ * Drops a reference. The last one is dropped under event_mutex, so that no
+ * lookup can take a new one while the event is being deleted. May sleep;
+ * the caller must not hold event_mutex.
+ */
+void user_event_put(struct user_event *user)
+{
+	if (!ue_refcount_dec_and_event_mutex_lock(&user->refcnt))
+		return;
+
+	user_event_unused(user);
+	ue_event_mutex_unlock();
 }
 
 /*
@@ -388,6 +463,49 @@ static struct trace_event_class user_event_type_class = {
 	.system		= USER_EVENTS_SYSTEM,
 	.get_fields	= user_event_type_fields,
 };
+
+static void user_event_free(struct user_event *user)
+{
+	user_event_free_fields(&user->fields);
+	kfree(user->call_name);
+	kfree(user->call.print_fmt);
+	kfree(user->class.fields_array);
+	kfree(user->args);
+	kfree(user->name);
+	kfree(user);
+}
+
+/*
+ * Parses a descriptor into a new, not yet registered event. @text is
+ * modified.
+ */
+static int user_event_parse(char *text, struct user_event **out)
+{
+	struct user_event_desc desc;
+	struct user_event *user;
+	int ret;
+
+	ret = user_event_parse_desc(text, &desc);
+	if (ret)
+		return ret;
+
+	user = kzalloc(sizeof(*user), GFP_KERNEL_ACCOUNT);
+	if (!user) {
+		user_event_desc_free(&desc);
+		return -ENOMEM;
+	}
+
+	user->name = desc.name;
+	user->args = desc.args;
+	INIT_LIST_HEAD(&user->fields);
+	list_splice(&desc.fields, &user->fields);
+	user->flags = desc.flags;
+	user->min_size = desc.min_size;
+	user->has_dyn = desc.has_dyn;
+
+	*out = user;
+	return 0;
+}
 
 static enum print_line_t user_event_print_trace(struct trace_iterator *iter,
 						int flags,
@@ -488,162 +606,276 @@ static void user_event_type_put(struct user_event_type *type, bool traced)
 	user_event_type_free(type);
 }
 
-static void user_event_free(struct user_event *user)
+/* Event creation and removal */
+
+/*
+ * The credentials events are added and removed with: the loader's (root),
+ * made once at load time so that removing an event allocates nothing.
+ */
+static const struct cred *user_event_cred;
+
+int user_event_call_set_visible(struct trace_event_call *call, bool visible)
 {
-	user_event_free_fields(&user->fields);
-	kfree(user->call_name);
-	kfree(user->call.print_fmt);
-	kfree(user->class.fields_array);
-	kfree(user->args);
-	kfree(user->name);
-	kfree(user);
+	const struct cred *old_cred;
+	int ret;
+
+	ue_lockdep_assert_event_mutex();
+
+	/*
+	 * The event's tracefs directory is created on behalf of whoever may
+	 * open user_events_data; create it as root like every other event.
+	 */
+	old_cred = override_creds(user_event_cred);
+
+	if (visible)
+		ret = ue_trace_add_event_call(call);
+	else
+		ret = ue_trace_remove_event_call(call);
+
+	revert_creds(old_cred);
+
+	return ret;
+}
+
+static int user_event_set_call_visible(struct user_event *user, bool visible)
+{
+	return user_event_call_set_visible(&user->call, visible);
+}
+
+static void user_event_free_rcu(struct rcu_head *rcu)
+{
+	user_event_free(container_of(rcu, struct user_event, rcu));
 }
 
 /*
- * Parses a descriptor into a new, not yet registered event. @text is
- * modified.
+ * Deletes an event nobody uses. Fails with -EBUSY while it has users, a
+ * probe is attached or the tracing core holds call->refcnt.
  */
-static int user_event_parse(char *text, struct user_event **out)
+static int user_event_destroy(struct user_event *user)
 {
-	struct user_event_desc desc;
-	struct user_event *user;
 	int ret;
 
-	ret = user_event_parse_desc(text, &desc);
-	if (ret)
+	ue_lockdep_assert_event_mutex();
+
+	if (refcount_read(&user->refcnt) || READ_ONCE(user->status) ||
+	    ue_call_core_refs(&user->call))
+		return -EBUSY;
+
+	/* From now on readers print its records as a deleted event's */
+	WRITE_ONCE(user->type->user, NULL);
+	ret = user_event_set_call_visible(user, false);
+	if (ret) {
+		WRITE_ONCE(user->type->user, user);
 		return ret;
-
-	user = kzalloc(sizeof(*user), GFP_KERNEL_ACCOUNT);
-	if (!user) {
-		user_event_desc_free(&desc);
-		return -ENOMEM;
 	}
+	WRITE_ONCE(user->deleted, true);
+	user_event_type_put(user->type, user->traced);
 
-	user->name = desc.name;
-	user->args = desc.args;
-	INIT_LIST_HEAD(&user->fields);
-	list_splice(&desc.fields, &user->fields);
-	user->flags = desc.flags;
-	user->min_size = desc.min_size;
-	user->has_dyn = desc.has_dyn;
+	ue_dyn_event_remove(&user->devent);
+	list_del_init(&user->reap_link);
+	hash_del(&user->node);
+	if (user->multi)
+		hash_del(&user->multi_node);
+	user_event_count--;
+	user_event_uncharge(user->owner, UE_QUOTA_EVENTS, 1);
 
-	*out = user;
+	if (user->status_index)
+		user_status_free(user->status_index);
+
+	/* trace_remove_event_call() freed the class fields */
+	kfree(rcu_dereference_protected(user->probes, true));
+	kfree(user->spare_probes);
+
+	/*
+	 * The directories nobody holds let go of their events now; a held
+	 * one keeps this event's memory (and the module) until it is let go
+	 */
+	user_events_dirs_release();
+	user_event_mem_put(&user->call);
 	return 0;
 }
 
-/* References and lifetime */
-
-u8 user_event_status(struct user_event *user)
+/* A status page byte for @user, unless it has one (user_events_status.c) */
+static int user_event_assign_status(struct user_event *user)
 {
-	return READ_ONCE(user->status);
-}
-
-/* Another reference, for a caller that holds one already */
-void user_event_get(struct user_event *user)
-{
-	refcount_inc(&user->refcnt);
-}
-
-/*
- * A reference from a lookup: event_mutex is held, and only a put under it
- * takes the count to 0, so a count of 0 cannot change under us.
- */
-static void user_event_get_locked(struct user_event *user)
-{
-	ue_lockdep_assert_event_mutex();
-
-	if (!refcount_inc_not_zero(&user->refcnt))
-		refcount_set(&user->refcnt, 1);
-	list_del_init(&user->reap_link);
-}
-
-static int user_event_destroy(struct user_event *user);
-
-/*
- * An unused event could not be deleted yet (the tracing core holds it):
- * retried by the reap work, and by every registration, deletion and read
- * of user_events_status. Nothing tells us when an eprobe or a hist
- * variable lets go of an event, so the work retries every second while
- * the list is not empty.
- */
-static void user_event_reap_later(struct user_event *user)
-{
-	ue_lockdep_assert_event_mutex();
-
-	if (list_empty(&user->reap_link))
-		list_add_tail(&user->reap_link, &user_event_reap_list);
-	queue_delayed_work(user_event_wq, &user_event_reap_work, HZ);
-}
-
-/* The last user went away; event_mutex held */
-static void user_event_unused(struct user_event *user)
-{
-	ue_lockdep_assert_event_mutex();
-
-	if (user->persist)
-		return;
-
-	/* The tracing core still uses it: delete it when it lets go */
-	if (user_event_destroy(user))
-		user_event_reap_later(user);
-}
-
-/* Drops a reference; event_mutex held */
-static void user_event_put_locked(struct user_event *user)
-{
-	ue_lockdep_assert_event_mutex();
-
-	if (refcount_dec_and_test(&user->refcnt))
-		user_event_unused(user);
-}
-
-/*
- * Drops a reference. The last one is dropped under event_mutex, so that no
- * lookup can take a new one while the event is being deleted. May sleep;
- * the caller must not hold event_mutex.
- */
-void user_event_put(struct user_event *user)
-{
-	if (!ue_refcount_dec_and_event_mutex_lock(&user->refcnt))
-		return;
-
-	user_event_unused(user);
-	ue_event_mutex_unlock();
-}
-
-/* Deletes the unused events that the tracing core no longer holds */
-static void user_event_reap_all(void)
-{
-	struct user_event *user, *next;
+	int index;
 
 	ue_lockdep_assert_event_mutex();
 
-	list_for_each_entry_safe(user, next, &user_event_reap_list, reap_link)
-		if (!refcount_read(&user->refcnt) && !user->persist)
-			user_event_destroy(user);
-		else
-			list_del_init(&user->reap_link);
+	if (user->status_index)
+		return 0;
+
+	index = user_status_alloc(user, user->status);
+	if (index < 0)
+		return index;
+
+	user->status_index = index;
+	return 0;
 }
 
-static void user_event_reap_fn(struct work_struct *work)
+/* Finds the single-format event @name (multi-format ones are not named) */
+static struct user_event *user_event_find(const char *name)
 {
 	struct user_event *user;
+	u32 key = user_event_key(name);
 
-	ue_event_mutex_lock();
-	user_event_reap_all();
-	/*
-	 * Those still held by the tracing core without a probe (an eprobe, a
-	 * hist variable): try again in a second. An attached probe tells us
-	 * when it goes (user_event_update_status()).
-	 */
-	list_for_each_entry(user, &user_event_reap_list, reap_link)
-		if (!READ_ONCE(user->status)) {
-			queue_delayed_work(user_event_wq, &user_event_reap_work,
-					   HZ);
-			break;
-		}
-	ue_event_mutex_unlock();
+	ue_lockdep_assert_event_mutex();
+
+	hash_for_each_possible(user_event_table, user, node, key)
+		if (!user->multi && !strcmp(user->name, name))
+			return user;
+
+	return NULL;
 }
+
+/*
+ * Finds the multi-format event @name with exactly these fields, in O(1)
+ * however many formats the name has.
+ */
+static struct user_event *user_event_find_multi(const char *name,
+						const char *args,
+						unsigned int flags)
+{
+	struct user_event *user;
+	u32 key = user_event_multi_key(name, args, flags);
+
+	ue_lockdep_assert_event_mutex();
+
+	/* Under isolation, each user has its own: others' are not found */
+	hash_for_each_possible(user_event_multi_table, user, multi_node, key)
+		if (!strcmp(user->name, name) && !strcmp(user->args, args) &&
+		    user->flags == flags && user_event_may_use(user))
+			return user;
+
+	return NULL;
+}
+
+/*
+ * Checks the payload @data of @len bytes, a copy in kernel memory that the
+ * writer cannot change: every __data_loc/__rel_loc field must point inside
+ * the payload, and a char array must end with a NUL within it.
+ */
+static int user_event_check_locs(struct user_event *user, const void *data,
+				 size_t len)
+{
+	const size_t hdr = sizeof(struct trace_entry);
+	struct user_event_field *field;
+	u32 loc, off, size;
+	const char *pos;
+
+	list_for_each_entry(field, &user->fields, link) {
+		if (field->kind != FIELD_DATA_LOC &&
+		    field->kind != FIELD_REL_LOC)
+			continue;
+
+		memcpy(&loc, data + field->offset - hdr, sizeof(loc));
+		off = user_field_loc(field, loc, &size);
+
+		/* Offsets are in the record, which starts with the header */
+		if (off < hdr || off + size > hdr + len)
+			return -EFAULT;
+
+		pos = data + off - hdr;
+		if (field->is_char && (!size || pos[size - 1] != '\0'))
+			return -EFAULT;
+	}
+
+	return 0;
+}
+
+/* A staged payload, already checked, into one ftrace event file */
+static void user_event_ftrace_staged(struct user_event *user,
+				     struct trace_event_file *file,
+				     const void *data, size_t len)
+{
+	struct trace_event_buffer fbuffer;
+	struct trace_entry *entry;
+
+	if (trace_trigger_soft_disabled(file))
+		return;
+
+	entry = trace_event_buffer_reserve(&fbuffer, file,
+					   sizeof(*entry) + len);
+	if (!entry)
+		return;
+
+	memcpy(entry + 1, data, len);
+	trace_event_buffer_commit(&fbuffer);
+}
+
+#ifdef CONFIG_PERF_EVENTS
+/*
+ * Bytes of the perf buffer that BPF programs attached to @user may load
+ * from, for a record of @size bytes. A tracepoint program may load from its
+ * context at any offset below PERF_MAX_TRACE_SIZE that is below the end of
+ * the event's last field (trace_event_get_offsets(), checked when the
+ * program is attached). The fields are packed and a write carries at least
+ * min_size payload bytes, so the record covers every field. An event
+ * without fields has no last field: the core then computes the bound from
+ * the memory that follows the empty list, so the whole buffer is prepared.
+ */
+static int user_event_bpf_ctx_size(struct user_event *user, int size)
+{
+	if (unlikely(list_empty(&user->class.fields)))
+		return PERF_MAX_TRACE_SIZE;
+
+	return size;
+}
+
+/*
+ * The record for perf and BPF, laid out like every tracepoint's: BPF
+ * programs of any event (BPF_ITER ones too) get it with a pointer to the
+ * caller's registers in its first 8 bytes (perf_trace_run_bpf_submit()),
+ * which bpf_get_stackid(), bpf_get_stack() and bpf_perf_event_output()
+ * read, and the payload after it. Nothing they may load is left over from
+ * an earlier record.
+ */
+static void user_event_perf_staged(struct user_event *user,
+				   const void *data, size_t len)
+{
+	struct hlist_head *head = this_cpu_ptr(user->call.perf_events);
+	bool bpf = bpf_prog_array_valid(&user->call);
+	struct trace_entry *entry;
+	struct pt_regs *regs;
+	int size, alloc, context;
+
+	if (!head || (hlist_empty(head) && !bpf))
+		return;
+
+	size = ALIGN(sizeof(*entry) + len + sizeof(u32), sizeof(u64)) -
+	       sizeof(u32);
+	alloc = bpf ? user_event_bpf_ctx_size(user, size) : size;
+	entry = perf_trace_buf_alloc(alloc, &regs, &context);
+	if (!entry)
+		return;
+
+	perf_fetch_caller_regs(regs);
+	/* The header's padding and RT-only fields reach user space too */
+	memset(entry, 0, sizeof(*entry));
+	ue_tracing_generic_entry_update(entry, user->call.event.type);
+	memcpy(entry + 1, data, len);
+	/* perf_trace_buf_alloc() zeroed only the last 8 bytes of alloc */
+	if (alloc > size)
+		memset((void *)(entry + 1) + len, 0,
+		       alloc - sizeof(*entry) - len);
+
+	/*
+	 * Programs attached after bpf was read do not run on this record:
+	 * alloc was sized for those that were there.
+	 */
+	if (bpf)
+		perf_trace_run_bpf_submit(entry, size, context, &user->call, 1,
+					  regs, head, NULL);
+	else
+		perf_tp_event(user->call.event.type, 1, entry, size, regs,
+			      head, context, NULL);
+}
+#else
+static void user_event_perf_staged(struct user_event *user,
+				   const void *data, size_t len)
+{
+}
+#endif
 
 /* Probes and status */
 
@@ -813,8 +1045,6 @@ void user_event_mem_get(struct trace_event_call *call)
 	refcount_inc(&user->memref);
 }
 
-static void user_event_free_rcu(struct rcu_head *rcu);
-
 /*
  * The last one frees the event, after a grace period (the fork probe may
  * still look at it under RCU), and drops the module reference the event
@@ -829,6 +1059,311 @@ void user_event_mem_put(struct trace_event_call *call)
 		return;
 	call_rcu(&user->rcu, user_event_free_rcu);
 	module_put(THIS_MODULE);
+}
+
+/* dynamic_events: "u:name fields" creates, "!u:name" deletes */
+
+static struct user_event *user_event_from_dyn(struct dyn_event *ev)
+{
+	return container_of(ev, struct user_event, devent);
+}
+
+static int user_event_dyn_create(const char *raw_command)
+{
+	struct user_event *user;
+	bool created = false;
+	char *desc;
+	int ret;
+
+	if (!str_has_prefix(raw_command, USER_EVENTS_PREFIX))
+		return -ECANCELED;
+
+	raw_command += strlen(USER_EVENTS_PREFIX);
+	if (strlen(raw_command) >= MAX_EVENT_DESC)
+		return -EINVAL;
+
+	desc = kstrdup(raw_command, GFP_KERNEL_ACCOUNT);
+	if (!desc)
+		return -ENOMEM;
+
+	mutex_lock(&user_event_mutex);
+	ue_event_mutex_lock();
+	ret = user_event_find_or_create(desc, USER_EVENT_REG_PERSIST, true, &user, &created);
+	/*
+	 * Under isolation, root's "u:" of a user's event makes it root's and
+	 * shared: a name another user took first is not lost for good.
+	 */
+	if (!ret && READ_ONCE(isolation_owner) && !user->shared &&
+	    perfmon_capable() &&
+	    !user_event_charge(current_uid(), UE_QUOTA_EVENTS, 1, true)) {
+		user_event_uncharge(user->owner, UE_QUOTA_EVENTS, 1);
+		user->owner = current_uid();
+		user->shared = true;
+	}
+	if (!ret) {
+		/* A status byte if one is free; only the status ABI needs it */
+		user_event_assign_status(user);
+		user_event_put_locked(user);
+	}
+	ue_event_mutex_unlock();
+	mutex_unlock(&user_event_mutex);
+
+	kfree(desc);
+	return ret;
+}
+
+static int user_event_dyn_show(struct seq_file *m, struct dyn_event *ev)
+{
+	struct user_event *user = user_event_from_dyn(ev);
+
+	seq_printf(m, "%s%s", USER_EVENTS_PREFIX, user->call_name);
+	if (user->flags & FLAG_BPF_ITER)
+		seq_puts(m, ":BPF_ITER");
+	if (user->args[0])
+		seq_printf(m, " %s", user->args);
+	seq_putc(m, '\n');
+
+	return 0;
+}
+
+static bool user_event_dyn_is_busy(struct dyn_event *ev)
+{
+	struct user_event *user = user_event_from_dyn(ev);
+
+	return READ_ONCE(user->status) || ue_call_core_refs(&user->call) ||
+	       refcount_read(&user->refcnt);
+}
+
+/* Called with event_mutex held */
+static int user_event_dyn_free(struct dyn_event *ev)
+{
+	return user_event_destroy(user_event_from_dyn(ev));
+}
+
+/* Compares the words after "!u:name" with the event's fields, if given */
+static bool user_event_dyn_match(const char *system, const char *event,
+				 int argc, const char **argv,
+				 struct dyn_event *ev)
+{
+	struct user_event *user = user_event_from_dyn(ev);
+
+	if (strcmp(event, user->call_name))
+		return false;
+
+	if (system && strcmp(system, user->class.system))
+		return false;
+
+	return user_event_args_match(user->args, argc, argv);
+}
+
+/* dynamic_events' create callback, whichever shape the kernel has */
+static int user_event_dyn_create_cb(UE_DYN_CREATE_PARAMS)
+{
+	return UE_DYN_CREATE_CALL(user_event_dyn_create);
+}
+
+static struct dyn_event_operations user_event_dyn_ops = {
+	.create = user_event_dyn_create_cb,
+	.show = user_event_dyn_show,
+	.is_busy = user_event_dyn_is_busy,
+	.free = user_event_dyn_free,
+	.match = user_event_dyn_match,
+};
+
+static void user_event_dyn_register(void)
+{
+	ue_dyn_event_register(&user_event_dyn_ops);
+}
+
+/* The tracing core has no unregister: take our operations off its list */
+static void user_event_dyn_unregister(void)
+{
+	ue_dyn_event_unregister(&user_event_dyn_ops);
+}
+
+/* Makes a parsed event a live trace event; takes ownership of @user */
+static int user_event_register(struct user_event *user)
+{
+	int ret;
+
+	ue_lockdep_assert_event_mutex();
+
+	if (user_event_count >= max_events) {
+		ret = -EMFILE;
+		goto free;
+	}
+
+	ret = user_event_build_print_fmt(&user->fields, &user->call.print_fmt);
+	if (ret)
+		goto free;
+
+	ret = user_event_build_fields_array(&user->fields,
+					    &user->class.fields_array);
+	if (ret)
+		goto free;
+
+	INIT_LIST_HEAD(&user->class.fields);
+	user->class.system = user->multi ? USER_EVENTS_MULTI_SYSTEM :
+					   USER_EVENTS_SYSTEM;
+	if (user->multi)
+		user->call_name = kasprintf(GFP_KERNEL_ACCOUNT, "%s.%llx",
+					    user->name,
+					    ++user_event_multi_id);
+	else
+		user->call_name = kstrdup(user->name, GFP_KERNEL_ACCOUNT);
+	if (!user->call_name) {
+		ret = -ENOMEM;
+		goto free;
+	}
+	INIT_LIST_HEAD(&user->reap_link);
+	user->class.reg = user_event_reg;
+
+	user->tracepoint.name = user->call_name;
+	user->call.tp = &user->tracepoint;
+	user->call.class = &user->class;
+	user->call.data = user;
+	user->call.flags = TRACE_EVENT_FL_TRACEPOINT | UE_TRACE_EVENT_FL_DYNAMIC;
+
+	/* Everything that can fail below is undone by the labels at the end */
+	user->owner = current_uid();
+	user->shared = perfmon_capable();
+	ret = user_event_charge(user->owner, UE_QUOTA_EVENTS, 1, false);
+	if (ret)
+		goto free;
+
+	/* The event pins the module until it is deleted; none once rmmod began */
+	if (!try_module_get(THIS_MODULE)) {
+		ret = -ENODEV;
+		goto uncharge;
+	}
+
+	ret = user_event_type_get(user);
+	if (ret)
+		goto put_module;
+
+	/* A failed add makes no directory: no ghost can take a reference */
+	refcount_set(&user->memref, 1);
+	ret = user_event_set_call_visible(user, true);
+	if (ret) {
+		user_event_type_put(user->type, false);
+		goto put_module;
+	}
+
+	ue_dyn_event_add(&user->devent, &user_event_dyn_ops);
+
+	/* The caller's reference */
+	refcount_set(&user->refcnt, 1);
+	hash_add(user_event_table, &user->node, user_event_key(user->name));
+	if (user->multi)
+		hash_add(user_event_multi_table, &user->multi_node,
+			 user_event_multi_key(user->name, user->args,
+					      user->flags));
+	user_event_count++;
+	return 0;
+
+put_module:
+	module_put(THIS_MODULE);
+uncharge:
+	user_event_uncharge(user->owner, UE_QUOTA_EVENTS, 1);
+free:
+	user_event_free(user);
+	return ret;
+}
+
+/*
+ * Finds the event a descriptor names, creating it if needed. The same name
+ * with a different field list is refused, unless multi-format events are
+ * asked for: those are told apart by their fields. @persist keeps the
+ * event when it becomes unused (status page ABI, PERSIST flag). Returns
+ * with a reference on the event, for the caller to put.
+ */
+static int user_event_find_or_create(char *desc, u16 reg_flags, bool persist,
+				     struct user_event **out, bool *created)
+{
+	bool multi = reg_flags & USER_EVENT_REG_MULTI_FORMAT;
+	struct user_event *user, *found;
+	int ret;
+
+	ue_lockdep_assert_event_mutex();
+
+	ret = user_event_parse(desc, &user);
+	if (ret)
+		return ret;
+
+	/* Finish deleting the unused events the tracing core let go of */
+	user_event_reap_all();
+
+	if (multi)
+		found = user_event_find_multi(user->name, user->args,
+					      user->flags);
+	else
+		found = user_event_find(user->name);
+
+	/* An unused event that is not persistent was deleted just now */
+	if (found && !found->persist && !refcount_read(&found->refcnt) &&
+	    !user_event_destroy(found))
+		found = NULL;
+
+	if (found) {
+		if (!user_event_may_use(found))
+			ret = -EACCES;
+		else
+			ret = strcmp(found->args, user->args) ||
+			      found->flags != user->flags ? -EADDRINUSE : 0;
+		user_event_free(user);
+		if (ret)
+			return ret;
+		user = found;
+		user_event_get_locked(user);
+	} else {
+		user->multi = multi;
+		ret = user_event_register(user);
+		if (ret)
+			return ret;
+		*created = true;
+	}
+
+	if (persist || (reg_flags & USER_EVENT_REG_PERSIST))
+		user->persist = true;
+	if (reg_flags & USER_EVENT_REG_PERSIST)
+		user->persist_cap = true;
+
+	*out = user;
+	return 0;
+}
+
+/*
+ * Deletes every event called @name, multi-format ones included (as
+ * upstream). Stops at the first that cannot be deleted, with its error;
+ * those before it are gone.
+ */
+static int user_event_delete_name(const char *name)
+{
+	struct user_event *user;
+	struct hlist_node *tmp;
+	int ret = -ENOENT;
+
+	ue_lockdep_assert_event_mutex();
+
+	hash_for_each_possible_safe(user_event_table, user, tmp, node,
+				    user_event_key(name)) {
+		if (strcmp(user->name, name))
+			continue;
+		/* Made persistent with the capability: deleted only with it */
+		if (user->persist_cap && !perfmon_capable())
+			return -EPERM;
+		/* Others' events of the name stay (multi-format ones) */
+		if (!user_event_may_delete(user)) {
+			if (ret == -ENOENT)
+				ret = -EACCES;
+			continue;
+		}
+		ret = user_event_destroy(user);
+		if (ret)
+			return ret;
+	}
+
+	return ret;
 }
 
 /* Write path */
@@ -859,133 +1394,6 @@ void user_event_mem_put(struct trace_event_call *call)
  * -EAGAIN with nothing recorded; user_event_emit() then faults it in with
  * preemption enabled and tries once more.
  */
-
-/* A staged payload, already checked, into one ftrace event file */
-static void user_event_ftrace_staged(struct user_event *user,
-				     struct trace_event_file *file,
-				     const void *data, size_t len)
-{
-	struct trace_event_buffer fbuffer;
-	struct trace_entry *entry;
-
-	if (trace_trigger_soft_disabled(file))
-		return;
-
-	entry = trace_event_buffer_reserve(&fbuffer, file,
-					   sizeof(*entry) + len);
-	if (!entry)
-		return;
-
-	memcpy(entry + 1, data, len);
-	trace_event_buffer_commit(&fbuffer);
-}
-
-#ifdef CONFIG_PERF_EVENTS
-/*
- * Bytes of the perf buffer that BPF programs attached to @user may load
- * from, for a record of @size bytes. A tracepoint program may load from its
- * context at any offset below PERF_MAX_TRACE_SIZE that is below the end of
- * the event's last field (trace_event_get_offsets(), checked when the
- * program is attached). The fields are packed and a write carries at least
- * min_size payload bytes, so the record covers every field. An event
- * without fields has no last field: the core then computes the bound from
- * the memory that follows the empty list, so the whole buffer is prepared.
- */
-static int user_event_bpf_ctx_size(struct user_event *user, int size)
-{
-	if (unlikely(list_empty(&user->class.fields)))
-		return PERF_MAX_TRACE_SIZE;
-
-	return size;
-}
-
-/*
- * The record for perf and BPF, laid out like every tracepoint's: BPF
- * programs of any event (BPF_ITER ones too) get it with a pointer to the
- * caller's registers in its first 8 bytes (perf_trace_run_bpf_submit()),
- * which bpf_get_stackid(), bpf_get_stack() and bpf_perf_event_output()
- * read, and the payload after it. Nothing they may load is left over from
- * an earlier record.
- */
-static void user_event_perf_staged(struct user_event *user,
-				   const void *data, size_t len)
-{
-	struct hlist_head *head = this_cpu_ptr(user->call.perf_events);
-	bool bpf = bpf_prog_array_valid(&user->call);
-	struct trace_entry *entry;
-	struct pt_regs *regs;
-	int size, alloc, context;
-
-	if (!head || (hlist_empty(head) && !bpf))
-		return;
-
-	size = ALIGN(sizeof(*entry) + len + sizeof(u32), sizeof(u64)) -
-	       sizeof(u32);
-	alloc = bpf ? user_event_bpf_ctx_size(user, size) : size;
-	entry = perf_trace_buf_alloc(alloc, &regs, &context);
-	if (!entry)
-		return;
-
-	perf_fetch_caller_regs(regs);
-	/* The header's padding and RT-only fields reach user space too */
-	memset(entry, 0, sizeof(*entry));
-	ue_tracing_generic_entry_update(entry, user->call.event.type);
-	memcpy(entry + 1, data, len);
-	/* perf_trace_buf_alloc() zeroed only the last 8 bytes of alloc */
-	if (alloc > size)
-		memset((void *)(entry + 1) + len, 0,
-		       alloc - sizeof(*entry) - len);
-
-	/*
-	 * Programs attached after bpf was read do not run on this record:
-	 * alloc was sized for those that were there.
-	 */
-	if (bpf)
-		perf_trace_run_bpf_submit(entry, size, context, &user->call, 1,
-					  regs, head, NULL);
-	else
-		perf_tp_event(user->call.event.type, 1, entry, size, regs,
-			      head, context, NULL);
-}
-#else
-static void user_event_perf_staged(struct user_event *user,
-				   const void *data, size_t len)
-{
-}
-#endif
-
-/*
- * Checks the payload @data of @len bytes, a copy in kernel memory that the
- * writer cannot change: every __data_loc/__rel_loc field must point inside
- * the payload, and a char array must end with a NUL within it.
- */
-static int user_event_check_locs(struct user_event *user, const void *data,
-				 size_t len)
-{
-	const size_t hdr = sizeof(struct trace_entry);
-	struct user_event_field *field;
-	u32 loc, off, size;
-	const char *pos;
-
-	list_for_each_entry(field, &user->fields, link) {
-		if (field->kind != FIELD_DATA_LOC &&
-		    field->kind != FIELD_REL_LOC)
-			continue;
-
-		memcpy(&loc, data + field->offset - hdr, sizeof(loc));
-		off = user_field_loc(field, loc, &size);
-
-		/* Offsets are in the record, which starts with the header */
-		if (off < hdr || off + size > hdr + len)
-			return -EFAULT;
-
-		pos = data + off - hdr;
-		if (field->is_char && (!size || pos[size - 1] != '\0'))
-			return -EFAULT;
-	}
-
-	return 0;
-}
 
 static struct user_event *user_event_file_lookup(struct user_event_file *info,
 						 int idx)
@@ -1270,6 +1678,24 @@ static noinline int user_event_emit_ubuf(struct user_event *user,
 	return user_event_emit(user, &iter, count - sizeof(int));
 }
 
+/* user_events_data file */
+
+static int user_events_open(struct inode *inode, struct file *file)
+{
+	struct user_event_file *info;
+
+	info = kzalloc(sizeof(*info), GFP_KERNEL_ACCOUNT);
+	if (!info)
+		return -ENOMEM;
+
+	file->private_data = info;
+	/*
+	 * A stream: no file position, so threads writing through one file
+	 * do not serialise on its position lock.
+	 */
+	return stream_open(inode, file);
+}
+
 /* write(): the index, then the payload, from one user buffer */
 static ssize_t user_events_write(struct file *file, const char __user *ubuf,
 				 size_t count, loff_t *ppos)
@@ -1381,386 +1807,6 @@ static ssize_t user_events_write_iter(struct kiocb *kiocb,
 	iov_iter_advance(from, total);
 	return total;
 }
-
-/* Event creation and removal */
-
-/*
- * The credentials events are added and removed with: the loader's (root),
- * made once at load time so that removing an event allocates nothing.
- */
-static const struct cred *user_event_cred;
-
-int user_event_call_set_visible(struct trace_event_call *call, bool visible)
-{
-	const struct cred *old_cred;
-	int ret;
-
-	ue_lockdep_assert_event_mutex();
-
-	/*
-	 * The event's tracefs directory is created on behalf of whoever may
-	 * open user_events_data; create it as root like every other event.
-	 */
-	old_cred = override_creds(user_event_cred);
-
-	if (visible)
-		ret = ue_trace_add_event_call(call);
-	else
-		ret = ue_trace_remove_event_call(call);
-
-	revert_creds(old_cred);
-
-	return ret;
-}
-
-static int user_event_set_call_visible(struct user_event *user, bool visible)
-{
-	return user_event_call_set_visible(&user->call, visible);
-}
-
-/* Makes a parsed event a live trace event; takes ownership of @user */
-static int user_event_register(struct user_event *user)
-{
-	int ret;
-
-	ue_lockdep_assert_event_mutex();
-
-	if (user_event_count >= max_events) {
-		ret = -EMFILE;
-		goto free;
-	}
-
-	ret = user_event_build_print_fmt(&user->fields, &user->call.print_fmt);
-	if (ret)
-		goto free;
-
-	ret = user_event_build_fields_array(&user->fields,
-					    &user->class.fields_array);
-	if (ret)
-		goto free;
-
-	INIT_LIST_HEAD(&user->class.fields);
-	user->class.system = user->multi ? USER_EVENTS_MULTI_SYSTEM :
-					   USER_EVENTS_SYSTEM;
-	if (user->multi)
-		user->call_name = kasprintf(GFP_KERNEL_ACCOUNT, "%s.%llx",
-					    user->name,
-					    ++user_event_multi_id);
-	else
-		user->call_name = kstrdup(user->name, GFP_KERNEL_ACCOUNT);
-	if (!user->call_name) {
-		ret = -ENOMEM;
-		goto free;
-	}
-	INIT_LIST_HEAD(&user->reap_link);
-	user->class.reg = user_event_reg;
-
-	user->tracepoint.name = user->call_name;
-	user->call.tp = &user->tracepoint;
-	user->call.class = &user->class;
-	user->call.data = user;
-	user->call.flags = TRACE_EVENT_FL_TRACEPOINT | UE_TRACE_EVENT_FL_DYNAMIC;
-
-	/* Everything that can fail below is undone by the labels at the end */
-	user->owner = current_uid();
-	user->shared = perfmon_capable();
-	ret = user_event_charge(user->owner, UE_QUOTA_EVENTS, 1, false);
-	if (ret)
-		goto free;
-
-	/* The event pins the module until it is deleted; none once rmmod began */
-	if (!try_module_get(THIS_MODULE)) {
-		ret = -ENODEV;
-		goto uncharge;
-	}
-
-	ret = user_event_type_get(user);
-	if (ret)
-		goto put_module;
-
-	/* A failed add makes no directory: no ghost can take a reference */
-	refcount_set(&user->memref, 1);
-	ret = user_event_set_call_visible(user, true);
-	if (ret) {
-		user_event_type_put(user->type, false);
-		goto put_module;
-	}
-
-	ue_dyn_event_add(&user->devent, &user_event_dyn_ops);
-
-	/* The caller's reference */
-	refcount_set(&user->refcnt, 1);
-	hash_add(user_event_table, &user->node, user_event_key(user->name));
-	if (user->multi)
-		hash_add(user_event_multi_table, &user->multi_node,
-			 user_event_multi_key(user->name, user->args,
-					      user->flags));
-	user_event_count++;
-	return 0;
-
-put_module:
-	module_put(THIS_MODULE);
-uncharge:
-	user_event_uncharge(user->owner, UE_QUOTA_EVENTS, 1);
-free:
-	user_event_free(user);
-	return ret;
-}
-
-static void user_event_free_rcu(struct rcu_head *rcu)
-{
-	user_event_free(container_of(rcu, struct user_event, rcu));
-}
-
-/*
- * Deletes an event nobody uses. Fails with -EBUSY while it has users, a
- * probe is attached or the tracing core holds call->refcnt.
- */
-static int user_event_destroy(struct user_event *user)
-{
-	int ret;
-
-	ue_lockdep_assert_event_mutex();
-
-	if (refcount_read(&user->refcnt) || READ_ONCE(user->status) ||
-	    ue_call_core_refs(&user->call))
-		return -EBUSY;
-
-	/* From now on readers print its records as a deleted event's */
-	WRITE_ONCE(user->type->user, NULL);
-	ret = user_event_set_call_visible(user, false);
-	if (ret) {
-		WRITE_ONCE(user->type->user, user);
-		return ret;
-	}
-	WRITE_ONCE(user->deleted, true);
-	user_event_type_put(user->type, user->traced);
-
-	ue_dyn_event_remove(&user->devent);
-	list_del_init(&user->reap_link);
-	hash_del(&user->node);
-	if (user->multi)
-		hash_del(&user->multi_node);
-	user_event_count--;
-	user_event_uncharge(user->owner, UE_QUOTA_EVENTS, 1);
-
-	if (user->status_index)
-		user_status_free(user->status_index);
-
-	/* trace_remove_event_call() freed the class fields */
-	kfree(rcu_dereference_protected(user->probes, true));
-	kfree(user->spare_probes);
-
-	/*
-	 * The directories nobody holds let go of their events now; a held
-	 * one keeps this event's memory (and the module) until it is let go
-	 */
-	user_events_dirs_release();
-	user_event_mem_put(&user->call);
-	return 0;
-}
-
-/* A status page byte for @user, unless it has one (user_events_status.c) */
-static int user_event_assign_status(struct user_event *user)
-{
-	int index;
-
-	ue_lockdep_assert_event_mutex();
-
-	if (user->status_index)
-		return 0;
-
-	index = user_status_alloc(user, user->status);
-	if (index < 0)
-		return index;
-
-	user->status_index = index;
-	return 0;
-}
-
-/*
- * Finds the event a descriptor names, creating it if needed. The same name
- * with a different field list is refused, unless multi-format events are
- * asked for: those are told apart by their fields. @persist keeps the
- * event when it becomes unused (status page ABI, PERSIST flag). Returns
- * with a reference on the event, for the caller to put.
- */
-static int user_event_find_or_create(char *desc, u16 reg_flags, bool persist,
-				     struct user_event **out, bool *created)
-{
-	bool multi = reg_flags & USER_EVENT_REG_MULTI_FORMAT;
-	struct user_event *user, *found;
-	int ret;
-
-	ue_lockdep_assert_event_mutex();
-
-	ret = user_event_parse(desc, &user);
-	if (ret)
-		return ret;
-
-	/* Finish deleting the unused events the tracing core let go of */
-	user_event_reap_all();
-
-	if (multi)
-		found = user_event_find_multi(user->name, user->args,
-					      user->flags);
-	else
-		found = user_event_find(user->name);
-
-	/* An unused event that is not persistent was deleted just now */
-	if (found && !found->persist && !refcount_read(&found->refcnt) &&
-	    !user_event_destroy(found))
-		found = NULL;
-
-	if (found) {
-		if (!user_event_may_use(found))
-			ret = -EACCES;
-		else
-			ret = strcmp(found->args, user->args) ||
-			      found->flags != user->flags ? -EADDRINUSE : 0;
-		user_event_free(user);
-		if (ret)
-			return ret;
-		user = found;
-		user_event_get_locked(user);
-	} else {
-		user->multi = multi;
-		ret = user_event_register(user);
-		if (ret)
-			return ret;
-		*created = true;
-	}
-
-	if (persist || (reg_flags & USER_EVENT_REG_PERSIST))
-		user->persist = true;
-	if (reg_flags & USER_EVENT_REG_PERSIST)
-		user->persist_cap = true;
-
-	*out = user;
-	return 0;
-}
-
-/* dynamic_events: "u:name fields" creates, "!u:name" deletes */
-
-static struct user_event *user_event_from_dyn(struct dyn_event *ev)
-{
-	return container_of(ev, struct user_event, devent);
-}
-
-static int user_event_dyn_create(const char *raw_command)
-{
-	struct user_event *user;
-	bool created = false;
-	char *desc;
-	int ret;
-
-	if (!str_has_prefix(raw_command, USER_EVENTS_PREFIX))
-		return -ECANCELED;
-
-	raw_command += strlen(USER_EVENTS_PREFIX);
-	if (strlen(raw_command) >= MAX_EVENT_DESC)
-		return -EINVAL;
-
-	desc = kstrdup(raw_command, GFP_KERNEL_ACCOUNT);
-	if (!desc)
-		return -ENOMEM;
-
-	mutex_lock(&user_event_mutex);
-	ue_event_mutex_lock();
-	ret = user_event_find_or_create(desc, USER_EVENT_REG_PERSIST, true, &user, &created);
-	/*
-	 * Under isolation, root's "u:" of a user's event makes it root's and
-	 * shared: a name another user took first is not lost for good.
-	 */
-	if (!ret && READ_ONCE(isolation_owner) && !user->shared &&
-	    perfmon_capable() &&
-	    !user_event_charge(current_uid(), UE_QUOTA_EVENTS, 1, true)) {
-		user_event_uncharge(user->owner, UE_QUOTA_EVENTS, 1);
-		user->owner = current_uid();
-		user->shared = true;
-	}
-	if (!ret) {
-		/* A status byte if one is free; only the status ABI needs it */
-		user_event_assign_status(user);
-		user_event_put_locked(user);
-	}
-	ue_event_mutex_unlock();
-	mutex_unlock(&user_event_mutex);
-
-	kfree(desc);
-	return ret;
-}
-
-static int user_event_dyn_show(struct seq_file *m, struct dyn_event *ev)
-{
-	struct user_event *user = user_event_from_dyn(ev);
-
-	seq_printf(m, "%s%s", USER_EVENTS_PREFIX, user->call_name);
-	if (user->flags & FLAG_BPF_ITER)
-		seq_puts(m, ":BPF_ITER");
-	if (user->args[0])
-		seq_printf(m, " %s", user->args);
-	seq_putc(m, '\n');
-
-	return 0;
-}
-
-static bool user_event_dyn_is_busy(struct dyn_event *ev)
-{
-	struct user_event *user = user_event_from_dyn(ev);
-
-	return READ_ONCE(user->status) || ue_call_core_refs(&user->call) ||
-	       refcount_read(&user->refcnt);
-}
-
-/* Called with event_mutex held */
-static int user_event_dyn_free(struct dyn_event *ev)
-{
-	return user_event_destroy(user_event_from_dyn(ev));
-}
-
-/* Compares the words after "!u:name" with the event's fields, if given */
-static bool user_event_dyn_match(const char *system, const char *event,
-				 int argc, const char **argv,
-				 struct dyn_event *ev)
-{
-	struct user_event *user = user_event_from_dyn(ev);
-
-	if (strcmp(event, user->call_name))
-		return false;
-
-	if (system && strcmp(system, user->class.system))
-		return false;
-
-	return user_event_args_match(user->args, argc, argv);
-}
-
-/* dynamic_events' create callback, whichever shape the kernel has */
-static int user_event_dyn_create_cb(UE_DYN_CREATE_PARAMS)
-{
-	return UE_DYN_CREATE_CALL(user_event_dyn_create);
-}
-
-static struct dyn_event_operations user_event_dyn_ops = {
-	.create = user_event_dyn_create_cb,
-	.show = user_event_dyn_show,
-	.is_busy = user_event_dyn_is_busy,
-	.free = user_event_dyn_free,
-	.match = user_event_dyn_match,
-};
-
-static void user_event_dyn_register(void)
-{
-	ue_dyn_event_register(&user_event_dyn_ops);
-}
-
-/* The tracing core has no unregister: take our operations off its list */
-static void user_event_dyn_unregister(void)
-{
-	ue_dyn_event_unregister(&user_event_dyn_ops);
-}
-
-/* user_events_data file */
 
 static int user_events_ref_add(struct user_event_file *info,
 			       struct user_event *user, bool created)
@@ -1988,6 +2034,24 @@ static long user_events_ioctl_reg(struct user_event_file *info,
 	return -EINVAL;
 }
 
+static long user_events_ioctl_del(unsigned long uarg)
+{
+	char *name;
+	long ret;
+
+	name = strndup_user((const char __user *)uarg, MAX_EVENT_DESC);
+	if (IS_ERR(name))
+		return PTR_ERR(name);
+
+	ue_event_mutex_lock();
+	user_event_reap_all();
+	ret = user_event_delete_name(name);
+	ue_event_mutex_unlock();
+
+	kfree(name);
+	return ret;
+}
+
 static long user_events_ioctl_unreg(unsigned long uarg)
 {
 	struct user_write_unreg __user *ureg = (void __user *)uarg;
@@ -2014,58 +2078,6 @@ static long user_events_ioctl_unreg(unsigned long uarg)
 	return user_event_enabler_remove(&reg);
 }
 
-/*
- * Deletes every event called @name, multi-format ones included (as
- * upstream). Stops at the first that cannot be deleted, with its error;
- * those before it are gone.
- */
-static int user_event_delete_name(const char *name)
-{
-	struct user_event *user;
-	struct hlist_node *tmp;
-	int ret = -ENOENT;
-
-	ue_lockdep_assert_event_mutex();
-
-	hash_for_each_possible_safe(user_event_table, user, tmp, node,
-				    user_event_key(name)) {
-		if (strcmp(user->name, name))
-			continue;
-		/* Made persistent with the capability: deleted only with it */
-		if (user->persist_cap && !perfmon_capable())
-			return -EPERM;
-		/* Others' events of the name stay (multi-format ones) */
-		if (!user_event_may_delete(user)) {
-			if (ret == -ENOENT)
-				ret = -EACCES;
-			continue;
-		}
-		ret = user_event_destroy(user);
-		if (ret)
-			return ret;
-	}
-
-	return ret;
-}
-
-static long user_events_ioctl_del(unsigned long uarg)
-{
-	char *name;
-	long ret;
-
-	name = strndup_user((const char __user *)uarg, MAX_EVENT_DESC);
-	if (IS_ERR(name))
-		return PTR_ERR(name);
-
-	ue_event_mutex_lock();
-	user_event_reap_all();
-	ret = user_event_delete_name(name);
-	ue_event_mutex_unlock();
-
-	kfree(name);
-	return ret;
-}
-
 static long user_events_ioctl(struct file *file, unsigned int cmd,
 			      unsigned long uarg)
 {
@@ -2081,22 +2093,6 @@ static long user_events_ioctl(struct file *file, unsigned int cmd,
 	}
 
 	return -ENOTTY;
-}
-
-static int user_events_open(struct inode *inode, struct file *file)
-{
-	struct user_event_file *info;
-
-	info = kzalloc(sizeof(*info), GFP_KERNEL_ACCOUNT);
-	if (!info)
-		return -ENOMEM;
-
-	file->private_data = info;
-	/*
-	 * A stream: no file position, so threads writing through one file
-	 * do not serialise on its position lock.
-	 */
-	return stream_open(inode, file);
 }
 
 static int user_events_release(struct inode *inode, struct file *file)

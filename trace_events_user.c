@@ -121,7 +121,7 @@ struct user_event {
 	 * The ftrace event file when it is the event's only consumer (one
 	 * file attached, no perf), else NULL: the one-copy test of the write
 	 * path, one load. Written with WRITE_ONCE under event_mutex by
-	 * user_event_update_status(), read under sched RCU by writers. The
+	 * update_enable_bit_for(), read under sched RCU by writers. The
 	 * file stays valid for them as the arrays in @probes do: it is
 	 * cleared before the detach that unpublishes it waits for a grace
 	 * period.
@@ -181,7 +181,7 @@ struct user_event_file {
  *    reap work deletes it once it is free; a registration, deletion or
  *    status read that meets it finishes the deletion first. So a name
  *    whose last user is gone can be registered again at once.
- *  - Deletion (user_event_destroy(), event_mutex held) happens only with
+ *  - Deletion (destroy_user_event(), event_mutex held) happens only with
  *    no users, no probe and no call->refcnt: nobody outside event_mutex
  *    can reach the event then. It leaves both tables, then the memory is
  *    freed after an RCU grace period (the fork probe and writers look at
@@ -211,9 +211,9 @@ static struct workqueue_struct *user_event_wq;
 /* Per-cpu staging of a payload, copied once from user memory */
 static void __percpu *write_buffer;
 
-static int user_event_find_or_create(char *desc, u16 reg_flags, bool persist,
-				     struct user_event **out, bool *created);
-static int user_event_destroy(struct user_event *user);
+static int user_event_parse(char *desc, u16 reg_flags, bool persist,
+			    struct user_event **out, bool *created);
+static int destroy_user_event(struct user_event *user);
 
 static u32 user_event_key(const char *name)
 {
@@ -337,7 +337,7 @@ static void user_event_reap_all(void)
 
 	list_for_each_entry_safe(user, next, &user_event_reap_list, reap_link)
 		if (!refcount_read(&user->refcnt) && !user->persist)
-			user_event_destroy(user);
+			destroy_user_event(user);
 		else
 			list_del_init(&user->reap_link);
 }
@@ -351,7 +351,7 @@ static void user_event_reap_fn(struct work_struct *work)
 	/*
 	 * Those still held by the tracing core without a probe (an eprobe, a
 	 * hist variable): try again in a second. An attached probe tells us
-	 * when it goes (user_event_update_status()).
+	 * when it goes (update_enable_bit_for()).
 	 */
 	list_for_each_entry(user, &user_event_reap_list, reap_link)
 		if (!READ_ONCE(user->status)) {
@@ -371,7 +371,7 @@ static void user_event_unused(struct user_event *user)
 		return;
 
 	/* The tracing core still uses it: delete it when it lets go */
-	if (user_event_destroy(user))
+	if (destroy_user_event(user))
 		user_event_reap_later(user);
 }
 
@@ -388,6 +388,9 @@ static void user_event_put_locked(struct user_event *user)
  * Drops a reference. The last one is dropped under event_mutex, so that no
  * lookup can take a new one while the event is being deleted. May sleep;
  * the caller must not hold event_mutex.
+ *
+ * Differs on purpose: the last put deletes the event itself instead of
+ * queueing the deletion, so that the name is free when the put returns.
  */
 void user_event_put(struct user_event *user)
 {
@@ -397,6 +400,13 @@ void user_event_put(struct user_event *user)
 	user_event_unused(user);
 	ue_event_mutex_unlock();
 }
+
+/*
+ * Upstream keeps its enablers and their per-address-space records here;
+ * ours are in user_events_mm.c, where a fault on an enable bit is taken by
+ * a task of that address space, never by a kernel worker that user space
+ * could make wait.
+ */
 
 /*
  * Type ids and deleted events
@@ -445,7 +455,7 @@ struct user_event_type {
 static LIST_HEAD(user_event_tombstones);
 static unsigned int user_event_nr_tombstones;
 
-static struct list_head *user_event_type_fields(struct trace_event_call *call)
+static struct list_head *user_event_get_fields(struct trace_event_call *call)
 {
 	struct user_event_type *type = container_of(call,
 						    struct user_event_type,
@@ -461,10 +471,10 @@ static struct list_head *user_event_type_fields(struct trace_event_call *call)
  */
 static struct trace_event_class user_event_type_class = {
 	.system		= USER_EVENTS_SYSTEM,
-	.get_fields	= user_event_type_fields,
+	.get_fields	= user_event_get_fields,
 };
 
-static void user_event_free(struct user_event *user)
+static void free_user_event(struct user_event *user)
 {
 	user_event_free_fields(&user->fields);
 	kfree(user->call_name);
@@ -479,7 +489,7 @@ static void user_event_free(struct user_event *user)
  * Parses a descriptor into a new, not yet registered event. @text is
  * modified.
  */
-static int user_event_parse(char *text, struct user_event **out)
+static int user_event_from_desc(char *text, struct user_event **out)
 {
 	struct user_event_desc desc;
 	struct user_event *user;
@@ -644,14 +654,14 @@ static int user_event_set_call_visible(struct user_event *user, bool visible)
 
 static void user_event_free_rcu(struct rcu_head *rcu)
 {
-	user_event_free(container_of(rcu, struct user_event, rcu));
+	free_user_event(container_of(rcu, struct user_event, rcu));
 }
 
 /*
  * Deletes an event nobody uses. Fails with -EBUSY while it has users, a
  * probe is attached or the tracing core holds call->refcnt.
  */
-static int user_event_destroy(struct user_event *user)
+static int destroy_user_event(struct user_event *user)
 {
 	int ret;
 
@@ -713,8 +723,12 @@ static int user_event_assign_status(struct user_event *user)
 	return 0;
 }
 
-/* Finds the single-format event @name (multi-format ones are not named) */
-static struct user_event *user_event_find(const char *name)
+/*
+ * Finds the single-format event @name (multi-format ones are not named).
+ * Differs on purpose: multi-format events are found by name, fields and
+ * flags in a table of their own (find_user_event_multi()).
+ */
+static struct user_event *find_user_event(const char *name)
 {
 	struct user_event *user;
 	u32 key = user_event_key(name);
@@ -732,7 +746,7 @@ static struct user_event *user_event_find(const char *name)
  * Finds the multi-format event @name with exactly these fields, in O(1)
  * however many formats the name has.
  */
-static struct user_event *user_event_find_multi(const char *name,
+static struct user_event *find_user_event_multi(const char *name,
 						const char *args,
 						unsigned int flags)
 {
@@ -755,8 +769,8 @@ static struct user_event *user_event_find_multi(const char *name,
  * writer cannot change: every __data_loc/__rel_loc field must point inside
  * the payload, and a char array must end with a NUL within it.
  */
-static int user_event_check_locs(struct user_event *user, const void *data,
-				 size_t len)
+static int user_event_validate(struct user_event *user, const void *data,
+			       size_t len)
 {
 	const size_t hdr = sizeof(struct trace_entry);
 	struct user_event_field *field;
@@ -783,10 +797,14 @@ static int user_event_check_locs(struct user_event *user, const void *data,
 	return 0;
 }
 
-/* A staged payload, already checked, into one ftrace event file */
-static void user_event_ftrace_staged(struct user_event *user,
-				     struct trace_event_file *file,
-				     const void *data, size_t len)
+/*
+ * A staged payload, already checked, into one ftrace event file. Differs
+ * on purpose: it gets the one copy every consumer shares (see struct
+ * user_event_probes) instead of reading the writer's memory itself.
+ */
+static void user_event_ftrace(struct user_event *user,
+			      struct trace_event_file *file,
+			      const void *data, size_t len)
 {
 	struct trace_event_buffer fbuffer;
 	struct trace_entry *entry;
@@ -830,8 +848,8 @@ static int user_event_bpf_ctx_size(struct user_event *user, int size)
  * read, and the payload after it. Nothing they may load is left over from
  * an earlier record.
  */
-static void user_event_perf_staged(struct user_event *user,
-				   const void *data, size_t len)
+static void user_event_perf(struct user_event *user,
+			    const void *data, size_t len)
 {
 	struct hlist_head *head = this_cpu_ptr(user->call.perf_events);
 	bool bpf = bpf_prog_array_valid(&user->call);
@@ -871,8 +889,8 @@ static void user_event_perf_staged(struct user_event *user,
 			      head, context, NULL);
 }
 #else
-static void user_event_perf_staged(struct user_event *user,
-				   const void *data, size_t len)
+static void user_event_perf(struct user_event *user,
+			    const void *data, size_t len)
 {
 }
 #endif
@@ -882,8 +900,11 @@ static void user_event_perf_staged(struct user_event *user,
 /*
  * Recomputes the event's status from its attached probes and publishes
  * it. Called under event_mutex whenever a probe attaches or detaches.
+ * Differs on purpose: the status comes from the module's own probes array
+ * (see struct user_event_probes), and is also written to the event's
+ * status page byte.
  */
-static void user_event_update_status(struct user_event *user, bool perf)
+static void update_enable_bit_for(struct user_event *user, bool perf)
 {
 	struct user_event_probes *probes;
 	u8 status = 0;
@@ -978,7 +999,7 @@ static int user_event_probe_file(struct user_event *user,
 	rcu_assign_pointer(user->probes, new);
 	if (add)
 		user->traced = true;
-	user_event_update_status(user, user->status & EVENT_STATUS_PERF);
+	update_enable_bit_for(user, user->status & EVENT_STATUS_PERF);
 
 	if (old) {
 		/* Writers may still use the array being replaced */
@@ -1015,10 +1036,10 @@ static int user_event_reg(struct trace_event_call *call,
 		return user_event_probe_file(user, file, false);
 #ifdef CONFIG_PERF_EVENTS
 	case TRACE_REG_PERF_REGISTER:
-		user_event_update_status(user, true);
+		update_enable_bit_for(user, true);
 		return 0;
 	case TRACE_REG_PERF_UNREGISTER:
-		user_event_update_status(user, false);
+		update_enable_bit_for(user, false);
 		return 0;
 	case TRACE_REG_PERF_OPEN:
 	case TRACE_REG_PERF_CLOSE:
@@ -1068,7 +1089,7 @@ static struct user_event *user_event_from_dyn(struct dyn_event *ev)
 	return container_of(ev, struct user_event, devent);
 }
 
-static int user_event_dyn_create(const char *raw_command)
+static int user_event_create(const char *raw_command)
 {
 	struct user_event *user;
 	bool created = false;
@@ -1088,7 +1109,7 @@ static int user_event_dyn_create(const char *raw_command)
 
 	mutex_lock(&user_event_mutex);
 	ue_event_mutex_lock();
-	ret = user_event_find_or_create(desc, USER_EVENT_REG_PERSIST, true, &user, &created);
+	ret = user_event_parse(desc, USER_EVENT_REG_PERSIST, true, &user, &created);
 	/*
 	 * Under isolation, root's "u:" of a user's event makes it root's and
 	 * shared: a name another user took first is not lost for good.
@@ -1112,7 +1133,7 @@ static int user_event_dyn_create(const char *raw_command)
 	return ret;
 }
 
-static int user_event_dyn_show(struct seq_file *m, struct dyn_event *ev)
+static int user_event_show(struct seq_file *m, struct dyn_event *ev)
 {
 	struct user_event *user = user_event_from_dyn(ev);
 
@@ -1126,7 +1147,7 @@ static int user_event_dyn_show(struct seq_file *m, struct dyn_event *ev)
 	return 0;
 }
 
-static bool user_event_dyn_is_busy(struct dyn_event *ev)
+static bool user_event_is_busy(struct dyn_event *ev)
 {
 	struct user_event *user = user_event_from_dyn(ev);
 
@@ -1135,15 +1156,15 @@ static bool user_event_dyn_is_busy(struct dyn_event *ev)
 }
 
 /* Called with event_mutex held */
-static int user_event_dyn_free(struct dyn_event *ev)
+static int user_event_free(struct dyn_event *ev)
 {
-	return user_event_destroy(user_event_from_dyn(ev));
+	return destroy_user_event(user_event_from_dyn(ev));
 }
 
 /* Compares the words after "!u:name" with the event's fields, if given */
-static bool user_event_dyn_match(const char *system, const char *event,
-				 int argc, const char **argv,
-				 struct dyn_event *ev)
+static bool user_event_match(const char *system, const char *event,
+			     int argc, const char **argv,
+			     struct dyn_event *ev)
 {
 	struct user_event *user = user_event_from_dyn(ev);
 
@@ -1157,28 +1178,28 @@ static bool user_event_dyn_match(const char *system, const char *event,
 }
 
 /* dynamic_events' create callback, whichever shape the kernel has */
-static int user_event_dyn_create_cb(UE_DYN_CREATE_PARAMS)
+static int user_event_create_cb(UE_DYN_CREATE_PARAMS)
 {
-	return UE_DYN_CREATE_CALL(user_event_dyn_create);
+	return UE_DYN_CREATE_CALL(user_event_create);
 }
 
-static struct dyn_event_operations user_event_dyn_ops = {
-	.create = user_event_dyn_create_cb,
-	.show = user_event_dyn_show,
-	.is_busy = user_event_dyn_is_busy,
-	.free = user_event_dyn_free,
-	.match = user_event_dyn_match,
+static struct dyn_event_operations user_event_dops = {
+	.create = user_event_create_cb,
+	.show = user_event_show,
+	.is_busy = user_event_is_busy,
+	.free = user_event_free,
+	.match = user_event_match,
 };
 
 static void user_event_dyn_register(void)
 {
-	ue_dyn_event_register(&user_event_dyn_ops);
+	ue_dyn_event_register(&user_event_dops);
 }
 
 /* The tracing core has no unregister: take our operations off its list */
 static void user_event_dyn_unregister(void)
 {
-	ue_dyn_event_unregister(&user_event_dyn_ops);
+	ue_dyn_event_unregister(&user_event_dops);
 }
 
 /* Makes a parsed event a live trace event; takes ownership of @user */
@@ -1249,7 +1270,7 @@ static int user_event_register(struct user_event *user)
 		goto put_module;
 	}
 
-	ue_dyn_event_add(&user->devent, &user_event_dyn_ops);
+	ue_dyn_event_add(&user->devent, &user_event_dops);
 
 	/* The caller's reference */
 	refcount_set(&user->refcnt, 1);
@@ -1266,7 +1287,7 @@ put_module:
 uncharge:
 	user_event_uncharge(user->owner, UE_QUOTA_EVENTS, 1);
 free:
-	user_event_free(user);
+	free_user_event(user);
 	return ret;
 }
 
@@ -1277,8 +1298,8 @@ free:
  * event when it becomes unused (status page ABI, PERSIST flag). Returns
  * with a reference on the event, for the caller to put.
  */
-static int user_event_find_or_create(char *desc, u16 reg_flags, bool persist,
-				     struct user_event **out, bool *created)
+static int user_event_parse(char *desc, u16 reg_flags, bool persist,
+			    struct user_event **out, bool *created)
 {
 	bool multi = reg_flags & USER_EVENT_REG_MULTI_FORMAT;
 	struct user_event *user, *found;
@@ -1286,7 +1307,7 @@ static int user_event_find_or_create(char *desc, u16 reg_flags, bool persist,
 
 	ue_lockdep_assert_event_mutex();
 
-	ret = user_event_parse(desc, &user);
+	ret = user_event_from_desc(desc, &user);
 	if (ret)
 		return ret;
 
@@ -1294,14 +1315,14 @@ static int user_event_find_or_create(char *desc, u16 reg_flags, bool persist,
 	user_event_reap_all();
 
 	if (multi)
-		found = user_event_find_multi(user->name, user->args,
+		found = find_user_event_multi(user->name, user->args,
 					      user->flags);
 	else
-		found = user_event_find(user->name);
+		found = find_user_event(user->name);
 
 	/* An unused event that is not persistent was deleted just now */
 	if (found && !found->persist && !refcount_read(&found->refcnt) &&
-	    !user_event_destroy(found))
+	    !destroy_user_event(found))
 		found = NULL;
 
 	if (found) {
@@ -1310,7 +1331,7 @@ static int user_event_find_or_create(char *desc, u16 reg_flags, bool persist,
 		else
 			ret = strcmp(found->args, user->args) ||
 			      found->flags != user->flags ? -EADDRINUSE : 0;
-		user_event_free(user);
+		free_user_event(user);
 		if (ret)
 			return ret;
 		user = found;
@@ -1337,7 +1358,7 @@ static int user_event_find_or_create(char *desc, u16 reg_flags, bool persist,
  * upstream). Stops at the first that cannot be deleted, with its error;
  * those before it are gone.
  */
-static int user_event_delete_name(const char *name)
+static int delete_user_event(const char *name)
 {
 	struct user_event *user;
 	struct hlist_node *tmp;
@@ -1358,7 +1379,7 @@ static int user_event_delete_name(const char *name)
 				ret = -EACCES;
 			continue;
 		}
-		ret = user_event_destroy(user);
+		ret = destroy_user_event(user);
 		if (ret)
 			return ret;
 	}
@@ -1369,11 +1390,15 @@ static int user_event_delete_name(const char *name)
 /* Write path */
 
 /*
+ * Differs on purpose: the index is looked up and the payload checked
+ * before anything is copied, and the payload is copied once for every
+ * consumer (below), not once per probe.
+ *
  * The write path, for an event and a payload that passed
  * user_event_lookup_for_write():
  *
  *  - One copy (user_event_record_direct()): when the event's only consumer
- *    (user->direct_file, kept by user_event_update_status()) is one ftrace
+ *    (user->direct_file, kept by update_enable_bit_for()) is one ftrace
  *    event file with none of the flags that need the checks
  *    of trace_trigger_soft_disabled() (triggers, soft disable, pid
  *    filtering), the record is reserved in that file's ring buffer (or in
@@ -1453,18 +1478,18 @@ static int user_event_deliver_staged(struct user_event *user, const void *buf,
 	unsigned int i;
 	int ret;
 
-	ret = user->has_dyn ? user_event_check_locs(user, buf, len) : 0;
+	ret = user->has_dyn ? user_event_validate(user, buf, len) : 0;
 	if (unlikely(ret))
 		return ret;
 
 	probes = rcu_dereference_sched(user->probes);
 	if (probes)
 		for (i = 0; i < probes->nr_files; i++)
-			user_event_ftrace_staged(user, probes->files[i], buf,
-						 len);
+			user_event_ftrace(user, probes->files[i], buf,
+					  len);
 
 	if (READ_ONCE(user->status) & EVENT_STATUS_PERF)
-		user_event_perf_staged(user, buf, len);
+		user_event_perf(user, buf, len);
 
 	return 0;
 }
@@ -1586,7 +1611,7 @@ user_event_record_direct(struct user_event *user, struct trace_event_file *file,
 	}
 
 	if (user->has_dyn) {
-		ret = user_event_check_locs(user, entry + 1, len);
+		ret = user_event_validate(user, entry + 1, len);
 		if (unlikely(ret)) {
 			ue_trace_event_discard(fbuffer, pc);
 			return ret;
@@ -1864,13 +1889,13 @@ int user_events_reg_status(struct user_event_file *info, char *desc,
 	mutex_lock(&user_event_mutex);
 
 	ue_event_mutex_lock();
-	ret = user_event_find_or_create(desc, 0, true, &user, &created);
+	ret = user_event_parse(desc, 0, true, &user, &created);
 	if (!ret) {
 		ret = user_event_assign_status(user);
 		/* A full status page creates nothing */
 		if (ret && created) {
 			if (refcount_dec_and_test(&user->refcnt))
-				user_event_destroy(user);
+				destroy_user_event(user);
 			user = NULL;
 		}
 	}
@@ -1968,8 +1993,8 @@ static long user_events_reg_write(struct user_event_file *info,
 	}
 
 	ue_event_mutex_lock();
-	ret = user_event_find_or_create(desc, reg.flags, false, &user,
-					&created);
+	ret = user_event_parse(desc, reg.flags, false, &user,
+			       &created);
 	ue_event_mutex_unlock();
 	if (ret)
 		goto unlock;
@@ -2013,6 +2038,11 @@ out:
 	return 0;
 }
 
+/*
+ * DIAG_IOCSREG. Differs on purpose: the registration's size selects the
+ * ABI, the status page one of 5.18-6.3 (user_events_status.c) or the
+ * remote write one of 6.4 and later.
+ */
 static long user_events_ioctl_reg(struct user_event_file *info,
 				  unsigned long uarg)
 {
@@ -2045,7 +2075,7 @@ static long user_events_ioctl_del(unsigned long uarg)
 
 	ue_event_mutex_lock();
 	user_event_reap_all();
-	ret = user_event_delete_name(name);
+	ret = delete_user_event(name);
 	ue_event_mutex_unlock();
 
 	kfree(name);
@@ -2263,7 +2293,7 @@ void user_events_core_stop(void)
 	user_event_dyn_unregister();
 	/*
 	 * A "!u:" command that deleted the last event dropped the last module
-	 * reference in user_event_destroy(), under event_mutex, which the
+	 * reference in destroy_user_event(), under event_mutex, which the
 	 * tracing core releases only after our callback returned to it.
 	 */
 	ue_event_mutex_lock();

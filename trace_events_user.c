@@ -11,16 +11,19 @@
  * normal trace event under events/user_events/, so filters, triggers and
  * histograms work on it like on any other event.
  *
- * Whether anything listens is published in a page of status bytes that
- * processes map from tracefs/user_events_status (the status page ABI).
+ * Whether anything listens is published in a bit of the registering
+ * process's memory (the remote write ABI, user_events_mm.c) or in a byte
+ * of a page that processes map from tracefs/user_events_status (the status
+ * page ABI, user_events_status.c).
  *
- * This file holds the event registry and lifetimes, the status page, the
- * probes and delivery, and the operations of the two tracefs files.
- * Descriptors are parsed in user_events_parse.c, remote write enable bits
- * live in user_events_mm.c, the per-user bounds in user_events_quota.c,
- * and the module's load, unload and files in user_events_main.c; the
- * kernel internals that are not exported are reached only through the
- * wrappers of user_events_ksyms.h.
+ * This file holds the event registry and lifetimes, the probes and
+ * delivery, dynamic_events and the operations of the two tracefs files.
+ * Descriptors are parsed in user_events_parse.c, the per-user bounds are
+ * in user_events_quota.c, the purge event that tells the unload which
+ * instances to empty in user_events_purge.c, and the module's load,
+ * unload and files in user_events_main.c; the kernel internals that are
+ * not exported are reached only through the wrappers of
+ * user_events_ksyms.h.
  */
 
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
@@ -57,56 +60,12 @@
 #include "user_events_ksyms.h"
 #include "user_events_parse.h"
 
-/* One page of status bytes; byte 0 is never handed out */
-#define MAX_STATUS_EVENTS PAGE_SIZE
-
 #define EVENT_HASH_BITS 12
 
 static unsigned int max_events = 32768;
 module_param(max_events, uint, 0444);
 MODULE_PARM_DESC(max_events,
 		 "Maximum number of user events that may exist at once (default 32768)");
-
-/*
- * Tenant isolation: whether an event belongs to the user that created it.
- * "owner" (the default): an event made by a privileged task (CAP_PERFMON
- * or CAP_SYS_ADMIN in the initial user namespace: every "u:" of
- * dynamic_events, the way to share a name between users) is shared; a
- * caller without the capability may register (and so write to) only its
- * own events and shared ones, and delete only its own; another user's
- * event gives EACCES. A multi-format registration finds only the caller's
- * or shared events of that format, else creates the caller's own.
- * "shared": upstream's behaviour, anyone who can open user_events_data
- * uses and deletes any event. Ownership and privilege are the calling
- * task's (real uid, capabilities), not those of whoever opened the file.
- * Writable at run time by root; see Documentation/security.rst.
- */
-static bool isolation_owner = true;
-
-static int isolation_set(const char *val, const struct kernel_param *kp)
-{
-	if (sysfs_streq(val, "owner"))
-		WRITE_ONCE(isolation_owner, true);
-	else if (sysfs_streq(val, "shared"))
-		WRITE_ONCE(isolation_owner, false);
-	else
-		return -EINVAL;
-	return 0;
-}
-
-static int isolation_get(char *buf, const struct kernel_param *kp)
-{
-	return sysfs_emit(buf, "%s\n",
-			  READ_ONCE(isolation_owner) ? "owner" : "shared");
-}
-
-static const struct kernel_param_ops isolation_ops = {
-	.set = isolation_set,
-	.get = isolation_get,
-};
-module_param_cb(isolation, &isolation_ops, NULL, 0644);
-MODULE_PARM_DESC(isolation,
-		 "owner: unprivileged users use only their own and shared (root-made) events (default); shared: anyone uses and deletes any event, as upstream");
 
 /*
  * Probes currently attached, read under sched RCU by writers: the ftrace
@@ -162,7 +121,7 @@ struct user_event {
 	 * The ftrace event file when it is the event's only consumer (one
 	 * file attached, no perf), else NULL: the one-copy test of the write
 	 * path, one load. Written with WRITE_ONCE under event_mutex by
-	 * user_event_update_status(), read under sched RCU by writers. The
+	 * update_enable_bit_for(), read under sched RCU by writers. The
 	 * file stays valid for them as the arrays in @probes do: it is
 	 * cleared before the detach that unpublishes it waits for a grace
 	 * period.
@@ -222,7 +181,7 @@ struct user_event_file {
  *    reap work deletes it once it is free; a registration, deletion or
  *    status read that meets it finishes the deletion first. So a name
  *    whose last user is gone can be registered again at once.
- *  - Deletion (user_event_destroy(), event_mutex held) happens only with
+ *  - Deletion (destroy_user_event(), event_mutex held) happens only with
  *    no users, no probe and no call->refcnt: nobody outside event_mutex
  *    can reach the event then. It leaves both tables, then the memory is
  *    freed after an RCU grace period (the fork probe and writers look at
@@ -249,14 +208,65 @@ static DECLARE_DELAYED_WORK(user_event_reap_work, user_event_reap_fn);
 static u64 user_event_multi_id;
 static struct workqueue_struct *user_event_wq;
 
-static DECLARE_BITMAP(status_map, MAX_STATUS_EVENTS);
-static struct user_event *status_events[MAX_STATUS_EVENTS];
-static u8 *status_page;
-
 /* Per-cpu staging of a payload, copied once from user memory */
 static void __percpu *write_buffer;
 
-static struct dyn_event_operations user_event_dyn_ops;
+static int user_event_parse(char *desc, u16 reg_flags, bool persist,
+			    struct user_event **out, bool *created);
+static int destroy_user_event(struct user_event *user);
+
+static u32 user_event_key(const char *name)
+{
+	return jhash(name, strlen(name), 0);
+}
+
+/* Multi-format events are told apart by their fields and flags too */
+static u32 user_event_multi_key(const char *name, const char *args,
+				unsigned int flags)
+{
+	return jhash(args, strlen(args), user_event_key(name) ^ flags);
+}
+
+/*
+ * Tenant isolation: whether an event belongs to the user that created it.
+ * "owner" (the default): an event made by a privileged task (CAP_PERFMON
+ * or CAP_SYS_ADMIN in the initial user namespace: every "u:" of
+ * dynamic_events, the way to share a name between users) is shared; a
+ * caller without the capability may register (and so write to) only its
+ * own events and shared ones, and delete only its own; another user's
+ * event gives EACCES. A multi-format registration finds only the caller's
+ * or shared events of that format, else creates the caller's own.
+ * "shared": upstream's behaviour, anyone who can open user_events_data
+ * uses and deletes any event. Ownership and privilege are the calling
+ * task's (real uid, capabilities), not those of whoever opened the file.
+ * Writable at run time by root; see Documentation/security.rst.
+ */
+static bool isolation_owner = true;
+
+static int isolation_set(const char *val, const struct kernel_param *kp)
+{
+	if (sysfs_streq(val, "owner"))
+		WRITE_ONCE(isolation_owner, true);
+	else if (sysfs_streq(val, "shared"))
+		WRITE_ONCE(isolation_owner, false);
+	else
+		return -EINVAL;
+	return 0;
+}
+
+static int isolation_get(char *buf, const struct kernel_param *kp)
+{
+	return sysfs_emit(buf, "%s\n",
+			  READ_ONCE(isolation_owner) ? "owner" : "shared");
+}
+
+static const struct kernel_param_ops isolation_ops = {
+	.set = isolation_set,
+	.get = isolation_get,
+};
+module_param_cb(isolation, &isolation_ops, NULL, 0644);
+MODULE_PARM_DESC(isolation,
+		 "owner: unprivileged users use only their own and shared (root-made) events (default); shared: anyone uses and deletes any event, as upstream");
 
 /*
  * May the caller use @user (register it, and so write to it)? Under
@@ -278,54 +288,125 @@ static bool user_event_may_delete(struct user_event *user)
 	       perfmon_capable();
 }
 
-static u32 user_event_key(const char *name)
+u8 user_event_status(struct user_event *user)
 {
-	return jhash(name, strlen(name), 0);
+	return READ_ONCE(user->status);
 }
 
-/* Multi-format events are told apart by their fields and flags too */
-static u32 user_event_multi_key(const char *name, const char *args,
-				unsigned int flags)
+/* Another reference, for a caller that holds one already */
+void user_event_get(struct user_event *user)
 {
-	return jhash(args, strlen(args), user_event_key(name) ^ flags);
-}
-
-/* Finds the single-format event @name (multi-format ones are not named) */
-static struct user_event *user_event_find(const char *name)
-{
-	struct user_event *user;
-	u32 key = user_event_key(name);
-
-	ue_lockdep_assert_event_mutex();
-
-	hash_for_each_possible(user_event_table, user, node, key)
-		if (!user->multi && !strcmp(user->name, name))
-			return user;
-
-	return NULL;
+	refcount_inc(&user->refcnt);
 }
 
 /*
- * Finds the multi-format event @name with exactly these fields, in O(1)
- * however many formats the name has.
+ * A reference from a lookup: event_mutex is held, and only a put under it
+ * takes the count to 0, so a count of 0 cannot change under us.
  */
-static struct user_event *user_event_find_multi(const char *name,
-						const char *args,
-						unsigned int flags)
+static void user_event_get_locked(struct user_event *user)
 {
-	struct user_event *user;
-	u32 key = user_event_multi_key(name, args, flags);
+	ue_lockdep_assert_event_mutex();
+
+	if (!refcount_inc_not_zero(&user->refcnt))
+		refcount_set(&user->refcnt, 1);
+	list_del_init(&user->reap_link);
+}
+
+/*
+ * An unused event could not be deleted yet (the tracing core holds it):
+ * retried by the reap work, and by every registration, deletion and read
+ * of user_events_status. Nothing tells us when an eprobe or a hist
+ * variable lets go of an event, so the work retries every second while
+ * the list is not empty.
+ */
+static void user_event_reap_later(struct user_event *user)
+{
+	ue_lockdep_assert_event_mutex();
+
+	if (list_empty(&user->reap_link))
+		list_add_tail(&user->reap_link, &user_event_reap_list);
+	queue_delayed_work(user_event_wq, &user_event_reap_work, HZ);
+}
+
+/* Deletes the unused events that the tracing core no longer holds */
+static void user_event_reap_all(void)
+{
+	struct user_event *user, *next;
 
 	ue_lockdep_assert_event_mutex();
 
-	/* Under isolation, each user has its own: others' are not found */
-	hash_for_each_possible(user_event_multi_table, user, multi_node, key)
-		if (!strcmp(user->name, name) && !strcmp(user->args, args) &&
-		    user->flags == flags && user_event_may_use(user))
-			return user;
-
-	return NULL;
+	list_for_each_entry_safe(user, next, &user_event_reap_list, reap_link)
+		if (!refcount_read(&user->refcnt) && !user->persist)
+			destroy_user_event(user);
+		else
+			list_del_init(&user->reap_link);
 }
+
+static void user_event_reap_fn(struct work_struct *work)
+{
+	struct user_event *user;
+
+	ue_event_mutex_lock();
+	user_event_reap_all();
+	/*
+	 * Those still held by the tracing core without a probe (an eprobe, a
+	 * hist variable): try again in a second. An attached probe tells us
+	 * when it goes (update_enable_bit_for()).
+	 */
+	list_for_each_entry(user, &user_event_reap_list, reap_link)
+		if (!READ_ONCE(user->status)) {
+			queue_delayed_work(user_event_wq, &user_event_reap_work,
+					   HZ);
+			break;
+		}
+	ue_event_mutex_unlock();
+}
+
+/* The last user went away; event_mutex held */
+static void user_event_unused(struct user_event *user)
+{
+	ue_lockdep_assert_event_mutex();
+
+	if (user->persist)
+		return;
+
+	/* The tracing core still uses it: delete it when it lets go */
+	if (destroy_user_event(user))
+		user_event_reap_later(user);
+}
+
+/* Drops a reference; event_mutex held */
+static void user_event_put_locked(struct user_event *user)
+{
+	ue_lockdep_assert_event_mutex();
+
+	if (refcount_dec_and_test(&user->refcnt))
+		user_event_unused(user);
+}
+
+/*
+ * Drops a reference. The last one is dropped under event_mutex, so that no
+ * lookup can take a new one while the event is being deleted. May sleep;
+ * the caller must not hold event_mutex.
+ *
+ * Differs on purpose: the last put deletes the event itself instead of
+ * queueing the deletion, so that the name is free when the put returns.
+ */
+void user_event_put(struct user_event *user)
+{
+	if (!ue_refcount_dec_and_event_mutex_lock(&user->refcnt))
+		return;
+
+	user_event_unused(user);
+	ue_event_mutex_unlock();
+}
+
+/*
+ * Upstream keeps its enablers and their per-address-space records here;
+ * ours are in user_events_mm.c, where a fault on an enable bit is taken by
+ * a task of that address space, never by a kernel worker that user space
+ * could make wait.
+ */
 
 /*
  * Type ids and deleted events
@@ -374,7 +455,7 @@ struct user_event_type {
 static LIST_HEAD(user_event_tombstones);
 static unsigned int user_event_nr_tombstones;
 
-static struct list_head *user_event_type_fields(struct trace_event_call *call)
+static struct list_head *user_event_get_fields(struct trace_event_call *call)
 {
 	struct user_event_type *type = container_of(call,
 						    struct user_event_type,
@@ -390,8 +471,51 @@ static struct list_head *user_event_type_fields(struct trace_event_call *call)
  */
 static struct trace_event_class user_event_type_class = {
 	.system		= USER_EVENTS_SYSTEM,
-	.get_fields	= user_event_type_fields,
+	.get_fields	= user_event_get_fields,
 };
+
+static void free_user_event(struct user_event *user)
+{
+	user_event_free_fields(&user->fields);
+	kfree(user->call_name);
+	kfree(user->call.print_fmt);
+	kfree(user->class.fields_array);
+	kfree(user->args);
+	kfree(user->name);
+	kfree(user);
+}
+
+/*
+ * Parses a descriptor into a new, not yet registered event. @text is
+ * modified.
+ */
+static int user_event_from_desc(char *text, struct user_event **out)
+{
+	struct user_event_desc desc;
+	struct user_event *user;
+	int ret;
+
+	ret = user_event_parse_desc(text, &desc);
+	if (ret)
+		return ret;
+
+	user = kzalloc(sizeof(*user), GFP_KERNEL_ACCOUNT);
+	if (!user) {
+		user_event_desc_free(&desc);
+		return -ENOMEM;
+	}
+
+	user->name = desc.name;
+	user->args = desc.args;
+	INIT_LIST_HEAD(&user->fields);
+	list_splice(&desc.fields, &user->fields);
+	user->flags = desc.flags;
+	user->min_size = desc.min_size;
+	user->has_dyn = desc.has_dyn;
+
+	*out = user;
+	return 0;
+}
 
 static enum print_line_t user_event_print_trace(struct trace_iterator *iter,
 						int flags,
@@ -454,120 +578,6 @@ static void user_event_type_free(struct user_event_type *type)
 }
 
 /*
- * The purge event: which instances module exit must empty
- *
- * At exit, the instances that may hold records of ours are those where
- * one of our events was ever enabled, and no instance of the core says so
- * reliably (its marks, tr->clear_trace, are dropped at every refused
- * removal). So the module keeps its own marks, with the core's mechanism:
- * user_event_purge_call is an event of ours that lives as long as the
- * module (added at load, removed at exit), so every instance has a file
- * of it, made and freed by the core with the instance. When one of our
- * events is attached to an instance's file (user_event_reg()), the purge
- * event's file in that instance gets EVENT_FILE_FL_WAS_ENABLED, which the
- * core never clears. At exit, removing the purge event makes the core mark
- * exactly those instances (probe_remove_event_call() sets clear_trace
- * wherever the removed event's file has WAS_ENABLED), and
- * ue_tracing_reset_marked() empties them right after, under the same
- * event_mutex, so no refused removal can come between.
- *
- * The purge event can never be enabled: its removal is never refused as
- * busy. TRACE_EVENT_FL_IGNORE_ENABLE keeps it out of the enable, filter
- * and trigger files, set_event, available_events and the system-wide
- * enable switches, and its reg() refuses ftrace and perf attachment
- * alike. It has no type id, so no record can be of it. What shows in
- * tracefs is events/user_events_unload/purge/ in every instance, with a
- * format file (and hist, where the kernel has it).
- *
- * Who can set a mark: whoever can enable one of our events in an instance
- * (root, or whom root gave the instance's files); a member of the granted
- * group cannot. A mark costs nothing until the unload, which empties the
- * instance once. An event that was never enabled marks nothing.
- *
- * Lifetimes: user_event_purge_call is module data; added and removed under
- * event_mutex (user_event_purge_added says which), before the first event
- * can exist and after the last is gone. Its files belong to the core,
- * and are found and marked under event_mutex only.
- */
-#define USER_EVENTS_PURGE_SYSTEM "user_events_unload"
-#define USER_EVENTS_PURGE_NAME "purge"
-
-static int user_event_purge_reg(struct trace_event_call *call,
-				enum trace_reg type, void *data)
-{
-	switch (type) {
-	case TRACE_REG_REGISTER:
-#ifdef CONFIG_PERF_EVENTS
-	case TRACE_REG_PERF_REGISTER:
-#endif
-		return -EPERM;
-	default:
-		return 0;
-	}
-}
-
-static struct trace_event_fields user_event_purge_fields[] = { {} };
-
-static struct trace_event_class user_event_purge_class = {
-	.system		= USER_EVENTS_PURGE_SYSTEM,
-	.reg		= user_event_purge_reg,
-	.fields_array	= user_event_purge_fields,
-	.fields		= LIST_HEAD_INIT(user_event_purge_class.fields),
-};
-
-static struct trace_event_call user_event_purge_call = {
-	.class		= &user_event_purge_class,
-	.name		= USER_EVENTS_PURGE_NAME,
-	.print_fmt	= "\"\"",
-	.flags		= TRACE_EVENT_FL_IGNORE_ENABLE |
-			  UE_TRACE_EVENT_FL_DYNAMIC,
-};
-
-/* The purge event's call: its directory's files forget it at removal */
-bool user_event_call_is_purge(const struct trace_event_call *call)
-{
-	return call == &user_event_purge_call;
-}
-
-/* Under event_mutex: added; a purge file of it marked in some instance */
-static bool user_event_purge_added;
-static bool user_event_purge_marked;
-
-/*
- * Marks the instance of @file, which one of our events is being attached
- * to, for emptying at module exit. event_mutex held (the core's attach).
- * Fails only if the instance has no purge file of ours, which cannot
- * happen unless root made another event of the same system and name:
- * then the attach is refused, since the unload could not empty it.
- */
-static int user_event_purge_mark(struct trace_event_file *file)
-{
-	struct trace_event_file *purge;
-
-	ue_lockdep_assert_event_mutex();
-
-	/*
-	 * The core sets WAS_ENABLED on @file after its first attach
-	 * succeeded, which marked this instance already.
-	 */
-	if (test_bit(EVENT_FILE_FL_WAS_ENABLED_BIT, &file->flags))
-		return 0;
-
-	purge = ue_find_event_file(file->tr, USER_EVENTS_PURGE_SYSTEM,
-				   USER_EVENTS_PURGE_NAME);
-	if (!purge || purge->event_call != &user_event_purge_call) {
-		pr_warn_ratelimited("no %s/%s event of ours in this instance: enable refused\n",
-				    USER_EVENTS_PURGE_SYSTEM,
-				    USER_EVENTS_PURGE_NAME);
-		return -EBUSY;
-	}
-
-	set_bit(EVENT_FILE_FL_WAS_ENABLED_BIT, &purge->flags);
-	user_event_purge_marked = true;
-	return 0;
-}
-
-/*
  * Frees every tombstone at module exit, once the instances where one of
  * our events was enabled are empty (user_event_purge_remove(), called
  * first, under the same event_mutex)
@@ -606,170 +616,295 @@ static void user_event_type_put(struct user_event_type *type, bool traced)
 	user_event_type_free(type);
 }
 
-static void user_event_free(struct user_event *user)
+/* Event creation and removal */
+
+/*
+ * The credentials events are added and removed with: the loader's (root),
+ * made once at load time so that removing an event allocates nothing.
+ */
+static const struct cred *user_event_cred;
+
+int user_event_call_set_visible(struct trace_event_call *call, bool visible)
 {
-	user_event_free_fields(&user->fields);
-	kfree(user->call_name);
-	kfree(user->call.print_fmt);
-	kfree(user->class.fields_array);
-	kfree(user->args);
-	kfree(user->name);
-	kfree(user);
+	const struct cred *old_cred;
+	int ret;
+
+	ue_lockdep_assert_event_mutex();
+
+	/*
+	 * The event's tracefs directory is created on behalf of whoever may
+	 * open user_events_data; create it as root like every other event.
+	 */
+	old_cred = override_creds(user_event_cred);
+
+	if (visible)
+		ret = ue_trace_add_event_call(call);
+	else
+		ret = ue_trace_remove_event_call(call);
+
+	revert_creds(old_cred);
+
+	return ret;
+}
+
+static int user_event_set_call_visible(struct user_event *user, bool visible)
+{
+	return user_event_call_set_visible(&user->call, visible);
+}
+
+static void user_event_free_rcu(struct rcu_head *rcu)
+{
+	free_user_event(container_of(rcu, struct user_event, rcu));
 }
 
 /*
- * Parses a descriptor into a new, not yet registered event. @text is
- * modified.
+ * Deletes an event nobody uses. Fails with -EBUSY while it has users, a
+ * probe is attached or the tracing core holds call->refcnt.
  */
-static int user_event_parse(char *text, struct user_event **out)
+static int destroy_user_event(struct user_event *user)
 {
-	struct user_event_desc desc;
-	struct user_event *user;
 	int ret;
 
-	ret = user_event_parse_desc(text, &desc);
-	if (ret)
+	ue_lockdep_assert_event_mutex();
+
+	if (refcount_read(&user->refcnt) || READ_ONCE(user->status) ||
+	    ue_call_core_refs(&user->call))
+		return -EBUSY;
+
+	/* From now on readers print its records as a deleted event's */
+	WRITE_ONCE(user->type->user, NULL);
+	ret = user_event_set_call_visible(user, false);
+	if (ret) {
+		WRITE_ONCE(user->type->user, user);
 		return ret;
-
-	user = kzalloc(sizeof(*user), GFP_KERNEL_ACCOUNT);
-	if (!user) {
-		user_event_desc_free(&desc);
-		return -ENOMEM;
 	}
+	WRITE_ONCE(user->deleted, true);
+	user_event_type_put(user->type, user->traced);
 
-	user->name = desc.name;
-	user->args = desc.args;
-	INIT_LIST_HEAD(&user->fields);
-	list_splice(&desc.fields, &user->fields);
-	user->flags = desc.flags;
-	user->min_size = desc.min_size;
-	user->has_dyn = desc.has_dyn;
+	ue_dyn_event_remove(&user->devent);
+	list_del_init(&user->reap_link);
+	hash_del(&user->node);
+	if (user->multi)
+		hash_del(&user->multi_node);
+	user_event_count--;
+	user_event_uncharge(user->owner, UE_QUOTA_EVENTS, 1);
 
-	*out = user;
+	if (user->status_index)
+		user_status_free(user->status_index);
+
+	/* trace_remove_event_call() freed the class fields */
+	kfree(rcu_dereference_protected(user->probes, true));
+	kfree(user->spare_probes);
+
+	/*
+	 * The directories nobody holds let go of their events now; a held
+	 * one keeps this event's memory (and the module) until it is let go
+	 */
+	user_events_dirs_release();
+	user_event_mem_put(&user->call);
 	return 0;
 }
 
-/* References and lifetime */
-
-u8 user_event_status(struct user_event *user)
+/* A status page byte for @user, unless it has one (user_events_status.c) */
+static int user_event_assign_status(struct user_event *user)
 {
-	return READ_ONCE(user->status);
-}
+	int index;
 
-/* Another reference, for a caller that holds one already */
-void user_event_get(struct user_event *user)
-{
-	refcount_inc(&user->refcnt);
+	ue_lockdep_assert_event_mutex();
+
+	if (user->status_index)
+		return 0;
+
+	index = user_status_alloc(user, user->status);
+	if (index < 0)
+		return index;
+
+	user->status_index = index;
+	return 0;
 }
 
 /*
- * A reference from a lookup: event_mutex is held, and only a put under it
- * takes the count to 0, so a count of 0 cannot change under us.
+ * Finds the single-format event @name (multi-format ones are not named).
+ * Differs on purpose: multi-format events are found by name, fields and
+ * flags in a table of their own (find_user_event_multi()).
  */
-static void user_event_get_locked(struct user_event *user)
-{
-	ue_lockdep_assert_event_mutex();
-
-	if (!refcount_inc_not_zero(&user->refcnt))
-		refcount_set(&user->refcnt, 1);
-	list_del_init(&user->reap_link);
-}
-
-static int user_event_destroy(struct user_event *user);
-
-/*
- * An unused event could not be deleted yet (the tracing core holds it):
- * retried by the reap work, and by every registration, deletion and read
- * of user_events_status. Nothing tells us when an eprobe or a hist
- * variable lets go of an event, so the work retries every second while
- * the list is not empty.
- */
-static void user_event_reap_later(struct user_event *user)
-{
-	ue_lockdep_assert_event_mutex();
-
-	if (list_empty(&user->reap_link))
-		list_add_tail(&user->reap_link, &user_event_reap_list);
-	queue_delayed_work(user_event_wq, &user_event_reap_work, HZ);
-}
-
-/* The last user went away; event_mutex held */
-static void user_event_unused(struct user_event *user)
-{
-	ue_lockdep_assert_event_mutex();
-
-	if (user->persist)
-		return;
-
-	/* The tracing core still uses it: delete it when it lets go */
-	if (user_event_destroy(user))
-		user_event_reap_later(user);
-}
-
-/* Drops a reference; event_mutex held */
-static void user_event_put_locked(struct user_event *user)
-{
-	ue_lockdep_assert_event_mutex();
-
-	if (refcount_dec_and_test(&user->refcnt))
-		user_event_unused(user);
-}
-
-/*
- * Drops a reference. The last one is dropped under event_mutex, so that no
- * lookup can take a new one while the event is being deleted. May sleep;
- * the caller must not hold event_mutex.
- */
-void user_event_put(struct user_event *user)
-{
-	if (!ue_refcount_dec_and_event_mutex_lock(&user->refcnt))
-		return;
-
-	user_event_unused(user);
-	ue_event_mutex_unlock();
-}
-
-/* Deletes the unused events that the tracing core no longer holds */
-static void user_event_reap_all(void)
-{
-	struct user_event *user, *next;
-
-	ue_lockdep_assert_event_mutex();
-
-	list_for_each_entry_safe(user, next, &user_event_reap_list, reap_link)
-		if (!refcount_read(&user->refcnt) && !user->persist)
-			user_event_destroy(user);
-		else
-			list_del_init(&user->reap_link);
-}
-
-static void user_event_reap_fn(struct work_struct *work)
+static struct user_event *find_user_event(const char *name)
 {
 	struct user_event *user;
+	u32 key = user_event_key(name);
 
-	ue_event_mutex_lock();
-	user_event_reap_all();
-	/*
-	 * Those still held by the tracing core without a probe (an eprobe, a
-	 * hist variable): try again in a second. An attached probe tells us
-	 * when it goes (user_event_update_status()).
-	 */
-	list_for_each_entry(user, &user_event_reap_list, reap_link)
-		if (!READ_ONCE(user->status)) {
-			queue_delayed_work(user_event_wq, &user_event_reap_work,
-					   HZ);
-			break;
-		}
-	ue_event_mutex_unlock();
+	ue_lockdep_assert_event_mutex();
+
+	hash_for_each_possible(user_event_table, user, node, key)
+		if (!user->multi && !strcmp(user->name, name))
+			return user;
+
+	return NULL;
 }
+
+/*
+ * Finds the multi-format event @name with exactly these fields, in O(1)
+ * however many formats the name has.
+ */
+static struct user_event *find_user_event_multi(const char *name,
+						const char *args,
+						unsigned int flags)
+{
+	struct user_event *user;
+	u32 key = user_event_multi_key(name, args, flags);
+
+	ue_lockdep_assert_event_mutex();
+
+	/* Under isolation, each user has its own: others' are not found */
+	hash_for_each_possible(user_event_multi_table, user, multi_node, key)
+		if (!strcmp(user->name, name) && !strcmp(user->args, args) &&
+		    user->flags == flags && user_event_may_use(user))
+			return user;
+
+	return NULL;
+}
+
+/*
+ * Checks the payload @data of @len bytes, a copy in kernel memory that the
+ * writer cannot change: every __data_loc/__rel_loc field must point inside
+ * the payload, and a char array must end with a NUL within it.
+ */
+static int user_event_validate(struct user_event *user, const void *data,
+			       size_t len)
+{
+	const size_t hdr = sizeof(struct trace_entry);
+	struct user_event_field *field;
+	u32 loc, off, size;
+	const char *pos;
+
+	list_for_each_entry(field, &user->fields, link) {
+		if (field->kind != FIELD_DATA_LOC &&
+		    field->kind != FIELD_REL_LOC)
+			continue;
+
+		memcpy(&loc, data + field->offset - hdr, sizeof(loc));
+		off = user_field_loc(field, loc, &size);
+
+		/* Offsets are in the record, which starts with the header */
+		if (off < hdr || off + size > hdr + len)
+			return -EFAULT;
+
+		pos = data + off - hdr;
+		if (field->is_char && (!size || pos[size - 1] != '\0'))
+			return -EFAULT;
+	}
+
+	return 0;
+}
+
+/*
+ * A staged payload, already checked, into one ftrace event file. Differs
+ * on purpose: it gets the one copy every consumer shares (see struct
+ * user_event_probes) instead of reading the writer's memory itself.
+ */
+static void user_event_ftrace(struct user_event *user,
+			      struct trace_event_file *file,
+			      const void *data, size_t len)
+{
+	struct trace_event_buffer fbuffer;
+	struct trace_entry *entry;
+
+	if (trace_trigger_soft_disabled(file))
+		return;
+
+	entry = trace_event_buffer_reserve(&fbuffer, file,
+					   sizeof(*entry) + len);
+	if (!entry)
+		return;
+
+	memcpy(entry + 1, data, len);
+	trace_event_buffer_commit(&fbuffer);
+}
+
+#ifdef CONFIG_PERF_EVENTS
+/*
+ * Bytes of the perf buffer that BPF programs attached to @user may load
+ * from, for a record of @size bytes. A tracepoint program may load from its
+ * context at any offset below PERF_MAX_TRACE_SIZE that is below the end of
+ * the event's last field (trace_event_get_offsets(), checked when the
+ * program is attached). The fields are packed and a write carries at least
+ * min_size payload bytes, so the record covers every field. An event
+ * without fields has no last field: the core then computes the bound from
+ * the memory that follows the empty list, so the whole buffer is prepared.
+ */
+static int user_event_bpf_ctx_size(struct user_event *user, int size)
+{
+	if (unlikely(list_empty(&user->class.fields)))
+		return PERF_MAX_TRACE_SIZE;
+
+	return size;
+}
+
+/*
+ * The record for perf and BPF, laid out like every tracepoint's: BPF
+ * programs of any event (BPF_ITER ones too) get it with a pointer to the
+ * caller's registers in its first 8 bytes (perf_trace_run_bpf_submit()),
+ * which bpf_get_stackid(), bpf_get_stack() and bpf_perf_event_output()
+ * read, and the payload after it. Nothing they may load is left over from
+ * an earlier record.
+ */
+static void user_event_perf(struct user_event *user,
+			    const void *data, size_t len)
+{
+	struct hlist_head *head = this_cpu_ptr(user->call.perf_events);
+	bool bpf = bpf_prog_array_valid(&user->call);
+	struct trace_entry *entry;
+	struct pt_regs *regs;
+	int size, alloc, context;
+
+	if (!head || (hlist_empty(head) && !bpf))
+		return;
+
+	size = ALIGN(sizeof(*entry) + len + sizeof(u32), sizeof(u64)) -
+	       sizeof(u32);
+	alloc = bpf ? user_event_bpf_ctx_size(user, size) : size;
+	entry = perf_trace_buf_alloc(alloc, &regs, &context);
+	if (!entry)
+		return;
+
+	perf_fetch_caller_regs(regs);
+	/* The header's padding and RT-only fields reach user space too */
+	memset(entry, 0, sizeof(*entry));
+	ue_tracing_generic_entry_update(entry, user->call.event.type);
+	memcpy(entry + 1, data, len);
+	/* perf_trace_buf_alloc() zeroed only the last 8 bytes of alloc */
+	if (alloc > size)
+		memset((void *)(entry + 1) + len, 0,
+		       alloc - sizeof(*entry) - len);
+
+	/*
+	 * Programs attached after bpf was read do not run on this record:
+	 * alloc was sized for those that were there.
+	 */
+	if (bpf)
+		perf_trace_run_bpf_submit(entry, size, context, &user->call, 1,
+					  regs, head, NULL);
+	else
+		perf_tp_event(user->call.event.type, 1, entry, size, regs,
+			      head, context, NULL);
+}
+#else
+static void user_event_perf(struct user_event *user,
+			    const void *data, size_t len)
+{
+}
+#endif
 
 /* Probes and status */
 
 /*
  * Recomputes the event's status from its attached probes and publishes
  * it. Called under event_mutex whenever a probe attaches or detaches.
+ * Differs on purpose: the status comes from the module's own probes array
+ * (see struct user_event_probes), and is also written to the event's
+ * status page byte.
  */
-static void user_event_update_status(struct user_event *user, bool perf)
+static void update_enable_bit_for(struct user_event *user, bool perf)
 {
 	struct user_event_probes *probes;
 	u8 status = 0;
@@ -791,7 +926,7 @@ static void user_event_update_status(struct user_event *user, bool perf)
 
 	WRITE_ONCE(user->status, status);
 	if (user->status_index)
-		WRITE_ONCE(status_page[user->status_index], status);
+		user_status_set(user->status_index, status);
 
 	user_event_enablers_update(user);
 
@@ -864,7 +999,7 @@ static int user_event_probe_file(struct user_event *user,
 	rcu_assign_pointer(user->probes, new);
 	if (add)
 		user->traced = true;
-	user_event_update_status(user, user->status & EVENT_STATUS_PERF);
+	update_enable_bit_for(user, user->status & EVENT_STATUS_PERF);
 
 	if (old) {
 		/* Writers may still use the array being replaced */
@@ -901,10 +1036,10 @@ static int user_event_reg(struct trace_event_call *call,
 		return user_event_probe_file(user, file, false);
 #ifdef CONFIG_PERF_EVENTS
 	case TRACE_REG_PERF_REGISTER:
-		user_event_update_status(user, true);
+		update_enable_bit_for(user, true);
 		return 0;
 	case TRACE_REG_PERF_UNREGISTER:
-		user_event_update_status(user, false);
+		update_enable_bit_for(user, false);
 		return 0;
 	case TRACE_REG_PERF_OPEN:
 	case TRACE_REG_PERF_CLOSE:
@@ -931,8 +1066,6 @@ void user_event_mem_get(struct trace_event_call *call)
 	refcount_inc(&user->memref);
 }
 
-static void user_event_free_rcu(struct rcu_head *rcu);
-
 /*
  * The last one frees the event, after a grace period (the fork probe may
  * still look at it under RCU), and drops the module reference the event
@@ -949,14 +1082,323 @@ void user_event_mem_put(struct trace_event_call *call)
 	module_put(THIS_MODULE);
 }
 
+/* dynamic_events: "u:name fields" creates, "!u:name" deletes */
+
+static struct user_event *user_event_from_dyn(struct dyn_event *ev)
+{
+	return container_of(ev, struct user_event, devent);
+}
+
+static int user_event_create(const char *raw_command)
+{
+	struct user_event *user;
+	bool created = false;
+	char *desc;
+	int ret;
+
+	if (!str_has_prefix(raw_command, USER_EVENTS_PREFIX))
+		return -ECANCELED;
+
+	raw_command += strlen(USER_EVENTS_PREFIX);
+	if (strlen(raw_command) >= MAX_EVENT_DESC)
+		return -EINVAL;
+
+	desc = kstrdup(raw_command, GFP_KERNEL_ACCOUNT);
+	if (!desc)
+		return -ENOMEM;
+
+	mutex_lock(&user_event_mutex);
+	ue_event_mutex_lock();
+	ret = user_event_parse(desc, USER_EVENT_REG_PERSIST, true, &user, &created);
+	/*
+	 * Under isolation, root's "u:" of a user's event makes it root's and
+	 * shared: a name another user took first is not lost for good.
+	 */
+	if (!ret && READ_ONCE(isolation_owner) && !user->shared &&
+	    perfmon_capable() &&
+	    !user_event_charge(current_uid(), UE_QUOTA_EVENTS, 1, true)) {
+		user_event_uncharge(user->owner, UE_QUOTA_EVENTS, 1);
+		user->owner = current_uid();
+		user->shared = true;
+	}
+	if (!ret) {
+		/* A status byte if one is free; only the status ABI needs it */
+		user_event_assign_status(user);
+		user_event_put_locked(user);
+	}
+	ue_event_mutex_unlock();
+	mutex_unlock(&user_event_mutex);
+
+	kfree(desc);
+	return ret;
+}
+
+static int user_event_show(struct seq_file *m, struct dyn_event *ev)
+{
+	struct user_event *user = user_event_from_dyn(ev);
+
+	seq_printf(m, "%s%s", USER_EVENTS_PREFIX, user->call_name);
+	if (user->flags & FLAG_BPF_ITER)
+		seq_puts(m, ":BPF_ITER");
+	if (user->args[0])
+		seq_printf(m, " %s", user->args);
+	seq_putc(m, '\n');
+
+	return 0;
+}
+
+static bool user_event_is_busy(struct dyn_event *ev)
+{
+	struct user_event *user = user_event_from_dyn(ev);
+
+	return READ_ONCE(user->status) || ue_call_core_refs(&user->call) ||
+	       refcount_read(&user->refcnt);
+}
+
+/* Called with event_mutex held */
+static int user_event_free(struct dyn_event *ev)
+{
+	return destroy_user_event(user_event_from_dyn(ev));
+}
+
+/* Compares the words after "!u:name" with the event's fields, if given */
+static bool user_event_match(const char *system, const char *event,
+			     int argc, const char **argv,
+			     struct dyn_event *ev)
+{
+	struct user_event *user = user_event_from_dyn(ev);
+
+	if (strcmp(event, user->call_name))
+		return false;
+
+	if (system && strcmp(system, user->class.system))
+		return false;
+
+	return user_event_args_match(user->args, argc, argv);
+}
+
+/* dynamic_events' create callback, whichever shape the kernel has */
+static int user_event_create_cb(UE_DYN_CREATE_PARAMS)
+{
+	return UE_DYN_CREATE_CALL(user_event_create);
+}
+
+static struct dyn_event_operations user_event_dops = {
+	.create = user_event_create_cb,
+	.show = user_event_show,
+	.is_busy = user_event_is_busy,
+	.free = user_event_free,
+	.match = user_event_match,
+};
+
+static void user_event_dyn_register(void)
+{
+	ue_dyn_event_register(&user_event_dops);
+}
+
+/* The tracing core has no unregister: take our operations off its list */
+static void user_event_dyn_unregister(void)
+{
+	ue_dyn_event_unregister(&user_event_dops);
+}
+
+/* Makes a parsed event a live trace event; takes ownership of @user */
+static int user_event_register(struct user_event *user)
+{
+	int ret;
+
+	ue_lockdep_assert_event_mutex();
+
+	if (user_event_count >= max_events) {
+		ret = -EMFILE;
+		goto free;
+	}
+
+	ret = user_event_build_print_fmt(&user->fields, &user->call.print_fmt);
+	if (ret)
+		goto free;
+
+	ret = user_event_build_fields_array(&user->fields,
+					    &user->class.fields_array);
+	if (ret)
+		goto free;
+
+	INIT_LIST_HEAD(&user->class.fields);
+	user->class.system = user->multi ? USER_EVENTS_MULTI_SYSTEM :
+					   USER_EVENTS_SYSTEM;
+	if (user->multi)
+		user->call_name = kasprintf(GFP_KERNEL_ACCOUNT, "%s.%llx",
+					    user->name,
+					    ++user_event_multi_id);
+	else
+		user->call_name = kstrdup(user->name, GFP_KERNEL_ACCOUNT);
+	if (!user->call_name) {
+		ret = -ENOMEM;
+		goto free;
+	}
+	INIT_LIST_HEAD(&user->reap_link);
+	user->class.reg = user_event_reg;
+
+	user->tracepoint.name = user->call_name;
+	user->call.tp = &user->tracepoint;
+	user->call.class = &user->class;
+	user->call.data = user;
+	user->call.flags = TRACE_EVENT_FL_TRACEPOINT | UE_TRACE_EVENT_FL_DYNAMIC;
+
+	/* Everything that can fail below is undone by the labels at the end */
+	user->owner = current_uid();
+	user->shared = perfmon_capable();
+	ret = user_event_charge(user->owner, UE_QUOTA_EVENTS, 1, false);
+	if (ret)
+		goto free;
+
+	/* The event pins the module until it is deleted; none once rmmod began */
+	if (!try_module_get(THIS_MODULE)) {
+		ret = -ENODEV;
+		goto uncharge;
+	}
+
+	ret = user_event_type_get(user);
+	if (ret)
+		goto put_module;
+
+	/* A failed add makes no directory: no ghost can take a reference */
+	refcount_set(&user->memref, 1);
+	ret = user_event_set_call_visible(user, true);
+	if (ret) {
+		user_event_type_put(user->type, false);
+		goto put_module;
+	}
+
+	ue_dyn_event_add(&user->devent, &user_event_dops);
+
+	/* The caller's reference */
+	refcount_set(&user->refcnt, 1);
+	hash_add(user_event_table, &user->node, user_event_key(user->name));
+	if (user->multi)
+		hash_add(user_event_multi_table, &user->multi_node,
+			 user_event_multi_key(user->name, user->args,
+					      user->flags));
+	user_event_count++;
+	return 0;
+
+put_module:
+	module_put(THIS_MODULE);
+uncharge:
+	user_event_uncharge(user->owner, UE_QUOTA_EVENTS, 1);
+free:
+	free_user_event(user);
+	return ret;
+}
+
+/*
+ * Finds the event a descriptor names, creating it if needed. The same name
+ * with a different field list is refused, unless multi-format events are
+ * asked for: those are told apart by their fields. @persist keeps the
+ * event when it becomes unused (status page ABI, PERSIST flag). Returns
+ * with a reference on the event, for the caller to put.
+ */
+static int user_event_parse(char *desc, u16 reg_flags, bool persist,
+			    struct user_event **out, bool *created)
+{
+	bool multi = reg_flags & USER_EVENT_REG_MULTI_FORMAT;
+	struct user_event *user, *found;
+	int ret;
+
+	ue_lockdep_assert_event_mutex();
+
+	ret = user_event_from_desc(desc, &user);
+	if (ret)
+		return ret;
+
+	/* Finish deleting the unused events the tracing core let go of */
+	user_event_reap_all();
+
+	if (multi)
+		found = find_user_event_multi(user->name, user->args,
+					      user->flags);
+	else
+		found = find_user_event(user->name);
+
+	/* An unused event that is not persistent was deleted just now */
+	if (found && !found->persist && !refcount_read(&found->refcnt) &&
+	    !destroy_user_event(found))
+		found = NULL;
+
+	if (found) {
+		if (!user_event_may_use(found))
+			ret = -EACCES;
+		else
+			ret = strcmp(found->args, user->args) ||
+			      found->flags != user->flags ? -EADDRINUSE : 0;
+		free_user_event(user);
+		if (ret)
+			return ret;
+		user = found;
+		user_event_get_locked(user);
+	} else {
+		user->multi = multi;
+		ret = user_event_register(user);
+		if (ret)
+			return ret;
+		*created = true;
+	}
+
+	if (persist || (reg_flags & USER_EVENT_REG_PERSIST))
+		user->persist = true;
+	if (reg_flags & USER_EVENT_REG_PERSIST)
+		user->persist_cap = true;
+
+	*out = user;
+	return 0;
+}
+
+/*
+ * Deletes every event called @name, multi-format ones included (as
+ * upstream). Stops at the first that cannot be deleted, with its error;
+ * those before it are gone.
+ */
+static int delete_user_event(const char *name)
+{
+	struct user_event *user;
+	struct hlist_node *tmp;
+	int ret = -ENOENT;
+
+	ue_lockdep_assert_event_mutex();
+
+	hash_for_each_possible_safe(user_event_table, user, tmp, node,
+				    user_event_key(name)) {
+		if (strcmp(user->name, name))
+			continue;
+		/* Made persistent with the capability: deleted only with it */
+		if (user->persist_cap && !perfmon_capable())
+			return -EPERM;
+		/* Others' events of the name stay (multi-format ones) */
+		if (!user_event_may_delete(user)) {
+			if (ret == -ENOENT)
+				ret = -EACCES;
+			continue;
+		}
+		ret = destroy_user_event(user);
+		if (ret)
+			return ret;
+	}
+
+	return ret;
+}
+
 /* Write path */
 
 /*
+ * Differs on purpose: the index is looked up and the payload checked
+ * before anything is copied, and the payload is copied once for every
+ * consumer (below), not once per probe.
+ *
  * The write path, for an event and a payload that passed
  * user_event_lookup_for_write():
  *
  *  - One copy (user_event_record_direct()): when the event's only consumer
- *    (user->direct_file, kept by user_event_update_status()) is one ftrace
+ *    (user->direct_file, kept by update_enable_bit_for()) is one ftrace
  *    event file with none of the flags that need the checks
  *    of trace_trigger_soft_disabled() (triggers, soft disable, pid
  *    filtering), the record is reserved in that file's ring buffer (or in
@@ -977,133 +1419,6 @@ void user_event_mem_put(struct trace_event_call *call)
  * -EAGAIN with nothing recorded; user_event_emit() then faults it in with
  * preemption enabled and tries once more.
  */
-
-/* A staged payload, already checked, into one ftrace event file */
-static void user_event_ftrace_staged(struct user_event *user,
-				     struct trace_event_file *file,
-				     const void *data, size_t len)
-{
-	struct trace_event_buffer fbuffer;
-	struct trace_entry *entry;
-
-	if (trace_trigger_soft_disabled(file))
-		return;
-
-	entry = trace_event_buffer_reserve(&fbuffer, file,
-					   sizeof(*entry) + len);
-	if (!entry)
-		return;
-
-	memcpy(entry + 1, data, len);
-	trace_event_buffer_commit(&fbuffer);
-}
-
-#ifdef CONFIG_PERF_EVENTS
-/*
- * Bytes of the perf buffer that BPF programs attached to @user may load
- * from, for a record of @size bytes. A tracepoint program may load from its
- * context at any offset below PERF_MAX_TRACE_SIZE that is below the end of
- * the event's last field (trace_event_get_offsets(), checked when the
- * program is attached). The fields are packed and a write carries at least
- * min_size payload bytes, so the record covers every field. An event
- * without fields has no last field: the core then computes the bound from
- * the memory that follows the empty list, so the whole buffer is prepared.
- */
-static int user_event_bpf_ctx_size(struct user_event *user, int size)
-{
-	if (unlikely(list_empty(&user->class.fields)))
-		return PERF_MAX_TRACE_SIZE;
-
-	return size;
-}
-
-/*
- * The record for perf and BPF, laid out like every tracepoint's: BPF
- * programs of any event (BPF_ITER ones too) get it with a pointer to the
- * caller's registers in its first 8 bytes (perf_trace_run_bpf_submit()),
- * which bpf_get_stackid(), bpf_get_stack() and bpf_perf_event_output()
- * read, and the payload after it. Nothing they may load is left over from
- * an earlier record.
- */
-static void user_event_perf_staged(struct user_event *user,
-				   const void *data, size_t len)
-{
-	struct hlist_head *head = this_cpu_ptr(user->call.perf_events);
-	bool bpf = bpf_prog_array_valid(&user->call);
-	struct trace_entry *entry;
-	struct pt_regs *regs;
-	int size, alloc, context;
-
-	if (!head || (hlist_empty(head) && !bpf))
-		return;
-
-	size = ALIGN(sizeof(*entry) + len + sizeof(u32), sizeof(u64)) -
-	       sizeof(u32);
-	alloc = bpf ? user_event_bpf_ctx_size(user, size) : size;
-	entry = perf_trace_buf_alloc(alloc, &regs, &context);
-	if (!entry)
-		return;
-
-	perf_fetch_caller_regs(regs);
-	/* The header's padding and RT-only fields reach user space too */
-	memset(entry, 0, sizeof(*entry));
-	ue_tracing_generic_entry_update(entry, user->call.event.type);
-	memcpy(entry + 1, data, len);
-	/* perf_trace_buf_alloc() zeroed only the last 8 bytes of alloc */
-	if (alloc > size)
-		memset((void *)(entry + 1) + len, 0,
-		       alloc - sizeof(*entry) - len);
-
-	/*
-	 * Programs attached after bpf was read do not run on this record:
-	 * alloc was sized for those that were there.
-	 */
-	if (bpf)
-		perf_trace_run_bpf_submit(entry, size, context, &user->call, 1,
-					  regs, head, NULL);
-	else
-		perf_tp_event(user->call.event.type, 1, entry, size, regs,
-			      head, context, NULL);
-}
-#else
-static void user_event_perf_staged(struct user_event *user,
-				   const void *data, size_t len)
-{
-}
-#endif
-
-/*
- * Checks the payload @data of @len bytes, a copy in kernel memory that the
- * writer cannot change: every __data_loc/__rel_loc field must point inside
- * the payload, and a char array must end with a NUL within it.
- */
-static int user_event_check_locs(struct user_event *user, const void *data,
-				 size_t len)
-{
-	const size_t hdr = sizeof(struct trace_entry);
-	struct user_event_field *field;
-	u32 loc, off, size;
-	const char *pos;
-
-	list_for_each_entry(field, &user->fields, link) {
-		if (field->kind != FIELD_DATA_LOC &&
-		    field->kind != FIELD_REL_LOC)
-			continue;
-
-		memcpy(&loc, data + field->offset - hdr, sizeof(loc));
-		off = user_field_loc(field, loc, &size);
-
-		/* Offsets are in the record, which starts with the header */
-		if (off < hdr || off + size > hdr + len)
-			return -EFAULT;
-
-		pos = data + off - hdr;
-		if (field->is_char && (!size || pos[size - 1] != '\0'))
-			return -EFAULT;
-	}
-
-	return 0;
-}
 
 static struct user_event *user_event_file_lookup(struct user_event_file *info,
 						 int idx)
@@ -1163,18 +1478,18 @@ static int user_event_deliver_staged(struct user_event *user, const void *buf,
 	unsigned int i;
 	int ret;
 
-	ret = user->has_dyn ? user_event_check_locs(user, buf, len) : 0;
+	ret = user->has_dyn ? user_event_validate(user, buf, len) : 0;
 	if (unlikely(ret))
 		return ret;
 
 	probes = rcu_dereference_sched(user->probes);
 	if (probes)
 		for (i = 0; i < probes->nr_files; i++)
-			user_event_ftrace_staged(user, probes->files[i], buf,
-						 len);
+			user_event_ftrace(user, probes->files[i], buf,
+					  len);
 
 	if (READ_ONCE(user->status) & EVENT_STATUS_PERF)
-		user_event_perf_staged(user, buf, len);
+		user_event_perf(user, buf, len);
 
 	return 0;
 }
@@ -1296,7 +1611,7 @@ user_event_record_direct(struct user_event *user, struct trace_event_file *file,
 	}
 
 	if (user->has_dyn) {
-		ret = user_event_check_locs(user, entry + 1, len);
+		ret = user_event_validate(user, entry + 1, len);
 		if (unlikely(ret)) {
 			ue_trace_event_discard(fbuffer, pc);
 			return ret;
@@ -1386,6 +1701,24 @@ static noinline int user_event_emit_ubuf(struct user_event *user,
 	};
 
 	return user_event_emit(user, &iter, count - sizeof(int));
+}
+
+/* user_events_data file */
+
+static int user_events_open(struct inode *inode, struct file *file)
+{
+	struct user_event_file *info;
+
+	info = kzalloc(sizeof(*info), GFP_KERNEL_ACCOUNT);
+	if (!info)
+		return -ENOMEM;
+
+	file->private_data = info;
+	/*
+	 * A stream: no file position, so threads writing through one file
+	 * do not serialise on its position lock.
+	 */
+	return stream_open(inode, file);
 }
 
 /* write(): the index, then the payload, from one user buffer */
@@ -1500,393 +1833,6 @@ static ssize_t user_events_write_iter(struct kiocb *kiocb,
 	return total;
 }
 
-/* Event creation and removal */
-
-/*
- * The credentials events are added and removed with: the loader's (root),
- * made once at load time so that removing an event allocates nothing.
- */
-static const struct cred *user_event_cred;
-
-static int user_event_call_set_visible(struct trace_event_call *call,
-				       bool visible)
-{
-	const struct cred *old_cred;
-	int ret;
-
-	ue_lockdep_assert_event_mutex();
-
-	/*
-	 * The event's tracefs directory is created on behalf of whoever may
-	 * open user_events_data; create it as root like every other event.
-	 */
-	old_cred = override_creds(user_event_cred);
-
-	if (visible)
-		ret = ue_trace_add_event_call(call);
-	else
-		ret = ue_trace_remove_event_call(call);
-
-	revert_creds(old_cred);
-
-	return ret;
-}
-
-static int user_event_set_call_visible(struct user_event *user, bool visible)
-{
-	return user_event_call_set_visible(&user->call, visible);
-}
-
-/* Makes a parsed event a live trace event; takes ownership of @user */
-static int user_event_register(struct user_event *user)
-{
-	int ret;
-
-	ue_lockdep_assert_event_mutex();
-
-	if (user_event_count >= max_events) {
-		ret = -EMFILE;
-		goto free;
-	}
-
-	ret = user_event_build_print_fmt(&user->fields, &user->call.print_fmt);
-	if (ret)
-		goto free;
-
-	ret = user_event_build_fields_array(&user->fields,
-					    &user->class.fields_array);
-	if (ret)
-		goto free;
-
-	INIT_LIST_HEAD(&user->class.fields);
-	user->class.system = user->multi ? USER_EVENTS_MULTI_SYSTEM :
-					   USER_EVENTS_SYSTEM;
-	if (user->multi)
-		user->call_name = kasprintf(GFP_KERNEL_ACCOUNT, "%s.%llx",
-					    user->name,
-					    ++user_event_multi_id);
-	else
-		user->call_name = kstrdup(user->name, GFP_KERNEL_ACCOUNT);
-	if (!user->call_name) {
-		ret = -ENOMEM;
-		goto free;
-	}
-	INIT_LIST_HEAD(&user->reap_link);
-	user->class.reg = user_event_reg;
-
-	user->tracepoint.name = user->call_name;
-	user->call.tp = &user->tracepoint;
-	user->call.class = &user->class;
-	user->call.data = user;
-	user->call.flags = TRACE_EVENT_FL_TRACEPOINT | UE_TRACE_EVENT_FL_DYNAMIC;
-
-	/* Everything that can fail below is undone by the labels at the end */
-	user->owner = current_uid();
-	user->shared = perfmon_capable();
-	ret = user_event_charge(user->owner, UE_QUOTA_EVENTS, 1, false);
-	if (ret)
-		goto free;
-
-	/* The event pins the module until it is deleted; none once rmmod began */
-	if (!try_module_get(THIS_MODULE)) {
-		ret = -ENODEV;
-		goto uncharge;
-	}
-
-	ret = user_event_type_get(user);
-	if (ret)
-		goto put_module;
-
-	/* A failed add makes no directory: no ghost can take a reference */
-	refcount_set(&user->memref, 1);
-	ret = user_event_set_call_visible(user, true);
-	if (ret) {
-		user_event_type_put(user->type, false);
-		goto put_module;
-	}
-
-	ue_dyn_event_add(&user->devent, &user_event_dyn_ops);
-
-	/* The caller's reference */
-	refcount_set(&user->refcnt, 1);
-	hash_add(user_event_table, &user->node, user_event_key(user->name));
-	if (user->multi)
-		hash_add(user_event_multi_table, &user->multi_node,
-			 user_event_multi_key(user->name, user->args,
-					      user->flags));
-	user_event_count++;
-	return 0;
-
-put_module:
-	module_put(THIS_MODULE);
-uncharge:
-	user_event_uncharge(user->owner, UE_QUOTA_EVENTS, 1);
-free:
-	user_event_free(user);
-	return ret;
-}
-
-static void user_event_free_rcu(struct rcu_head *rcu)
-{
-	user_event_free(container_of(rcu, struct user_event, rcu));
-}
-
-/*
- * Deletes an event nobody uses. Fails with -EBUSY while it has users, a
- * probe is attached or the tracing core holds call->refcnt.
- */
-static int user_event_destroy(struct user_event *user)
-{
-	int ret;
-
-	ue_lockdep_assert_event_mutex();
-
-	if (refcount_read(&user->refcnt) || READ_ONCE(user->status) ||
-	    ue_call_core_refs(&user->call))
-		return -EBUSY;
-
-	/* From now on readers print its records as a deleted event's */
-	WRITE_ONCE(user->type->user, NULL);
-	ret = user_event_set_call_visible(user, false);
-	if (ret) {
-		WRITE_ONCE(user->type->user, user);
-		return ret;
-	}
-	WRITE_ONCE(user->deleted, true);
-	user_event_type_put(user->type, user->traced);
-
-	ue_dyn_event_remove(&user->devent);
-	list_del_init(&user->reap_link);
-	hash_del(&user->node);
-	if (user->multi)
-		hash_del(&user->multi_node);
-	user_event_count--;
-	user_event_uncharge(user->owner, UE_QUOTA_EVENTS, 1);
-
-	if (user->status_index) {
-		WRITE_ONCE(status_page[user->status_index], 0);
-		status_events[user->status_index] = NULL;
-		clear_bit(user->status_index, status_map);
-	}
-
-	/* trace_remove_event_call() freed the class fields */
-	kfree(rcu_dereference_protected(user->probes, true));
-	kfree(user->spare_probes);
-
-	/*
-	 * The directories nobody holds let go of their events now; a held
-	 * one keeps this event's memory (and the module) until it is let go
-	 */
-	user_events_dirs_release();
-	user_event_mem_put(&user->call);
-	return 0;
-}
-
-static int user_event_assign_status(struct user_event *user)
-{
-	int index;
-
-	ue_lockdep_assert_event_mutex();
-
-	if (user->status_index)
-		return 0;
-
-	index = find_first_zero_bit(status_map, MAX_STATUS_EVENTS);
-	if (index >= MAX_STATUS_EVENTS)
-		return -ENOSPC;
-
-	set_bit(index, status_map);
-	status_events[index] = user;
-	user->status_index = index;
-	WRITE_ONCE(status_page[index], user->status);
-
-	return 0;
-}
-
-/*
- * Finds the event a descriptor names, creating it if needed. The same name
- * with a different field list is refused, unless multi-format events are
- * asked for: those are told apart by their fields. @persist keeps the
- * event when it becomes unused (status page ABI, PERSIST flag). Returns
- * with a reference on the event, for the caller to put.
- */
-static int user_event_find_or_create(char *desc, u16 reg_flags, bool persist,
-				     struct user_event **out, bool *created)
-{
-	bool multi = reg_flags & USER_EVENT_REG_MULTI_FORMAT;
-	struct user_event *user, *found;
-	int ret;
-
-	ue_lockdep_assert_event_mutex();
-
-	ret = user_event_parse(desc, &user);
-	if (ret)
-		return ret;
-
-	/* Finish deleting the unused events the tracing core let go of */
-	user_event_reap_all();
-
-	if (multi)
-		found = user_event_find_multi(user->name, user->args,
-					      user->flags);
-	else
-		found = user_event_find(user->name);
-
-	/* An unused event that is not persistent was deleted just now */
-	if (found && !found->persist && !refcount_read(&found->refcnt) &&
-	    !user_event_destroy(found))
-		found = NULL;
-
-	if (found) {
-		if (!user_event_may_use(found))
-			ret = -EACCES;
-		else
-			ret = strcmp(found->args, user->args) ||
-			      found->flags != user->flags ? -EADDRINUSE : 0;
-		user_event_free(user);
-		if (ret)
-			return ret;
-		user = found;
-		user_event_get_locked(user);
-	} else {
-		user->multi = multi;
-		ret = user_event_register(user);
-		if (ret)
-			return ret;
-		*created = true;
-	}
-
-	if (persist || (reg_flags & USER_EVENT_REG_PERSIST))
-		user->persist = true;
-	if (reg_flags & USER_EVENT_REG_PERSIST)
-		user->persist_cap = true;
-
-	*out = user;
-	return 0;
-}
-
-/* dynamic_events: "u:name fields" creates, "!u:name" deletes */
-
-static struct user_event *user_event_from_dyn(struct dyn_event *ev)
-{
-	return container_of(ev, struct user_event, devent);
-}
-
-static int user_event_dyn_create(const char *raw_command)
-{
-	struct user_event *user;
-	bool created = false;
-	char *desc;
-	int ret;
-
-	if (!str_has_prefix(raw_command, USER_EVENTS_PREFIX))
-		return -ECANCELED;
-
-	raw_command += strlen(USER_EVENTS_PREFIX);
-	if (strlen(raw_command) >= MAX_EVENT_DESC)
-		return -EINVAL;
-
-	desc = kstrdup(raw_command, GFP_KERNEL_ACCOUNT);
-	if (!desc)
-		return -ENOMEM;
-
-	mutex_lock(&user_event_mutex);
-	ue_event_mutex_lock();
-	ret = user_event_find_or_create(desc, USER_EVENT_REG_PERSIST, true, &user, &created);
-	/*
-	 * Under isolation, root's "u:" of a user's event makes it root's and
-	 * shared: a name another user took first is not lost for good.
-	 */
-	if (!ret && READ_ONCE(isolation_owner) && !user->shared &&
-	    perfmon_capable() &&
-	    !user_event_charge(current_uid(), UE_QUOTA_EVENTS, 1, true)) {
-		user_event_uncharge(user->owner, UE_QUOTA_EVENTS, 1);
-		user->owner = current_uid();
-		user->shared = true;
-	}
-	if (!ret) {
-		/* A status byte if one is free; only the status ABI needs it */
-		user_event_assign_status(user);
-		user_event_put_locked(user);
-	}
-	ue_event_mutex_unlock();
-	mutex_unlock(&user_event_mutex);
-
-	kfree(desc);
-	return ret;
-}
-
-static int user_event_dyn_show(struct seq_file *m, struct dyn_event *ev)
-{
-	struct user_event *user = user_event_from_dyn(ev);
-
-	seq_printf(m, "%s%s", USER_EVENTS_PREFIX, user->call_name);
-	if (user->flags & FLAG_BPF_ITER)
-		seq_puts(m, ":BPF_ITER");
-	if (user->args[0])
-		seq_printf(m, " %s", user->args);
-	seq_putc(m, '\n');
-
-	return 0;
-}
-
-static bool user_event_dyn_is_busy(struct dyn_event *ev)
-{
-	struct user_event *user = user_event_from_dyn(ev);
-
-	return READ_ONCE(user->status) || ue_call_core_refs(&user->call) ||
-	       refcount_read(&user->refcnt);
-}
-
-/* Called with event_mutex held */
-static int user_event_dyn_free(struct dyn_event *ev)
-{
-	return user_event_destroy(user_event_from_dyn(ev));
-}
-
-/* Compares the words after "!u:name" with the event's fields, if given */
-static bool user_event_dyn_match(const char *system, const char *event,
-				 int argc, const char **argv,
-				 struct dyn_event *ev)
-{
-	struct user_event *user = user_event_from_dyn(ev);
-
-	if (strcmp(event, user->call_name))
-		return false;
-
-	if (system && strcmp(system, user->class.system))
-		return false;
-
-	return user_event_args_match(user->args, argc, argv);
-}
-
-/* dynamic_events' create callback, whichever shape the kernel has */
-static int user_event_dyn_create_cb(UE_DYN_CREATE_PARAMS)
-{
-	return UE_DYN_CREATE_CALL(user_event_dyn_create);
-}
-
-static struct dyn_event_operations user_event_dyn_ops = {
-	.create = user_event_dyn_create_cb,
-	.show = user_event_dyn_show,
-	.is_busy = user_event_dyn_is_busy,
-	.free = user_event_dyn_free,
-	.match = user_event_dyn_match,
-};
-
-static void user_event_dyn_register(void)
-{
-	ue_dyn_event_register(&user_event_dyn_ops);
-}
-
-/* The tracing core has no unregister: take our operations off its list */
-static void user_event_dyn_unregister(void)
-{
-	ue_dyn_event_unregister(&user_event_dyn_ops);
-}
-
-/* user_events_data file */
-
 static int user_events_ref_add(struct user_event_file *info,
 			       struct user_event *user, bool created)
 {
@@ -1928,33 +1874,28 @@ static int user_events_ref_add(struct user_event_file *info,
 	return count;
 }
 
-static long user_events_reg_status(struct user_event_file *info,
-				   struct user_status_reg __user *ureg)
+/*
+ * The status page ABI's registration, for user_status_ioctl_reg(): finds
+ * or creates the event @desc names (@desc is modified), with a status
+ * byte, and adds it to @info. Returns the byte and the write index.
+ */
+int user_events_reg_status(struct user_event_file *info, char *desc,
+			   int *status_index, int *write_index)
 {
-	struct user_status_reg reg;
 	struct user_event *user = NULL;
 	bool created = false;
-	char *desc;
-	int index;
-	long ret;
-
-	if (copy_from_user(&reg, ureg, sizeof(reg)))
-		return -EFAULT;
-
-	desc = strndup_user(u64_to_user_ptr(reg.name_args), MAX_EVENT_DESC);
-	if (IS_ERR(desc))
-		return PTR_ERR(desc);
+	int index, ret;
 
 	mutex_lock(&user_event_mutex);
 
 	ue_event_mutex_lock();
-	ret = user_event_find_or_create(desc, 0, true, &user, &created);
+	ret = user_event_parse(desc, 0, true, &user, &created);
 	if (!ret) {
 		ret = user_event_assign_status(user);
 		/* A full status page creates nothing */
 		if (ret && created) {
 			if (refcount_dec_and_test(&user->refcnt))
-				user_event_destroy(user);
+				destroy_user_event(user);
 			user = NULL;
 		}
 	}
@@ -1978,22 +1919,14 @@ static long user_events_reg_status(struct user_event_file *info,
 		goto put;
 	}
 
-	reg.status_index = user->status_index;
-	reg.write_index = index;
+	*status_index = user->status_index;
+	*write_index = index;
 put:
 	if (user)
 		user_event_put(user);
 	mutex_unlock(&user_event_mutex);
-	kfree(desc);
 
-	if (ret)
-		return ret;
-
-	if (put_user(reg.status_index, &ureg->status_index) ||
-	    put_user(reg.write_index, &ureg->write_index))
-		return -EFAULT;
-
-	return 0;
+	return ret;
 }
 
 static int user_write_reg_check(const struct user_write_reg *reg)
@@ -2060,8 +1993,8 @@ static long user_events_reg_write(struct user_event_file *info,
 	}
 
 	ue_event_mutex_lock();
-	ret = user_event_find_or_create(desc, reg.flags, false, &user,
-					&created);
+	ret = user_event_parse(desc, reg.flags, false, &user,
+			       &created);
 	ue_event_mutex_unlock();
 	if (ret)
 		goto unlock;
@@ -2105,6 +2038,11 @@ out:
 	return 0;
 }
 
+/*
+ * DIAG_IOCSREG. Differs on purpose: the registration's size selects the
+ * ABI, the status page one of 5.18-6.3 (user_events_status.c) or the
+ * remote write one of 6.4 and later.
+ */
 static long user_events_ioctl_reg(struct user_event_file *info,
 				  unsigned long uarg)
 {
@@ -2118,12 +2056,30 @@ static long user_events_ioctl_reg(struct user_event_file *info,
 		return -E2BIG;
 
 	if (size == USER_STATUS_REG_SIZE)
-		return user_events_reg_status(info, ureg);
+		return user_status_ioctl_reg(info, ureg);
 
 	if (size >= USER_WRITE_REG_SIZE)
 		return user_events_reg_write(info, ureg, size);
 
 	return -EINVAL;
+}
+
+static long user_events_ioctl_del(unsigned long uarg)
+{
+	char *name;
+	long ret;
+
+	name = strndup_user((const char __user *)uarg, MAX_EVENT_DESC);
+	if (IS_ERR(name))
+		return PTR_ERR(name);
+
+	ue_event_mutex_lock();
+	user_event_reap_all();
+	ret = delete_user_event(name);
+	ue_event_mutex_unlock();
+
+	kfree(name);
+	return ret;
 }
 
 static long user_events_ioctl_unreg(unsigned long uarg)
@@ -2152,58 +2108,6 @@ static long user_events_ioctl_unreg(unsigned long uarg)
 	return user_event_enabler_remove(&reg);
 }
 
-/*
- * Deletes every event called @name, multi-format ones included (as
- * upstream). Stops at the first that cannot be deleted, with its error;
- * those before it are gone.
- */
-static int user_event_delete_name(const char *name)
-{
-	struct user_event *user;
-	struct hlist_node *tmp;
-	int ret = -ENOENT;
-
-	ue_lockdep_assert_event_mutex();
-
-	hash_for_each_possible_safe(user_event_table, user, tmp, node,
-				    user_event_key(name)) {
-		if (strcmp(user->name, name))
-			continue;
-		/* Made persistent with the capability: deleted only with it */
-		if (user->persist_cap && !perfmon_capable())
-			return -EPERM;
-		/* Others' events of the name stay (multi-format ones) */
-		if (!user_event_may_delete(user)) {
-			if (ret == -ENOENT)
-				ret = -EACCES;
-			continue;
-		}
-		ret = user_event_destroy(user);
-		if (ret)
-			return ret;
-	}
-
-	return ret;
-}
-
-static long user_events_ioctl_del(unsigned long uarg)
-{
-	char *name;
-	long ret;
-
-	name = strndup_user((const char __user *)uarg, MAX_EVENT_DESC);
-	if (IS_ERR(name))
-		return PTR_ERR(name);
-
-	ue_event_mutex_lock();
-	user_event_reap_all();
-	ret = user_event_delete_name(name);
-	ue_event_mutex_unlock();
-
-	kfree(name);
-	return ret;
-}
-
 static long user_events_ioctl(struct file *file, unsigned int cmd,
 			      unsigned long uarg)
 {
@@ -2219,22 +2123,6 @@ static long user_events_ioctl(struct file *file, unsigned int cmd,
 	}
 
 	return -ENOTTY;
-}
-
-static int user_events_open(struct inode *inode, struct file *file)
-{
-	struct user_event_file *info;
-
-	info = kzalloc(sizeof(*info), GFP_KERNEL_ACCOUNT);
-	if (!info)
-		return -ENOMEM;
-
-	file->private_data = info;
-	/*
-	 * A stream: no file position, so threads writing through one file
-	 * do not serialise on its position lock.
-	 */
-	return stream_open(inode, file);
 }
 
 static int user_events_release(struct inode *inode, struct file *file)
@@ -2265,23 +2153,6 @@ const struct file_operations user_data_fops = {
 };
 
 /* user_events_status file */
-
-static int user_status_mmap(struct file *file, struct vm_area_struct *vma)
-{
-	if (vma->vm_pgoff || vma->vm_end - vma->vm_start != PAGE_SIZE)
-		return -EINVAL;
-
-	if (vma->vm_flags & VM_WRITE)
-		return -EPERM;
-
-	/* Read-only for good: mprotect() may not add write access later */
-	ue_vma_clear_flags(vma, VM_MAYWRITE | VM_MAYEXEC);
-	ue_vma_set_flags(vma, VM_DONTEXPAND | VM_DONTDUMP);
-
-	return remap_pfn_range(vma, vma->vm_start,
-			       page_to_pfn(virt_to_page(status_page)),
-			       PAGE_SIZE, vm_get_page_prot(VM_READ));
-}
 
 /*
  * " # Used by ..." and, under isolation, " # Owner: uid" for an event that
@@ -2315,9 +2186,7 @@ static int user_status_show(struct seq_file *m, void *unused)
 	ue_event_mutex_lock();
 	user_event_reap_all();
 
-	i = 1;
-	for_each_set_bit_from(i, status_map, MAX_STATUS_EVENTS) {
-		user = status_events[i];
+	for (i = 1; (user = user_status_next(&i)); i++) {
 		status = READ_ONCE(user->status);
 		seq_printf(m, "%d:%s", i, user->call_name);
 		user_status_show_probes(m, user, status);
@@ -2356,48 +2225,6 @@ const struct file_operations user_status_fops = {
 
 /* Setup and teardown, called by user_events_main.c */
 
-/* Adds the purge event (see user_event_purge_mark()), at load */
-static int __init user_event_purge_add(void)
-{
-	int ret;
-
-	ue_event_mutex_lock();
-	ret = user_event_call_set_visible(&user_event_purge_call, true);
-	if (!ret)
-		user_event_purge_added = true;
-	ue_event_mutex_unlock();
-
-	if (ret)
-		pr_err("cannot add the %s/%s event (%d)\n",
-		       USER_EVENTS_PURGE_SYSTEM, USER_EVENTS_PURGE_NAME, ret);
-	return ret;
-}
-
-/*
- * Removes the purge event, at exit, once no event of ours exists, and
- * empties the instances where one of ours was enabled: the removal makes
- * the core mark every instance whose purge file has WAS_ENABLED, and the
- * reset right after, under the same event_mutex, empties them before any
- * refused removal could drop the marks. (It also empties any instance
- * the core marked before and did not reset: a removal of ours only marks
- * instances whose purge file is marked already.) The removal cannot be
- * refused: the event is never enabled, in ftrace or perf
- * (user_event_purge_reg()).
- */
-static void user_event_purge_remove(void)
-{
-	ue_lockdep_assert_event_mutex();
-
-	if (!user_event_purge_added)
-		return;
-
-	WARN_ON(user_event_call_set_visible(&user_event_purge_call, false));
-	user_event_purge_added = false;
-	if (user_event_purge_marked)
-		ue_tracing_reset_marked();
-	user_event_purge_marked = false;
-}
-
 /* Everything but the files and "u:", which come later */
 int __init user_events_core_init(void)
 {
@@ -2408,13 +2235,9 @@ int __init user_events_core_init(void)
 	if (ret)
 		return ret;
 
-	status_page = (u8 *)get_zeroed_page(GFP_KERNEL);
-	if (!status_page)
-		return -ENOMEM;
-	SetPageReserved(virt_to_page(status_page));
-
-	/* Status byte 0 is never handed out */
-	set_bit(0, status_map);
+	ret = user_status_init();
+	if (ret)
+		return ret;
 
 	write_buffer = __alloc_percpu(MAX_PAYLOAD_SIZE, sizeof(u64));
 	if (!write_buffer) {
@@ -2450,8 +2273,7 @@ put_cred:
 free_buffer:
 	free_percpu(write_buffer);
 free_page:
-	ClearPageReserved(virt_to_page(status_page));
-	free_page((unsigned long)status_page);
+	user_status_exit();
 	return ret;
 }
 
@@ -2471,7 +2293,7 @@ void user_events_core_stop(void)
 	user_event_dyn_unregister();
 	/*
 	 * A "!u:" command that deleted the last event dropped the last module
-	 * reference in user_event_destroy(), under event_mutex, which the
+	 * reference in destroy_user_event(), under event_mutex, which the
 	 * tracing core releases only after our callback returned to it.
 	 */
 	ue_event_mutex_lock();
@@ -2503,6 +2325,5 @@ void user_events_core_exit(void)
 	put_cred(user_event_cred);
 
 	free_percpu(write_buffer);
-	ClearPageReserved(virt_to_page(status_page));
-	free_page((unsigned long)status_page);
+	user_status_exit();
 }

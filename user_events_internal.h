@@ -2,9 +2,11 @@
 /*
  * Interface between the event core (trace_events_user.c), the remote
  * write enablers that live in the registering processes' address spaces
- * (user_events_mm.c), the per-user bounds (user_events_quota.c), the
- * removed event directories still held (user_events_dirs.c) and the
- * module's load, unload and files (user_events_main.c).
+ * (user_events_mm.c), the status page ABI (user_events_status.c), the
+ * per-user bounds (user_events_quota.c), the removed event directories
+ * still held (user_events_dirs.c), the purge event that tells the unload
+ * which instances to empty (user_events_purge.c) and the module's load,
+ * unload and files (user_events_main.c).
  */
 #ifndef _USER_EVENTS_INTERNAL_H
 #define _USER_EVENTS_INTERNAL_H
@@ -14,9 +16,16 @@
 #include <linux/uidgid.h>
 
 struct trace_event_call;
+struct trace_event_file;
 struct user_event;
+struct user_event_file;
+struct user_status_reg;
 struct user_write_reg;
 struct user_write_unreg;
+struct vm_area_struct;
+
+/* One page of status bytes; byte 0 is never handed out */
+#define MAX_STATUS_EVENTS PAGE_SIZE
 
 /* What is bounded per user; see user_event_charge() */
 enum user_event_quota_kind {
@@ -46,6 +55,25 @@ bool user_event_call_is_ours(const struct trace_event_call *call);
 bool user_event_call_is_purge(const struct trace_event_call *call);
 void user_event_mem_get(struct trace_event_call *call);
 void user_event_mem_put(struct trace_event_call *call);
+int user_event_call_set_visible(struct trace_event_call *call, bool visible);
+int user_events_reg_status(struct user_event_file *info, char *desc,
+			   int *status_index, int *write_index);
+
+/* Provided by user_events_status.c */
+int user_status_alloc(struct user_event *user, u8 status);
+void user_status_set(int index, u8 status);
+void user_status_free(int index);
+struct user_event *user_status_next(int *index);
+int user_status_mmap(struct file *file, struct vm_area_struct *vma);
+long user_status_ioctl_reg(struct user_event_file *info,
+			   struct user_status_reg __user *ureg);
+int user_status_init(void);
+void user_status_exit(void);
+
+/* Provided by user_events_purge.c */
+int user_event_purge_mark(struct trace_event_file *file);
+int user_event_purge_add(void);
+void user_event_purge_remove(void);
 
 /* Provided by user_events_dirs.c */
 void user_events_dirs_release(void);

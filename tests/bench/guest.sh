@@ -57,7 +57,7 @@ prof_funcs="bpf_lsm_file_permission
 	write_null write_iter_null __fsnotify_parent fsnotify
 	user_events_write user_events_write_iter user_event_emit_ubuf
 	user_event_record_direct user_event_stage_and_deliver
-	user_event_ftrace_staged user_event_perf_staged user_event_check_locs
+	user_event_ftrace user_event_perf user_event_validate
 	iov_iter_advance
 	_copy_from_iter copy_from_user_nofault __check_object_size
 	__check_heap_object check_stack_object __virt_addr_valid

@@ -426,9 +426,9 @@ void user_event_put(struct user_event *user)
  *  - else its records may still be in a buffer (or a snapshot): the type
  *    stays registered as a tombstone, and its records print as those of a
  *    deleted event, with no payload decoded. Nobody's records are erased.
- *    Tombstones are freed at module exit, after the ring buffers of every
- *    instance where one of our events was ever enabled are emptied (the
- *    purge event, below);
+ *    Tombstones are freed when the unload is prepared, after the ring
+ *    buffers of every instance where one of our events was ever enabled
+ *    are emptied (the purge event, below);
  *  - past MAX_TOMBSTONES, the event's id is freed at once instead, right
  *    after emptying the instances its own removal just marked, as the
  *    core does when root deletes a dynamic event. The core's marks are
@@ -578,9 +578,9 @@ static void user_event_type_free(struct user_event_type *type)
 }
 
 /*
- * Frees every tombstone at module exit, once the instances where one of
- * our events was enabled are empty (user_event_purge_remove(), called
- * first, under the same event_mutex)
+ * Frees every tombstone when the unload is prepared, once the instances
+ * where one of our events was enabled are empty (user_event_purge_remove(),
+ * called first, under the same event_mutex)
  */
 static void user_event_tombstones_free(void)
 {
@@ -631,6 +631,11 @@ int user_event_call_set_visible(struct trace_event_call *call, bool visible)
 
 	ue_lockdep_assert_event_mutex();
 
+	/* Ghosts for the directories a removal leaves (user_events_dirs.c) */
+	ret = user_events_dirs_prepare(call, visible);
+	if (ret)
+		return ret;
+
 	/*
 	 * The event's tracefs directory is created on behalf of whoever may
 	 * open user_events_data; create it as root like every other event.
@@ -644,6 +649,7 @@ int user_event_call_set_visible(struct trace_event_call *call, bool visible)
 
 	revert_creds(old_cred);
 
+	user_events_dirs_done(call, visible, ret);
 	return ret;
 }
 
@@ -697,10 +703,10 @@ static int destroy_user_event(struct user_event *user)
 	kfree(user->spare_probes);
 
 	/*
-	 * The directories nobody holds let go of their events now; a held
-	 * one keeps this event's memory (and the module) until it is let go
+	 * The directories nobody held let go of the event already
+	 * (user_events_dirs_done()); a held one keeps its memory (and the
+	 * module) until it is let go
 	 */
-	user_events_dirs_release();
 	user_event_mem_put(&user->call);
 	return 0;
 }
@@ -2261,7 +2267,9 @@ int __init user_events_core_init(void)
 	}
 
 	/* Before any event of ours can be enabled anywhere */
+	ue_event_mutex_lock();
 	ret = user_event_purge_add();
+	ue_event_mutex_unlock();
 	if (ret)
 		goto destroy_wq;
 	return 0;
@@ -2286,6 +2294,30 @@ void __init user_events_core_start(void)
 	user_event_dyn_register();
 }
 
+/*
+ * prepare_unload written 1 (@unload) or 0. 1: once no event exists, the
+ * purge event goes and the instances it marked are emptied, then the ids
+ * of deleted events (tombstones) are freed, so that rmmod can proceed;
+ * while events exist, nothing (they hold the module anyway: a later write
+ * of 1 finishes). 0: the purge event comes back. -EBUSY while kprobes
+ * are disarmed (user_events_dirs.c).
+ */
+int user_events_core_prepare_unload(bool unload)
+{
+	int ret = 0;
+
+	ue_event_mutex_lock();
+	if (!unload) {
+		ret = user_event_purge_add();
+	} else if (!user_event_count) {
+		ret = user_event_purge_remove();
+		if (!ret)
+			user_event_tombstones_free();
+	}
+	ue_event_mutex_unlock();
+	return ret;
+}
+
 /* First step of the unload: no event exists any more (each pins us) */
 void user_events_core_stop(void)
 {
@@ -2294,16 +2326,12 @@ void user_events_core_stop(void)
 	/*
 	 * A "!u:" command that deleted the last event dropped the last module
 	 * reference in destroy_user_event(), under event_mutex, which the
-	 * tracing core releases only after our callback returned to it.
+	 * tracing core releases only after our callback returned to it. The
+	 * purge event and the tombstones went when the unload was prepared:
+	 * the purge event holds the module.
 	 */
 	ue_event_mutex_lock();
-	/*
-	 * The ids of deleted events: their records go first, from every
-	 * instance where one of our events was enabled, which the removal
-	 * of the purge event marks
-	 */
-	user_event_purge_remove();
-	user_event_tombstones_free();
+	WARN_ON(user_event_nr_tombstones);
 	ue_event_mutex_unlock();
 }
 
@@ -2312,7 +2340,7 @@ void user_events_core_exit(void)
 {
 	/* Still there if the load failed after user_events_core_init() */
 	ue_event_mutex_lock();
-	user_event_purge_remove();
+	WARN_ON(user_event_purge_remove());
 	ue_event_mutex_unlock();
 
 	/* A reap queued before the last event was deleted finds nothing */

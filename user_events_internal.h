@@ -46,6 +46,7 @@ extern const struct file_operations user_status_fops;
 int user_events_core_init(void);
 void user_events_core_start(void);
 void user_events_core_stop(void);
+int user_events_core_prepare_unload(bool unload);
 void user_events_core_exit(void);
 u8 user_event_status(struct user_event *user);
 void user_event_get(struct user_event *user);
@@ -73,10 +74,13 @@ void user_status_exit(void);
 /* Provided by user_events_purge.c */
 int user_event_purge_mark(struct trace_event_file *file);
 int user_event_purge_add(void);
-void user_event_purge_remove(void);
+int user_event_purge_remove(void);
 
 /* Provided by user_events_dirs.c */
-void user_events_dirs_release(void);
+int user_events_dirs_prepare(const struct trace_event_call *call,
+			     bool visible);
+void user_events_dirs_done(struct trace_event_call *call, bool visible,
+			   int ret);
 int user_events_dirs_init(void);
 void user_events_dirs_exit(void);
 

@@ -24,6 +24,7 @@
 #define A PREFIX "a"
 #define B PREFIX "b"
 #define INSTANCE UE_TRACEFS "/instances/ue_lo"
+#define CHURN_INST UE_TRACEFS "/instances/ue_lo_churn"
 #define ROUNDS 20
 
 /* How an event goes away in a round */
@@ -112,11 +113,13 @@ FIXTURE_SETUP(late)
 {
 	ue_cleanup_events(PREFIX);
 	rmdir(INSTANCE);
+	rmdir(CHURN_INST);
 }
 
 FIXTURE_TEARDOWN(late)
 {
 	rmdir(INSTANCE);
+	rmdir(CHURN_INST);
 	ue_cleanup_events(PREFIX);
 }
 
@@ -311,6 +314,41 @@ TEST_F(late, instance_removed_and_made_again)
 }
 
 /*
+ * The purge event's hist file in an instance, looked up (O_PATH) before
+ * the instance's removal and opened after: ENODEV, as a core event's. The
+ * module used to clear the i_private of every file of a removed purge
+ * directory, and 6.1.y's hist open (tracing_open_file_tr()) dereferences
+ * it: an oops (Safety IV, issue 28). Debian's 5.10 has no hist files.
+ */
+TEST_F(late, purge_hist_reopened_after_instance_removal)
+{
+	static const char path[] = INSTANCE
+		"/events/user_events_unload/purge/hist";
+	int i, pathfd, fd, bad = 0;
+
+	for (i = 0; i < ROUNDS; i++) {
+		ASSERT_EQ(0, mkdir(INSTANCE, 0755));
+		if (i == 0 && access(path, F_OK)) {
+			ASSERT_EQ(ENOENT, errno);
+			ASSERT_FALSE(ue_kernel_at_least(6, 1));
+			break;
+		}
+		pathfd = open(path, O_PATH | O_CLOEXEC);
+		ASSERT_LE(0, pathfd);
+		ASSERT_EQ(0, rmdir(INSTANCE));
+		fd = reopen(pathfd, O_RDONLY);
+		if (fd >= 0 || (errno != ENODEV && errno != ENOENT)) {
+			TH_LOG("round %d: late open gave %d (%s)", i, fd,
+			       fd < 0 ? strerror(errno) : "open");
+			bad++;
+		}
+		ue_close_fd(fd);
+		close(pathfd);
+	}
+	ASSERT_EQ(0, bad);
+}
+
+/*
  * What a held directory keeps goes when its holder does: the module's
  * reference count is back where it was within a second of the last
  * close, and the module then unloads (the runner checks that at the end).
@@ -341,6 +379,114 @@ TEST_F(late, held_directory_let_go_at_close)
 	TH_LOG("module references: %ld before, %ld held, %ld after", before,
 	       held, now);
 	ASSERT_EQ(before, now);
+}
+
+
+/* Seconds of instance_churn_opens_every_file: $UE_CHURN_S, else 60 */
+static int churn_seconds(void)
+{
+	const char *env = getenv("UE_CHURN_S");
+	int s = env ? atoi(env) : 0;
+
+	return s > 0 ? s : 60;
+}
+
+/* Makes and removes the instance until @end (the child of the churn) */
+static void churn_instances(time_t end)
+{
+	while (time(NULL) < end) {
+		mkdir(CHURN_INST, 0755);
+		rmdir(CHURN_INST);
+	}
+	_exit(0);
+}
+
+/* An errno a late open or read of a removed file may give */
+static bool churn_errno_ok(int err)
+{
+	return err == ENOENT || err == ENODEV;
+}
+
+/*
+ * Opens @path (late, through an O_PATH descriptor, every other round)
+ * and reads it; 0, or 1 for an error other than ENOENT or ENODEV
+ */
+static int churn_open(const char *path, bool late)
+{
+	bool wronly = strstr(path, "/inject") != NULL;
+	int flags = wronly ? O_WRONLY : O_RDONLY;
+	char buf[4096];
+	int fd, pathfd;
+
+	if (late) {
+		pathfd = open(path, O_PATH | O_CLOEXEC);
+		if (pathfd < 0)
+			return !churn_errno_ok(errno);
+		fd = reopen(pathfd, flags);
+		close(pathfd);
+	} else {
+		fd = open(path, flags | O_CLOEXEC);
+	}
+	if (fd < 0)
+		return !churn_errno_ok(errno);
+	if (!wronly && read(fd, buf, sizeof(buf)) < 0 &&
+	    !churn_errno_ok(errno)) {
+		close(fd);
+		return 1;
+	}
+	close(fd);
+	return 0;
+}
+
+/*
+ * Root's ordinary tracefs work racing the module's removed directories:
+ * one process makes and removes an instance as fast as it can, another
+ * opens (now, or late through an O_PATH descriptor), reads and closes
+ * every file of a user event's directory and of the purge event's there,
+ * as a monitoring script reading every instance's files would. Every open
+ * and read works or fails with ENOENT or ENODEV, and the kernel neither
+ * oopses nor WARNs (the runner checks the log). Before, the purge event's
+ * hist file oopsed 6.1 within seconds (a NULL i_private, Safety IV).
+ */
+TEST_F_TIMEOUT(late, instance_churn_opens_every_file, UE_TIMEOUT(600))
+{
+	static const char *const dirs[] = {
+		CHURN_INST "/events/" USER_EVENTS_SYSTEM "/" A,
+		CHURN_INST "/events/user_events_unload/purge",
+	};
+	static const char *const files[] = {
+		"enable", "filter", "trigger", "format", "id", "hist",
+		"hist_debug", "inject",
+	};
+	time_t end = time(NULL) + churn_seconds();
+	unsigned long opens = 0, bad = 0;
+	unsigned int d, f;
+	char path[512];
+	int status;
+	pid_t pid;
+
+	ASSERT_EQ(0, create(DEL_DYN, A, NULL));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid)
+		churn_instances(end);
+	while (time(NULL) < end) {
+		for (d = 0; d < ARRAY_SIZE(dirs); d++) {
+			for (f = 0; f < ARRAY_SIZE(files); f++) {
+				snprintf(path, sizeof(path), "%s/%s", dirs[d],
+					 files[f]);
+				if (churn_open(path, opens & 1) && bad++ < 5)
+					TH_LOG("%s: %s", path, strerror(errno));
+				opens++;
+			}
+		}
+	}
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	EXPECT_TRUE(WIFEXITED(status) && !WEXITSTATUS(status));
+	rmdir(CHURN_INST);
+	TH_LOG("%lu opens, %lu unexpected errors", opens, bad);
+	EXPECT_EQ(0UL, bad);
+	EXPECT_EQ(0, delete(DEL_DYN, A, NULL));
 }
 
 TEST_HARNESS_MAIN

@@ -23,7 +23,8 @@
  *    before its directory goes and makes a "ghost" of it: a reference of
  *    the file (event_file_get(): the removal's put then does not free it,
  *    only marks it freed, and a late open fails with ENODEV, as on 6.12),
- *    a reference of the directory's dentry, and a hold of what the call
+ *    a reference of the directory's inode (ihold(): atomic, where dget()
+ *    takes d_lock), and a hold of what the call
  *    lives in: the user event's memory (user_event_mem_get(), which holds
  *    the module), or the module itself for the purge event, module data.
  *    No file's i_private is cleared but the trigger's (ghost_hide_trigger()
@@ -32,8 +33,9 @@
  *  - After the removal, the directory's children are unhashed: nothing can
  *    look one up again, and each lives only while somebody holds it (a
  *    path walk in progress, an open file, an O_PATH descriptor) and holds
- *    the directory while it lives. So once the directory's count is the
- *    ghost's alone, no late open can come any more, and the ghost lets go.
+ *    the directory's dentry while it lives; that dentry dies at its last
+ *    put and puts its inode. So once the inode's count is the ghost's
+ *    alone, no late open can come any more, and the ghost lets go.
  *    user_events_dirs_done() does that right after a removal of ours for
  *    the directories nobody holds; a delayed work retries the others (and
  *    those of an instance's removal), 10 ms after each new ghost, then
@@ -42,8 +44,11 @@
  * The kprobe handler runs with preemption disabled, in the remover's
  * context, which holds event_mutex (every caller of
  * remove_event_file_dir() does): it allocates nothing and takes no lock
- * of its own. Ghosts come from a pool filled ahead in process context,
- * and the pool and the ghost list are covered by event_mutex. The pool
+ * of its own; the only lock it takes is the directory's d_lock, to hide
+ * the trigger file, and on PREEMPT_RT, where that is a sleeping lock, only
+ * with a trylock (a failed one keeps the file and the call for good).
+ * Ghosts come from a pool filled ahead in process context, and the pool
+ * and the ghost list are covered by event_mutex. The pool
  * holds enough for the worst removal that can come next: an instance's
  * (one file per call of ours) or one of ours (one file per instance, as
  * many as the largest removal seen so far, plus GHOST_SLACK new ones).
@@ -82,7 +87,7 @@
 struct user_event_ghost {
 	struct list_head link;			/* ghost_pool or ghost_list */
 	struct trace_event_file *file;		/* event_file_get() */
-	struct dentry *dir;			/* dget() */
+	struct inode *dir;			/* ihold() of the directory's */
 	bool purge;				/* holds the module, not an event */
 };
 
@@ -97,8 +102,8 @@ static unsigned int ghost_calls;	/* our calls the core has */
 static unsigned int ghost_files_max = 1; /* files one removal of ours met */
 static const struct trace_event_call *ghost_removing;
 static unsigned int ghost_removing_files;
-static bool ghost_removing_lost;	/* the pool ran out in that removal */
 static unsigned long ghost_canary_hits;
+static bool ghost_kept;			/* the handler kept a call for good */
 
 static bool ghost_probe_registered;
 
@@ -139,16 +144,27 @@ static void ghost_unhold(struct trace_event_call *call, bool purge)
  * (format), which the ghost keeps. event_mutex held (the remover's), as
  * by the trigger file's readers.
  */
-static void ghost_hide_trigger(struct dentry *dir)
+/* Whether it did (PREEMPT_RT: the lock may be taken) */
+static bool ghost_hide_trigger(struct dentry *dir)
 {
 	struct dentry *child;
 
-	spin_lock(&dir->d_lock);
+	/*
+	 * Preemption is disabled here: on PREEMPT_RT d_lock is a sleeping
+	 * lock, which may only be tried
+	 */
+	if (IS_ENABLED(CONFIG_PREEMPT_RT)) {
+		if (!spin_trylock(&dir->d_lock))
+			return false;
+	} else {
+		spin_lock(&dir->d_lock);
+	}
 	list_for_each_entry(child, &dir->d_subdirs, d_child)
 		if (d_really_is_positive(child) &&
 		    !strcmp(child->d_name.name, "trigger"))
 			d_inode(child)->i_private = NULL;
 	spin_unlock(&dir->d_lock);
+	return true;
 }
 
 /* remove_event_file_dir(file): under event_mutex, preemption disabled */
@@ -170,16 +186,17 @@ static int ghost_probe_pre(struct kprobe *kp, struct pt_regs *regs)
 		ghost_removing_files++;
 	if (!file->dir)
 		return 0;
-	if (!purge)
-		ghost_hide_trigger(file->dir);
 
 	ghost = list_first_entry_or_null(&ghost_pool, struct user_event_ghost,
 					 link);
-	if (!ghost) {
-		/* Cannot happen unless the pool is too small: keep it all */
+	if (!ghost || (!purge && !ghost_hide_trigger(file->dir))) {
+		/*
+		 * The pool is too small, or (PREEMPT_RT) the trigger could
+		 * not be hidden: keep the file and the call for good
+		 */
+		ue_event_file_get(file);
 		ghost_hold(call, purge);
-		if (call == ghost_removing)
-			ghost_removing_lost = true;
+		WRITE_ONCE(ghost_kept, true);
 		return 0;
 	}
 	list_move_tail(&ghost->link, &ghost_list);
@@ -187,7 +204,8 @@ static int ghost_probe_pre(struct kprobe *kp, struct pt_regs *regs)
 
 	ue_event_file_get(file);
 	ghost->file = file;
-	ghost->dir = dget(file->dir);
+	ghost->dir = d_inode(file->dir);
+	ihold(ghost->dir);
 	ghost->purge = purge;
 	ghost_hold(call, purge);
 
@@ -231,10 +249,15 @@ static bool ghost_probes_armed(void)
 	return READ_ONCE(ghost_canary_hits) != before;
 }
 
-/* Only the ghost holds its directory: no child, no other holder */
+/*
+ * Nothing can reach the directory any more: its dentry is gone (a
+ * removed dentry dies at its last put, and each child, each open file,
+ * each O_PATH descriptor or cwd under it held it), and with it the
+ * dentry's reference of the inode: only the ghost's is left.
+ */
 static bool ghost_unreachable(struct user_event_ghost *ghost)
 {
-	return d_count(ghost->dir) == 1;
+	return atomic_read(&ghost->dir->i_count) == 1;
 }
 
 /* Enough free ghosts for the next removal. event_mutex held. */
@@ -269,7 +292,7 @@ static void ghost_release(struct user_event_ghost *ghost)
 	ue_lockdep_assert_event_mutex();
 
 	ue_event_file_put(ghost->file);
-	dput(ghost->dir);
+	iput(ghost->dir);
 	if (ghost_pool_size < ghost_pool_target()) {
 		list_move(&ghost->link, &ghost_pool);
 		ghost_pool_size++;
@@ -333,7 +356,6 @@ int user_events_dirs_prepare(const struct trace_event_call *call,
 	}
 	ghost_removing = call;
 	ghost_removing_files = 0;
-	ghost_removing_lost = false;
 	return 0;
 }
 
@@ -358,10 +380,13 @@ void user_events_dirs_done(struct trace_event_call *call, bool visible,
 	}
 	ghost_calls--;
 	ghost_files_max = max(ghost_files_max, ghost_removing_files);
-	if (!ghost_removing_files || ghost_removing_lost ||
-	    !ghost_probes_armed()) {
+	if (!ghost_removing_files || !ghost_probes_armed()) {
 		ghost_hold(call, purge);
 		pr_err_once("a removal of an event's directories was not seen by the kprobe (kprobes disarmed): its memory and the module are kept until reboot\n");
+	}
+	if (READ_ONCE(ghost_kept)) {
+		WRITE_ONCE(ghost_kept, false);
+		pr_err_once("a removed event directory could not be guarded (ghost pool empty, or a contended lock on PREEMPT_RT): its memory and the module are kept until reboot\n");
 	}
 	if (ghosts_release_unreachable()) {
 		WRITE_ONCE(ghost_poll, GHOST_POLL_MIN);

@@ -960,13 +960,18 @@ TEST_F(unload, purge_files_held_across_unload)
 			EXPECT_TRUE(n >= 0 || errno == ENODEV);
 		}
 		close(fd);
+		/* hist checks its event file at open, format at read */
 		late = reopen_path(pathfd, O_RDONLY);
-		if (!strcmp(files[i], "hist") || eventfs) {
+		if (!strcmp(files[i], "hist")) {
 			EXPECT_EQ(-1, late);
 			EXPECT_TRUE(errno == ENODEV || errno == ENOENT) {
 				TH_LOG("late open of %s: %s", path,
 				       strerror(errno));
 			}
+		} else if (late >= 0 && eventfs) {
+			errno = 0;
+			EXPECT_EQ(-1, read(late, buf, sizeof(buf)));
+			EXPECT_EQ(ENODEV, errno);
 		}
 		ue_close_fd(late);
 		close(pathfd);

@@ -2266,16 +2266,8 @@ int __init user_events_core_init(void)
 		goto put_cred;
 	}
 
-	/* Before any event of ours can be enabled anywhere */
-	ue_event_mutex_lock();
-	ret = user_event_purge_add();
-	ue_event_mutex_unlock();
-	if (ret)
-		goto destroy_wq;
 	return 0;
 
-destroy_wq:
-	destroy_workqueue(user_event_wq);
 put_cred:
 	put_cred(user_event_cred);
 free_buffer:

@@ -15,6 +15,7 @@
 #include <linux/types.h>
 #include <linux/uidgid.h>
 
+struct dentry;
 struct trace_event_call;
 struct trace_event_file;
 struct user_event;
@@ -77,8 +78,8 @@ int user_event_purge_add(void);
 int user_event_purge_remove(void);
 
 /* Provided by user_events_dirs.c */
-int user_events_dirs_prepare(const struct trace_event_call *call,
-			     bool visible);
+int user_events_dirs_prepare(struct trace_event_call *call, bool visible);
+void user_events_dirs_root(struct dentry *root);
 void user_events_dirs_done(struct trace_event_call *call, bool visible,
 			   int ret);
 int user_events_dirs_init(void);

@@ -342,6 +342,11 @@ static int __init user_events_init(void)
 	if (ret)
 		goto mm_exit;
 
+	/* The purge event, before any event of ours can be enabled */
+	ret = user_events_core_prepare_unload(false);
+	if (ret)
+		goto dirs_exit;
+
 	mutex_lock(&user_files_mutex);
 	ret = user_events_files_create(-EEXIST);
 	if (ret && !user_files_gone_prune()) {
@@ -354,9 +359,11 @@ static int __init user_events_init(void)
 		user_files_removed = true;
 		ret = 0;
 	}
+	if (!ret && data_dentry)
+		user_events_dirs_root(data_dentry->d_parent);
 	mutex_unlock(&user_files_mutex);
 	if (ret)
-		goto dirs_exit;
+		goto purge_remove;
 	/* The files pin the module until prepare_unload removes them */
 	__module_get(THIS_MODULE);
 	user_files_pinned = true;
@@ -366,6 +373,8 @@ static int __init user_events_init(void)
 	user_events_core_start();
 	return 0;
 
+purge_remove:
+	WARN_ON(user_events_core_prepare_unload(true));
 dirs_exit:
 	user_events_dirs_exit();
 mm_exit:

@@ -983,45 +983,74 @@ TEST_F(unload, purge_files_held_across_unload)
 }
 
 #define KPROBES_ENABLED "/sys/kernel/debug/kprobes/enabled"
-#define KP_EVENT PREFIX "kpoff"
+#define KP_INST UE_TRACEFS "/instances/" PREFIX "kp"
 
 /*
  * With every kprobe disarmed (debug/kprobes/enabled, as some hardening
- * guides do), the guard of removed directories (user_events_dirs.c)
- * cannot run: before eventfs a deletion is refused with EBUSY and so is
- * the unload's preparation, the module stays loaded with its files, and
- * both work again once kprobes are armed. Before, the deletion and the
- * unload went ahead unguarded: a format file held open across them read
- * freed memory (Safety IV, issue 28). With eventfs nothing needs them.
+ * guides do), the kprobe that guards an instance's removal does not run:
+ * a purge format file of an instance removed meanwhile, held by an O_PATH
+ * descriptor, still keeps the module once the unload is prepared (the
+ * module finds held directories itself when it removes a call of its
+ * own), and the late read after the unload reads nothing freed. Deleting
+ * events and preparing the unload work as usual. Before, that format
+ * file read the unloaded module's purge call: an oops in f_show() (red
+ * team of Safety IV, issue 28). With eventfs nothing needs the kprobe.
  */
 TEST_F(unload, kprobes_disarmed_fail_safe)
 {
+	static const char fmt[] = KP_INST "/events/user_events_unload/purge/format";
 	bool eventfs = ue_kernel_at_least(6, 6);
-	int del, prep;
+	char buf[4096];
+	int pathfd, fd, ret;
 
+	rmdir(KP_INST);
 	ASSERT_EQ(0, ue_write_file(UE_TRACEFS "/dynamic_events",
-				   "u:" KP_EVENT " u32 x", false));
+				   "u:" PREFIX "kpoff u32 x", false));
+	ASSERT_EQ(0, mkdir(KP_INST, 0755));
+	pathfd = open(fmt, O_PATH | O_CLOEXEC);
+	ASSERT_LE(0, pathfd);
 	ASSERT_EQ(0, ue_write_file(KPROBES_ENABLED, "0", false));
-	del = ue_write_file(UE_TRACEFS "/dynamic_events", "!u:" KP_EVENT,
-			    false);
-	EXPECT_EQ(eventfs ? 0 : -EBUSY, del);
-	if (del) {
-		EXPECT_EQ(0, ue_write_file(KPROBES_ENABLED, "1", false));
-		EXPECT_EQ(0, ue_write_file(UE_TRACEFS "/dynamic_events",
-					   "!u:" KP_EVENT, false));
-		EXPECT_EQ(0, ue_write_file(KPROBES_ENABLED, "0", false));
-	}
-	prep = ue_mod_prepare_unload(true);
-	EXPECT_EQ(eventfs ? 0 : -EBUSY, prep);
-	if (prep) {
-		EXPECT_EQ(0, access(UE_DATA_FILE, F_OK));
-		errno = 0;
-		EXPECT_EQ(-1, syscall(SYS_delete_module, ue_mod_name(),
-				      O_NONBLOCK));
-		EXPECT_EQ(EWOULDBLOCK, errno);
-	}
-	ue_mod_prepare_unload(false);
+	EXPECT_EQ(0, rmdir(KP_INST));
+	EXPECT_EQ(0, ue_write_file(UE_TRACEFS "/dynamic_events",
+				   "!u:" PREFIX "kpoff", false));
+	ret = ue_mod_unload_retry();
+	EXPECT_EQ(eventfs ? 0 : -EWOULDBLOCK, ret);
 	EXPECT_EQ(0, ue_write_file(KPROBES_ENABLED, "1", false));
+	fd = reopen_path(pathfd, O_RDONLY);
+	if (fd >= 0) {
+		/* Before eventfs: the purge call, kept with the module */
+		if (read(fd, buf, sizeof(buf)) < 0)
+			EXPECT_TRUE(errno == ENODEV);
+		close(fd);
+	}
+	close(pathfd);
+	if (!eventfs)
+		EXPECT_EQ(0, ue_mod_unload_retry());
+	EXPECT_FALSE(ue_mod_loaded());
+	ASSERT_EQ(0, ue_mod_insmod(""));
+}
+
+/*
+ * An instance made and removed right after the load: the module's
+ * reference count is back within a second and the module unloads. Before,
+ * the kprobe's pool was empty until the first event was made: the
+ * instance's purge directory was kept for good, with a module reference
+ * (red team of Safety IV).
+ */
+TEST_F(unload, instance_removed_after_load)
+{
+	long before, now;
+	int i;
+
+	ASSERT_EQ(0, ue_mod_reload(""));
+	before = ue_mod_refcnt();
+	ASSERT_LE(0, before);
+	for (i = 0; i < 3; i++) {
+		ASSERT_EQ(0, mkdir(KP_INST, 0755));
+		ASSERT_EQ(0, rmdir(KP_INST));
+	}
+	now = ue_mod_refcnt_wait(before, UE_BOUND_MS(2000));
+	EXPECT_EQ(before, now);
 	EXPECT_EQ(0, ue_mod_unload_retry());
 	ASSERT_EQ(0, ue_mod_insmod(""));
 }

@@ -85,6 +85,9 @@ MODULE_PARM_DESC(max_events,
  * buffer into each ring buffer.
  */
 struct user_event_probes {
+	struct rcu_head rcu;		/* kfree_rcu() once replaced */
+	/* Next on user->spare_probes, while never published */
+	struct user_event_probes *next_spare;
 	unsigned int capacity;
 	unsigned int nr_files;
 	struct trace_event_file *files[];
@@ -115,16 +118,18 @@ struct user_event {
 	struct user_event_type *type;	/* holds call.event.type */
 	bool traced;		/* had an ftrace event file: event_mutex */
 	struct user_event_probes __rcu *probes;
-	/* Unpublished array kept for the next detach, under event_mutex */
+	/*
+	 * Unpublished arrays kept for the coming detaches, a stack of
+	 * nr_files - 1 of them (see user_event_probe_file()): event_mutex
+	 */
 	struct user_event_probes *spare_probes;
 	/*
 	 * The ftrace event file when it is the event's only consumer (one
 	 * file attached, no perf), else NULL: the one-copy test of the write
 	 * path, one load. Written with WRITE_ONCE under event_mutex by
 	 * update_enable_bit_for(), read under sched RCU by writers. The
-	 * file stays valid for them as the arrays in @probes do: it is
-	 * cleared before the detach that unpublishes it waits for a grace
-	 * period.
+	 * file stays valid for them as the files in @probes do (see
+	 * user_event_probe_file()).
 	 */
 	struct trace_event_file *direct_file;
 	struct hlist_node multi_node;	/* user_event_multi_table */
@@ -948,21 +953,53 @@ static void update_enable_bit_for(struct user_event *user, bool perf)
 	}
 }
 
+/* An empty array of @capacity slots (event_mutex, the attach) */
+static struct user_event_probes *user_event_probes_alloc(unsigned int capacity)
+{
+	struct user_event_probes *probes;
+
+	probes = kzalloc(struct_size(probes, files, capacity), GFP_KERNEL);
+	if (probes)
+		probes->capacity = capacity;
+	return probes;
+}
+
 /*
- * Attaches or detaches an ftrace event file. Detaching allocates nothing,
- * so it cannot fail: the array unpublished by the previous change is kept
- * as a spare, and it has room for one file less than the current one.
- * Invariant: with n >= 2 files attached, spare_probes has room for n - 1.
+ * Attaches or detaches an ftrace event file, under event_mutex (the core
+ * calls class->reg under it), and never waits for a grace period there:
+ * the replaced array is freed with kfree_rcu(), which needs no module
+ * code, so nothing is left to wait for at module exit.
+ *
+ * A detach cannot fail (the core ignores its errors) and so allocates
+ * nothing: each attach that makes n >= 2 files allocates, besides the
+ * array it publishes, a spare array of n - 1 slots, pushed on
+ * user->spare_probes; each detach from n >= 2 files pops the top one
+ * (room for n - 1) and publishes it. Invariant: with n >= 1 files
+ * attached, the stack holds n - 1 spares, the top one with room for
+ * n - 1, the next for n - 2, and so on; with none (the only state
+ * destroy_user_event() sees), both user->probes and the stack are empty.
+ *
+ * Writers read the array and its files with preemption disabled
+ * (user_event_emit(), user_events_write_kernel_iter()), the sched-RCU
+ * read side: since 4.20 RCU is consolidated (5.10, 6.1, 6.12, PREEMPT_RT
+ * too), so the normal grace period of kfree_rcu() waits for those
+ * readers. A file stays valid for a writer that still sees it after its
+ * detach: the tracing core frees an instance's files only after its own
+ * tracepoint_synchronize_unregister() (instance removal), and our
+ * event's files when it removes the call, which destroy_user_event()
+ * does only with no user left, while every writer holds a reference (its
+ * descriptor's index array, put at release(), after the write returned).
  */
 static int user_event_probe_file(struct user_event *user,
 				 struct trace_event_file *file, bool add)
 {
-	struct user_event_probes *old, *new, *spare;
-	unsigned int i, n, want;
+	struct user_event_probes *old, *new = NULL, *spare = NULL;
+	unsigned int i, n;
+
+	ue_lockdep_assert_event_mutex();
 
 	old = rcu_dereference_protected(user->probes,
 					ue_lockdep_event_mutex_held());
-	spare = user->spare_probes;
 	n = old ? old->nr_files : 0;
 
 	if (add) {
@@ -970,27 +1007,31 @@ static int user_event_probe_file(struct user_event *user,
 
 		if (ret)
 			return ret;
+		new = user_event_probes_alloc(n + 1);
+		if (n)
+			spare = user_event_probes_alloc(n);
+		if (!new || (n && !spare)) {
+			kfree(new);
+			kfree(spare);
+			return -ENOMEM;
+		}
+		if (spare) {
+			spare->next_spare = user->spare_probes;
+			user->spare_probes = spare;
+		}
 	} else {
 		for (i = 0; i < n && old->files[i] != file; i++)
 			;
 		if (i == n)
 			return 0;
-	}
-
-	want = add ? n + 1 : n - 1;
-	if (!want) {
-		new = NULL;
-	} else if (spare && spare->capacity >= want) {
-		new = spare;
-		user->spare_probes = NULL;
-	} else if (add) {
-		new = kzalloc(struct_size(new, files, want), GFP_KERNEL);
-		if (!new)
-			return -ENOMEM;
-		new->capacity = want;
-	} else {
-		/* Not reachable while the invariant above holds */
-		return -ENOMEM;
+		if (n > 1) {
+			new = user->spare_probes;
+			/* Not reachable while the invariant above holds */
+			if (WARN_ON_ONCE(!new || new->capacity < n - 1))
+				return -ENOMEM;
+			user->spare_probes = new->next_spare;
+			new->next_spare = NULL;
+		}
 	}
 
 	if (new) {
@@ -1007,18 +1048,9 @@ static int user_event_probe_file(struct user_event *user,
 		user->traced = true;
 	update_enable_bit_for(user, user->status & EVENT_STATUS_PERF);
 
-	if (old) {
-		/* Writers may still use the array being replaced */
-		synchronize_rcu();
-		/* Keep the larger of the two as the spare */
-		spare = user->spare_probes;
-		if (spare && spare->capacity >= old->capacity) {
-			kfree(old);
-		} else {
-			kfree(spare);
-			user->spare_probes = old;
-		}
-	}
+	/* Writers may still use the array being replaced */
+	if (old)
+		kfree_rcu(old, rcu);
 
 	return 0;
 }

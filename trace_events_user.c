@@ -1509,8 +1509,8 @@ user_event_lookup_for_write(struct file *file, int idx, size_t len)
  * Hands a payload staged in this CPU's write buffer (preemption disabled)
  * to every consumer attached, once it passed the checks.
  */
-static int user_event_deliver_staged(struct user_event *user, const void *buf,
-				     size_t len)
+static noinline int user_event_deliver_staged(struct user_event *user,
+					      const void *buf, size_t len)
 {
 	struct user_event_probes *probes;
 	unsigned int i;
@@ -1533,66 +1533,141 @@ static int user_event_deliver_staged(struct user_event *user, const void *buf,
 }
 
 /*
- * Copies @len bytes of the writer's iovecs, starting @skip bytes into the
- * first, to @buf: this CPU's write buffer, a record reserved for the
- * payload, or a local, @len checked against its size by the caller, so
- * hardened usercopy's object check is left out: on this path it would cost
- * as much as the copy. Returns -EFAULT if the iovecs are shorter than @len
- * or a page is not there (faults are not taken when the caller disabled
- * them); @buf may then hold part of the payload.
+ * The payload of a write, passed without a struct on the stack: @len bytes
+ * that start with the @first_len bytes at @first (write()'s buffer after the
+ * index, or what the index left of its segment) and go on in the @nr_rest
+ * iovecs at @rest. The iovecs are the kernel's copy (import_iovec()), whose
+ * lengths add up to the byte count checked by the caller; the copies check
+ * it again and every segment against access_ok().
  */
-static int user_event_copy_iovec(void *buf, const struct iovec *iov,
-				 unsigned long nr_segs, size_t skip,
-				 size_t len)
-{
-	const void __user *from;
-	unsigned long left;
-	size_t n;
 
-	for (; len; iov++, nr_segs--, skip = 0) {
-		if (unlikely(!nr_segs))
-			return -EFAULT;
-		if (skip >= iov->iov_len) {
-			skip -= iov->iov_len;
-			continue;
-		}
-		n = min(iov->iov_len - skip, len);
-		from = iov->iov_base + skip;
-		if (unlikely(!access_ok(from, n)))
-			return -EFAULT;
+/*
+ * Segments up to this size are copied in 8-byte loads and a 4, 2 and 1-byte
+ * tail inside one user access region; longer ones by raw_copy_from_user().
+ * EventHeader's segments are a few bytes each (its header is 8, a field's
+ * value 1 to 16), and for those the generic copy costs several times the
+ * bytes: a call, and on CPUs without FSRM rep_movs_alternative(), which
+ * copies what is left below 8 bytes one byte per iteration.
+ */
+#define UE_COPY_SMALL_MAX 64
+
+/*
+ * Copies @n bytes at @from to @buf: this CPU's write buffer or a record
+ * reserved for the payload, both checked against @n by the caller, so
+ * hardened usercopy's object check is left out: on this path it would cost
+ * as much as the copy. Faults are taken only if the caller did not disable
+ * them.
+ */
+static __always_inline int user_event_copy_seg(void *buf,
+					       const void __user *from,
+					       size_t n)
+{
+	const void __user *src = from;
+	unsigned long left;
+	void *dst = buf;
+
+	if (likely(n <= UE_COPY_SMALL_MAX)) {
+		size_t rem = n;
+
 		ue_instrument_copy_from_user_before(buf, from, n);
-		left = raw_copy_from_user(buf, from, n);
-		ue_instrument_copy_from_user_after(buf, from, n, left);
-		if (unlikely(left))
+		if (unlikely(!user_access_begin(from, n)))
 			return -EFAULT;
-		buf += n;
-		len -= n;
+		for (; rem >= sizeof(u64); rem -= sizeof(u64)) {
+			u64 v;
+
+			unsafe_get_user(v, (const u64 __user *)src, fault);
+			memcpy(dst, &v, sizeof(v));
+			dst += sizeof(u64);
+			src += sizeof(u64);
+		}
+		if (rem & sizeof(u32)) {
+			u32 v;
+
+			unsafe_get_user(v, (const u32 __user *)src, fault);
+			memcpy(dst, &v, sizeof(v));
+			dst += sizeof(u32);
+			src += sizeof(u32);
+		}
+		if (rem & sizeof(u16)) {
+			u16 v;
+
+			unsafe_get_user(v, (const u16 __user *)src, fault);
+			memcpy(dst, &v, sizeof(v));
+			dst += sizeof(u16);
+			src += sizeof(u16);
+		}
+		if (rem & 1) {
+			u8 v;
+
+			unsafe_get_user(v, (const u8 __user *)src, fault);
+			*(u8 *)dst = v;
+		}
+		user_access_end();
+		ue_instrument_copy_from_user_after(buf, from, n, 0);
+		return 0;
+fault:
+		user_access_end();
+		return -EFAULT;
 	}
 
-	return 0;
+	if (unlikely(!access_ok(from, n)))
+		return -EFAULT;
+	ue_instrument_copy_from_user_before(buf, from, n);
+	left = raw_copy_from_user(buf, from, n);
+	ue_instrument_copy_from_user_after(buf, from, n, left);
+
+	return unlikely(left) ? -EFAULT : 0;
 }
 
-/* Faults in the pages of the payload @iter describes; 0 when all are in */
-static int user_event_fault_in_iovec(const struct user_bpf_iter *iter,
-				     size_t len)
+/*
+ * Copies the payload to @buf, one segment after the other; each costs its
+ * access_ok() and its copy, nothing else. Returns -EFAULT if the iovecs are
+ * shorter than @len or a page is not there; @buf may then hold part of it.
+ */
+static __always_inline int
+user_event_copy_payload(void *buf, const char __user *first, size_t first_len,
+			const struct iovec *rest, unsigned long nr_rest,
+			size_t len)
 {
-	const struct iovec *iov = iter->iov;
-	size_t skip = iter->iov_offset, n;
-	unsigned long nr_segs;
+	size_t n = min(first_len, len);
 
-	for (nr_segs = iter->nr_segs; len && nr_segs; iov++, nr_segs--) {
-		if (skip >= iov->iov_len) {
-			skip -= iov->iov_len;
-			continue;
-		}
-		n = min(iov->iov_len - skip, len);
-		if (ue_fault_in_readable(iov->iov_base + skip, n))
+	for (;;) {
+		if (unlikely(user_event_copy_seg(buf, first, n)))
 			return -EFAULT;
 		len -= n;
-		skip = 0;
+		if (likely(!len))
+			return 0;
+		if (unlikely(!nr_rest))
+			return -EFAULT;
+		buf += n;
+		first = rest->iov_base;
+		n = min(rest->iov_len, len);
+		rest++;
+		nr_rest--;
 	}
+}
 
-	return len ? -EFAULT : 0;
+/* Faults in the pages of the payload; 0 when all are in */
+static int user_event_fault_in_payload(const char __user *first,
+				       size_t first_len,
+				       const struct iovec *rest,
+				       unsigned long nr_rest, size_t len)
+{
+	size_t n = min(first_len, len);
+
+	for (;;) {
+		if (ue_fault_in_readable(first, n))
+			return -EFAULT;
+		len -= n;
+		if (!len)
+			return 0;
+		if (!nr_rest)
+			return -EFAULT;
+		first = rest->iov_base;
+		n = min(rest->iov_len, len);
+		rest++;
+		nr_rest--;
+	}
 }
 
 /*
@@ -1615,17 +1690,19 @@ static int user_event_fault_in_iovec(const struct user_bpf_iter *iter,
 static DEFINE_PER_CPU(struct trace_event_buffer, direct_fbuffer);
 
 /*
- * One copy: reserves the record for @file, copies the payload of @iter
- * into it, checks that copy and commits it (the commit runs the file's
- * filter and conditional triggers on it). Returns -EAGAIN if a page of the
- * payload was not present, -EFAULT if the iovecs are short or the copy
- * failed the checks (the record is discarded in both cases), -ENOSPC if
- * nothing could be reserved (the caller takes the staged path: the same
- * checks and errors, and the same outcome in the trace), else 0.
+ * One copy: reserves the record for @file, copies the payload into it,
+ * checks that copy and commits it (the commit runs the file's filter and
+ * conditional triggers on it). Returns -EAGAIN if a page of the payload was
+ * not present, -EFAULT if the copy failed the checks (the record is
+ * discarded in both cases), -ENOSPC if nothing could be reserved (the
+ * caller takes the staged path: the same checks and errors, and the same
+ * outcome in the trace), else 0.
  */
-static int
+static __always_inline int
 user_event_record_direct(struct user_event *user, struct trace_event_file *file,
-			 const struct user_bpf_iter *iter, size_t len)
+			 const char __user *first, size_t first_len,
+			 const struct iovec *rest, unsigned long nr_rest,
+			 size_t len)
 {
 	struct trace_event_buffer *fbuffer = this_cpu_ptr(&direct_fbuffer);
 	/* For the discard: what the reserve did to it depends on the kernel */
@@ -1639,8 +1716,8 @@ user_event_record_direct(struct user_event *user, struct trace_event_file *file,
 		return -ENOSPC;
 
 	pagefault_disable();
-	ret = user_event_copy_iovec(entry + 1, iter->iov, iter->nr_segs,
-				    iter->iov_offset, len);
+	ret = user_event_copy_payload(entry + 1, first, first_len, rest,
+				      nr_rest, len);
 	pagefault_enable();
 	if (unlikely(ret)) {
 		ue_trace_event_discard(fbuffer, pc);
@@ -1661,19 +1738,22 @@ user_event_record_direct(struct user_event *user, struct trace_event_file *file,
 }
 
 /*
- * Staged: copies the payload of @iter to this CPU's write buffer and
- * delivers it from there. Returns -EAGAIN if a page was not present.
+ * Staged: copies the payload to this CPU's write buffer and delivers it
+ * from there. Returns -EAGAIN if a page was not present.
  */
-static int
+static __always_inline int
 user_event_stage_and_deliver(struct user_event *user,
-			     const struct user_bpf_iter *iter, size_t len)
+			     const char __user *first, size_t first_len,
+			     const struct iovec *rest, unsigned long nr_rest,
+			     size_t len)
 {
 	void *buf = this_cpu_ptr(write_buffer);
 	int ret;
 
+	/* len <= MAX_PAYLOAD_SIZE, the buffer's size */
 	pagefault_disable();
-	ret = user_event_copy_iovec(buf, iter->iov, iter->nr_segs,
-				    iter->iov_offset, len);
+	ret = user_event_copy_payload(buf, first, first_len, rest, nr_rest,
+				      len);
 	pagefault_enable();
 	if (unlikely(ret))
 		return -EAGAIN;
@@ -1682,8 +1762,10 @@ user_event_stage_and_deliver(struct user_event *user,
 }
 
 /* One attempt at recording the payload, preemption disabled */
-static int user_event_emit_once(struct user_event *user,
-				const struct user_bpf_iter *iter, size_t len)
+static __always_inline int
+user_event_emit_once(struct user_event *user, const char __user *first,
+		     size_t first_len, const struct iovec *rest,
+		     unsigned long nr_rest, size_t len)
 {
 	struct trace_event_file *file;
 	int ret;
@@ -1692,53 +1774,57 @@ static int user_event_emit_once(struct user_event *user,
 	file = READ_ONCE(user->direct_file);
 	if (likely(file &&
 		   !(READ_ONCE(file->flags) & UE_FILE_FLAGS_STAGED))) {
-		ret = user_event_record_direct(user, file, iter, len);
+		ret = user_event_record_direct(user, file, first, first_len,
+					       rest, nr_rest, len);
 		if (likely(ret != -ENOSPC))
 			return ret;
 	}
 
-	return user_event_stage_and_deliver(user, iter, len);
+	return user_event_stage_and_deliver(user, first, first_len, rest,
+					    nr_rest, len);
 }
 
 /*
- * Records the payload described by @iter (the writer's iovecs, from the
- * byte after the index), @len bytes that the iovecs hold (checked by the
- * caller). A page that is not present is faulted in once, with preemption
- * enabled; a payload that still faults gives -EFAULT.
+ * The second attempt, after a page of the payload was not present: faults
+ * it in with preemption enabled and tries once more; a payload that still
+ * faults gives -EFAULT.
  */
-static int user_event_emit(struct user_event *user,
-			   const struct user_bpf_iter *iter, size_t len)
+static noinline int user_event_emit_retry(struct user_event *user,
+					  const char __user *first,
+					  size_t first_len,
+					  const struct iovec *rest,
+					  unsigned long nr_rest, size_t len)
 {
-	bool retried = false;
 	int ret;
 
-	for (;;) {
-		preempt_disable();
-		ret = user_event_emit_once(user, iter, len);
-		preempt_enable();
-		if (likely(ret != -EAGAIN))
-			return ret;
-		if (retried || user_event_fault_in_iovec(iter, len))
-			return -EFAULT;
-		retried = true;
-	}
+	if (user_event_fault_in_payload(first, first_len, rest, nr_rest, len))
+		return -EFAULT;
+
+	preempt_disable();
+	ret = user_event_emit_once(user, first, first_len, rest, nr_rest, len);
+	preempt_enable();
+
+	return ret == -EAGAIN ? -EFAULT : ret;
 }
 
-/* The payload of write(), after the index; out of the fast checks' way */
-static noinline int user_event_emit_ubuf(struct user_event *user,
-					 const char __user *ubuf, size_t count)
+/*
+ * Records the payload (see user_event_copy_payload()), @len bytes that the
+ * segments hold (checked by the caller).
+ */
+static int user_event_emit(struct user_event *user, const char __user *first,
+			   size_t first_len, const struct iovec *rest,
+			   unsigned long nr_rest, size_t len)
 {
-	struct iovec iov = {
-		.iov_base = (void __user *)ubuf,
-		.iov_len = count,
-	};
-	struct user_bpf_iter iter = {
-		.iov_offset = sizeof(int),
-		.nr_segs = 1,
-		.iov = &iov,
-	};
+	int ret;
 
-	return user_event_emit(user, &iter, count - sizeof(int));
+	preempt_disable();
+	ret = user_event_emit_once(user, first, first_len, rest, nr_rest, len);
+	preempt_enable();
+	if (unlikely(ret == -EAGAIN))
+		ret = user_event_emit_retry(user, first, first_len, rest,
+					    nr_rest, len);
+
+	return ret;
 }
 
 /* user_events_data file */
@@ -1764,6 +1850,7 @@ static ssize_t user_events_write(struct file *file, const char __user *ubuf,
 				 size_t count, loff_t *ppos)
 {
 	struct user_event *user;
+	size_t len;
 	int idx, ret;
 
 	if (unlikely(count < sizeof(idx)))
@@ -1772,29 +1859,42 @@ static ssize_t user_events_write(struct file *file, const char __user *ubuf,
 	if (unlikely(get_user(idx, (const int __user *)ubuf)))
 		return -EFAULT;
 
-	user = user_event_lookup_for_write(file, idx, count - sizeof(idx));
+	len = count - sizeof(idx);
+	user = user_event_lookup_for_write(file, idx, len);
 	if (IS_ERR(user))
 		return PTR_ERR(user);
 
-	ret = user_event_emit_ubuf(user, ubuf, count);
+	ret = user_event_emit(user, ubuf + sizeof(idx), len, NULL, 0, len);
 
 	return ret ? ret : count;
 }
 
 /*
  * Writes from an iterator over anything but user iovecs: io_uring's
- * registered buffers (IORING_OP_WRITE_FIXED) come as a bvec, and a kernel
- * caller would pass a kvec. Such memory is resident: it is staged with the
- * generic helper, with page faults disabled, in place of the iovec walk.
+ * IORING_OP_WRITE comes as one user buffer (ITER_UBUF), written as write()
+ * writes it; its registered buffers (IORING_OP_WRITE_FIXED) come as a bvec,
+ * and a kernel caller would pass a kvec. Such memory is resident: it is
+ * staged with the generic helper, with page faults disabled, in place of
+ * the iovec walk.
  */
-static noinline ssize_t user_events_write_kernel_iter(struct kiocb *kiocb,
-						      struct iov_iter *from,
-						      size_t total)
+static noinline ssize_t user_events_write_other_iter(struct kiocb *kiocb,
+						     struct iov_iter *from,
+						     size_t total)
 {
 	struct user_event *user;
 	size_t len, copied;
+	ssize_t written;
 	void *buf;
 	int idx, ret;
+
+	if (ue_iter_is_ubuf(from)) {
+		written = user_events_write(kiocb->ki_filp,
+					    ue_iter_ubuf(from) + from->iov_offset,
+					    total, NULL);
+		if (written > 0)
+			iov_iter_advance(from, written);
+		return written;
+	}
 
 	if (unlikely(copy_from_iter(&idx, sizeof(idx), from) != sizeof(idx)))
 		return -EFAULT;
@@ -1818,56 +1918,101 @@ static noinline ssize_t user_events_write_kernel_iter(struct kiocb *kiocb,
 }
 
 /*
- * writev() and io_uring: the index and the payload in any iovecs, or in
- * any other iterator through user_events_write_kernel_iter().
+ * writev() of user iovecs whose first segment does not hold the whole
+ * index (a segment of fewer than 4 bytes, or an empty one, first): the
+ * index is read through a copy of the iterator, which then says where the
+ * payload starts.
+ */
+static noinline ssize_t user_events_write_split_index(struct kiocb *kiocb,
+						      struct iov_iter *from,
+						      size_t total)
+{
+	const char __user *first = NULL;
+	const struct iovec *rest = NULL;
+	unsigned long nr_rest = 0;
+	struct iov_iter it = *from;
+	struct user_event *user;
+	size_t first_len = 0;
+	size_t len = total - sizeof(int);
+	int idx, ret;
+
+	if (unlikely(copy_from_iter(&idx, sizeof(idx), &it) != sizeof(idx)))
+		return -EFAULT;
+
+	if (it.nr_segs) {
+		rest = ue_iter_iov(&it);
+		first = rest->iov_base + it.iov_offset;
+		first_len = rest->iov_len - it.iov_offset;
+		rest++;
+		nr_rest = it.nr_segs - 1;
+	}
+
+	user = user_event_lookup_for_write(kiocb->ki_filp, idx, len);
+	if (IS_ERR(user))
+		return PTR_ERR(user);
+
+	ret = user_event_emit(user, first, first_len, rest, nr_rest, len);
+	if (ret)
+		return ret;
+
+	ue_iov_iter_consume_all(from);
+	return total;
+}
+
+/*
+ * writev() and io_uring: the index and the payload in user iovecs (the
+ * index read in place when the first segment holds it, as write() reads
+ * it, and the payload copied segment by segment from where it ends), or
+ * any other iterator through user_events_write_other_iter().
  */
 static ssize_t user_events_write_iter(struct kiocb *kiocb,
 				      struct iov_iter *from)
 {
 	size_t total = iov_iter_count(from);
-	struct user_bpf_iter iter;
+	const char __user *first;
+	const struct iovec *rest;
 	struct user_event *user;
-	struct iovec ubuf;
+	unsigned long nr_rest;
+	size_t first_len, len;
 	int idx, ret;
 
 	if (unlikely(total < sizeof(idx)))
 		return -EINVAL;
 
-	if (ue_iter_is_ubuf(from)) {
-		ubuf.iov_base = ue_iter_ubuf(from);
-		ubuf.iov_len = from->iov_offset + from->count;
-		iter.iov = &ubuf;
-		iter.nr_segs = 1;
-	} else if (iter_is_iovec(from)) {
-		iter.iov = ue_iter_iov(from);
-		iter.nr_segs = from->nr_segs;
-	} else {
-		return user_events_write_kernel_iter(kiocb, from, total);
-	}
-	iter.iov_offset = from->iov_offset;
+	if (unlikely(!iter_is_iovec(from)))
+		return user_events_write_other_iter(kiocb, from, total);
 
-	if (unlikely(user_event_copy_iovec(&idx, iter.iov, iter.nr_segs,
-					   iter.iov_offset, sizeof(idx))))
+	rest = ue_iter_iov(from);
+	first = rest->iov_base + from->iov_offset;
+	first_len = rest->iov_len - from->iov_offset;
+	if (unlikely(first_len < sizeof(idx)))
+		return user_events_write_split_index(kiocb, from, total);
+
+	if (unlikely(get_user(idx, (const int __user *)first)))
 		return -EFAULT;
 
-	user = user_event_lookup_for_write(kiocb->ki_filp, idx,
-					   total - sizeof(idx));
+	len = total - sizeof(idx);
+	user = user_event_lookup_for_write(kiocb->ki_filp, idx, len);
 	if (IS_ERR(user))
 		return PTR_ERR(user);
 
-	/* The payload starts after the index */
-	iter.iov_offset += sizeof(idx);
-	while (iter.nr_segs > 1 && iter.iov_offset >= iter.iov->iov_len) {
-		iter.iov_offset -= iter.iov->iov_len;
-		iter.iov++;
-		iter.nr_segs--;
+	/* The payload starts after the index, often in the next segment */
+	first += sizeof(idx);
+	first_len -= sizeof(idx);
+	rest++;
+	nr_rest = from->nr_segs - 1;
+	if (!first_len && nr_rest) {
+		first = rest->iov_base;
+		first_len = rest->iov_len;
+		rest++;
+		nr_rest--;
 	}
 
-	ret = user_event_emit(user, &iter, total - sizeof(idx));
+	ret = user_event_emit(user, first, first_len, rest, nr_rest, len);
 	if (ret)
 		return ret;
 
-	iov_iter_advance(from, total);
+	ue_iov_iter_consume_all(from);
 	return total;
 }
 

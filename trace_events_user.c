@@ -239,8 +239,9 @@ static u32 user_event_multi_key(const char *name, const char *args,
  * dynamic_events, the way to share a name between users) is shared; a
  * caller without the capability may register (and so write to) only its
  * own events and shared ones, and delete only its own; another user's
- * event gives EACCES. A multi-format registration finds only the caller's
- * or shared events of that format, else creates the caller's own.
+ * event gives EACCES. A multi-format registration finds the shared event
+ * of that format, else (a caller without the capability) its own, else
+ * creates one; a privileged caller never joins a user's.
  * "shared": upstream's behaviour, anyone who can open user_events_data
  * uses and deletes any event. Ownership and privilege are the calling
  * task's (real uid, capabilities), not those of whoever opened the file.
@@ -291,6 +292,20 @@ static bool user_event_may_delete(struct user_event *user)
 	return !READ_ONCE(isolation_owner) ||
 	       (uid_eq(user->owner, current_uid()) && !user->shared) ||
 	       perfmon_capable();
+}
+
+/*
+ * May a multi-format registration by the caller join @user? Under
+ * isolation, a tenant finds its own events and shared ones; a privileged
+ * caller, whose event is shared, finds shared ones only: never a tenant's,
+ * whose owner would then receive root's records and decide their format.
+ */
+static bool user_event_may_join_multi(struct user_event *user)
+{
+	if (!READ_ONCE(isolation_owner) || user->shared)
+		return true;
+
+	return !perfmon_capable() && uid_eq(user->owner, current_uid());
 }
 
 u8 user_event_status(struct user_event *user)
@@ -761,18 +776,26 @@ static struct user_event *find_user_event_multi(const char *name,
 						const char *args,
 						unsigned int flags)
 {
-	struct user_event *user;
+	struct user_event *user, *own = NULL;
 	u32 key = user_event_multi_key(name, args, flags);
 
 	ue_lockdep_assert_event_mutex();
 
-	/* Under isolation, each user has its own: others' are not found */
-	hash_for_each_possible(user_event_multi_table, user, multi_node, key)
-		if (!strcmp(user->name, name) && !strcmp(user->args, args) &&
-		    user->flags == flags && user_event_may_use(user))
+	/*
+	 * Under isolation, each user has its own: others' are not found.
+	 * A shared one wins over the caller's own: once root registered the
+	 * format, every new registration joins root's event.
+	 */
+	hash_for_each_possible(user_event_multi_table, user, multi_node, key) {
+		if (strcmp(user->name, name) || strcmp(user->args, args) ||
+		    user->flags != flags || !user_event_may_join_multi(user))
+			continue;
+		if (user->shared)
 			return user;
+		own = user;
+	}
 
-	return NULL;
+	return own;
 }
 
 /*

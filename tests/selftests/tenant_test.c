@@ -272,6 +272,53 @@ TEST_F(tenant, multi_format_of_root_is_shared)
 	EXPECT_EQ(0, multi_count_wait(PREFIX "m", 0));
 }
 
+/*
+ * How many of @name's multi-format events user_events_status shows owned
+ * by @owner (-1: shared)
+ */
+static int multi_owned(const char *name, long owner)
+{
+	struct ue_status_ent ents[64];
+	int i, n = ue_status_list(ents, 64), count = 0;
+	size_t len = strlen(name);
+
+	for (i = 0; i < n && i < 64; i++)
+		if (!strncmp(ents[i].name, name, len) &&
+		    ents[i].name[len] == '.' && ents[i].owner == owner)
+			count++;
+	return count;
+}
+
+/*
+ * Issue 30: B registered a multi-format name and format first; root's
+ * registration of the same joined B's event (its records in B's event,
+ * "# Owner: 1001"), and so did A's afterwards
+ */
+TEST_F(tenant, multi_format_root_does_not_join_a_tenants)
+{
+	struct keeper b = { .desc = PREFIX "mj u32 x", .uid = UID_B };
+	struct keeper r = { .desc = PREFIX "mj u32 x", .uid = 0 };
+	struct keeper a = { .desc = PREFIX "mj u32 x", .uid = UID_A };
+
+	ASSERT_EQ(0, keeper_start(&b));
+	ASSERT_EQ(0, keeper_start(&r));
+	/* Root got an event of its own, shared; B's stays B's */
+	EXPECT_EQ(2, ue_multi_count(PREFIX "mj"));
+	EXPECT_EQ(1, multi_owned(PREFIX "mj", UID_B));
+	EXPECT_EQ(1, multi_owned(PREFIX "mj", -1));
+	/* A joins root's, not B's, and makes none of its own */
+	ASSERT_EQ(0, keeper_start(&a));
+	EXPECT_EQ(2, ue_multi_count(PREFIX "mj"));
+	EXPECT_EQ(0, multi_owned(PREFIX "mj", UID_A));
+	/* A holds root's event after root's process went */
+	EXPECT_EQ(0, keeper_stop(&r));
+	EXPECT_EQ(0, keeper_stop(&b));
+	EXPECT_EQ(1, multi_count_wait(PREFIX "mj", 1));
+	EXPECT_EQ(1, multi_owned(PREFIX "mj", -1));
+	EXPECT_EQ(0, keeper_stop(&a));
+	EXPECT_EQ(0, multi_count_wait(PREFIX "mj", 0));
+}
+
 TEST_F(tenant, root_event_is_shared_and_root_deletes_it)
 {
 	ASSERT_EQ(0, ue_write_file(UE_TRACEFS "/dynamic_events",

@@ -35,6 +35,7 @@
 #include <linux/instrumented.h>
 #include <linux/jhash.h>
 #include <linux/kernel.h>
+#include <linux/limits.h>
 #include <linux/mm.h>
 #include <linux/module.h>
 #include <linux/mutex.h>
@@ -1290,13 +1291,24 @@ static int user_event_register(struct user_event *user)
 	if (user->multi)
 		user->call_name = kasprintf(GFP_KERNEL_ACCOUNT, "%s.%llx",
 					    user->name,
-					    ++user_event_multi_id);
+					    user_event_multi_id + 1);
 	else
 		user->call_name = kstrdup(user->name, GFP_KERNEL_ACCOUNT);
 	if (!user->call_name) {
 		ret = -ENOMEM;
 		goto free;
 	}
+	/*
+	 * Every event gets its directory, and tracefs takes no longer name:
+	 * NAME.<id> of a multi-format event can be. Refused like an over-long
+	 * name, before anything is charged or logged.
+	 */
+	if (strlen(user->call_name) > NAME_MAX) {
+		ret = -EINVAL;
+		goto free;
+	}
+	if (user->multi)
+		user_event_multi_id++;
 	INIT_LIST_HEAD(&user->reap_link);
 	user->class.reg = user_event_reg;
 

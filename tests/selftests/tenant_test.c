@@ -319,6 +319,66 @@ TEST_F(tenant, multi_format_root_does_not_join_a_tenants)
 	EXPECT_EQ(0, multi_count_wait(PREFIX "mj", 0));
 }
 
+/* The id of the multi-format event @name.<id> (hex), or 0 */
+static unsigned long long multi_id(const char *name)
+{
+	unsigned long long id = 0;
+	size_t len = strlen(name);
+	struct dirent *de;
+	DIR *d = opendir(UE_MULTI_DIR);
+
+	if (!d)
+		return 0;
+	while ((de = readdir(d)))
+		if (!strncmp(de->d_name, name, len) && de->d_name[len] == '.')
+			id = strtoull(de->d_name + len + 1, NULL, 16);
+	closedir(d);
+	return id;
+}
+
+/*
+ * Issue 30: a multi-format event is named NAME.<hex id> in tracefs, which
+ * takes no name longer than 255 bytes; the parser takes NAMEs up to 255.
+ * Such a registration worked, with no directory (6.1: a warning in the
+ * kernel log per registration and instance). It gives EINVAL, as an
+ * over-long name does, and every registered name gets its directory.
+ */
+TEST_F(tenant, multi_format_name_must_fit_tracefs)
+{
+	char name[UE_NAME_MAX + 2], desc[UE_NAME_MAX + 16];
+	struct keeper k = { .desc = PREFIX "len u32 x", .uid = UID_A };
+	unsigned long long id;
+	int len;
+
+	memset(name, 'n', UE_NAME_MAX);
+	name[UE_NAME_MAX] = '\0';
+	snprintf(desc, sizeof(desc), "%s u32 x", name);
+	EXPECT_EQ(-EINVAL, as_user(UID_A, reg_multi, desc));
+	EXPECT_EQ(0, ue_multi_count(name));
+
+	/* The next event's id is one more than this one's */
+	ASSERT_EQ(0, keeper_start(&k));
+	id = multi_id(PREFIX "len");
+	EXPECT_EQ(0, keeper_stop(&k));
+	ASSERT_LT(0ULL, id);
+	len = UE_NAME_MAX - 1 - snprintf(NULL, 0, "%llx", id + 1);
+
+	/* One byte too long for NAME.<id>: refused, the id not used up */
+	memset(name, 'm', len + 1);
+	name[len + 1] = '\0';
+	snprintf(desc, sizeof(desc), "%s u32 x", name);
+	EXPECT_EQ(-EINVAL, as_user(UID_A, reg_multi, desc));
+	/* Exactly 255 bytes: registered, with its directory */
+	name[len] = '\0';
+	snprintf(desc, sizeof(desc), "%s u32 x", name);
+	k.desc = desc;
+	ASSERT_EQ(0, keeper_start(&k));
+	EXPECT_EQ(1, ue_multi_count(name));
+	EXPECT_EQ(id + 1, multi_id(name));
+	EXPECT_EQ(0, keeper_stop(&k));
+	EXPECT_EQ(0, multi_count_wait(name, 0));
+}
+
 TEST_F(tenant, root_event_is_shared_and_root_deletes_it)
 {
 	ASSERT_EQ(0, ue_write_file(UE_TRACEFS "/dynamic_events",

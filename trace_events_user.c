@@ -1417,7 +1417,13 @@ static int user_event_parse(char *desc, u16 reg_flags, bool persist,
 		*created = true;
 	}
 
-	if (persist || (reg_flags & USER_EVENT_REG_PERSIST))
+	/*
+	 * Only who may delete an event changes how long it lives: a status
+	 * page registration (persistent) of root's event by a tenant gets its
+	 * status byte, and the event still goes with its last user.
+	 */
+	if ((persist || (reg_flags & USER_EVENT_REG_PERSIST)) &&
+	    (!found || user_event_may_delete(user)))
 		user->persist = true;
 	if (reg_flags & USER_EVENT_REG_PERSIST)
 		user->persist_cap = true;

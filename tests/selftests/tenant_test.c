@@ -192,10 +192,14 @@ TEST_F(tenant, other_user_cannot_register_or_delete)
 	EXPECT_FALSE(ue_event_exists(PREFIX "b"));
 }
 
-/* Registers @desc (multi-format) and keeps it until told, over pipes */
+/*
+ * Registers @desc (multi-format, or single-format when @plain; remote
+ * write ABI, not persistent) and keeps it until told, over pipes
+ */
 struct keeper {
 	const char *desc;
 	uid_t uid;
+	bool plain;
 	int go[2], ready[2];
 	pid_t pid;
 };
@@ -209,8 +213,8 @@ static int keep_multi(void *arg)
 
 	if (fd < 0)
 		return -errno;
-	ret = ue_wreg(fd, k->desc, &word, 4, 0, USER_EVENT_REG_MULTI_FORMAT,
-		      NULL);
+	ret = ue_wreg(fd, k->desc, &word, 4, 0,
+		      k->plain ? 0 : USER_EVENT_REG_MULTI_FORMAT, NULL);
 	if (write(k->ready[1], &c, 1) != 1 || read(k->go[0], &c, 1) != 1)
 		ret = -EIO;
 	close(fd);
@@ -377,6 +381,50 @@ TEST_F(tenant, multi_format_name_must_fit_tracefs)
 	EXPECT_EQ(id + 1, multi_id(name));
 	EXPECT_EQ(0, keeper_stop(&k));
 	EXPECT_EQ(0, multi_count_wait(name, 0));
+}
+
+/* Status page ABI registration of desc, which must get a status byte */
+static int reg_status_byte(void *desc)
+{
+	int fd = ue_open_data(), ret, status = 0;
+
+	if (fd < 0)
+		return -errno;
+	ret = ue_reg(fd, desc, &status, NULL);
+	close(fd);
+	if (!ret && status <= 0)
+		ret = -ENOSPC;
+	return ret;
+}
+
+/*
+ * Issue 30: root registered an event through the remote write ABI, not
+ * persistent; B's status page registration of it (an ABI whose events
+ * persist) made it persistent: it outlived root's process. B still gets
+ * its status byte, but only the owner (or root) changes the lifetime.
+ */
+TEST_F(tenant, tenant_cannot_make_root_event_persistent)
+{
+	struct keeper r = { .desc = PREFIX "life u32 x", .uid = 0,
+			    .plain = true };
+	struct keeper a = { .desc = PREFIX "alife u32 x", .uid = UID_A,
+			    .plain = true };
+
+	ASSERT_EQ(0, keeper_start(&r));
+	ASSERT_TRUE(ue_event_exists(PREFIX "life"));
+	EXPECT_EQ(0, as_user(UID_B, reg_status_byte, PREFIX "life u32 x"));
+	EXPECT_EQ(0, as_user(UID_A, reg_status_byte, PREFIX "life u32 x"));
+	EXPECT_EQ(0, keeper_stop(&r));
+	/* Gone with root's process, its last user */
+	EXPECT_TRUE(ue_event_wait(PREFIX "life", false, 2000));
+
+	/* The owner's own status page registration still makes it stay */
+	ASSERT_EQ(0, keeper_start(&a));
+	EXPECT_EQ(0, as_user(UID_A, reg_status_byte, PREFIX "alife u32 x"));
+	EXPECT_EQ(0, keeper_stop(&a));
+	usleep(200 * 1000);
+	EXPECT_TRUE(ue_event_exists(PREFIX "alife"));
+	EXPECT_EQ(0, as_user(UID_A, del, PREFIX "alife"));
 }
 
 TEST_F(tenant, root_event_is_shared_and_root_deletes_it)

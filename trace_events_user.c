@@ -296,6 +296,20 @@ static bool user_event_may_delete(struct user_event *user)
 }
 
 /*
+ * May the caller attach perf (and so BPF) to @user? Under isolation: the
+ * owner of an event that is not shared, or a privileged caller. Not a
+ * tenant on a shared (root's) event: perf on it sets the enable bit of
+ * every process that registered it, root's services included, which would
+ * then build and write records for the tenant's counter.
+ */
+static bool user_event_may_perf(struct user_event *user)
+{
+	return !READ_ONCE(isolation_owner) ||
+	       (uid_eq(user->owner, current_uid()) && !user->shared) ||
+	       perfmon_capable();
+}
+
+/*
  * May a multi-format registration by the caller join @user? Under
  * isolation, a tenant finds its own events and shared ones; a privileged
  * caller, whose event is shared, finds shared ones only: never a tenant's,
@@ -1114,6 +1128,27 @@ static int user_event_reg(struct trace_event_call *call,
 	return 0;
 }
 
+#ifdef CONFIG_PERF_EVENTS
+/*
+ * Every perf_event_open() of the event, before the core's own checks,
+ * with event_mutex held (perf_trace_init()): under isolation, perf on an
+ * event registers it (every enable bit set, the event kept and busy), so
+ * only whoever may delete it may attach to it (user_event_may_perf()). A
+ * counter inherited at fork was allowed with its parent, as the core
+ * decides: current is then the forking task, not the opener.
+ */
+static int user_event_perf_perm(struct trace_event_call *call,
+				struct perf_event *p_event)
+{
+	struct user_event *user = call->data;
+
+	if (p_event->parent)
+		return 0;
+
+	return user_event_may_perf(user) ? 0 : -EACCES;
+}
+#endif
+
 /* Whether @call is a user event's (any context; @call is alive) */
 bool user_event_call_is_ours(const struct trace_event_call *call)
 {
@@ -1317,6 +1352,9 @@ static int user_event_register(struct user_event *user)
 	user->call.class = &user->class;
 	user->call.data = user;
 	user->call.flags = TRACE_EVENT_FL_TRACEPOINT | UE_TRACE_EVENT_FL_DYNAMIC;
+#ifdef CONFIG_PERF_EVENTS
+	user->call.perf_perm = user_event_perf_perm;
+#endif
 
 	/* Everything that can fail below is undone by the labels at the end */
 	user->owner = current_uid();

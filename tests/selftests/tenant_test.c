@@ -43,8 +43,15 @@ FIXTURE_SETUP(tenant)
 			   (self->tracefs_st.st_mode & 07777) | 0011));
 }
 
+#define PARANOID "/proc/sys/kernel/perf_event_paranoid"
+
+/* perf_event_paranoid before a test changed it, or "" */
+static char paranoid_old[16];
+
 FIXTURE_TEARDOWN(tenant)
 {
+	if (paranoid_old[0])
+		ue_write_file(PARANOID, paranoid_old, false);
 	chmod(UE_TRACEFS, self->tracefs_st.st_mode & 07777);
 	EXPECT_EQ(0, ue_mod_reload(""));
 }
@@ -425,6 +432,69 @@ TEST_F(tenant, tenant_cannot_make_root_event_persistent)
 	usleep(200 * 1000);
 	EXPECT_TRUE(ue_event_exists(PREFIX "alife"));
 	EXPECT_EQ(0, as_user(UID_A, del, PREFIX "alife"));
+}
+
+/* A counting perf event on the caller's own task, opened and closed */
+static int perf_count(void *arg)
+{
+	struct perf_event_attr pe;
+	int fd;
+
+	memset(&pe, 0, sizeof(pe));
+	pe.type = PERF_TYPE_TRACEPOINT;
+	pe.size = sizeof(pe);
+	pe.config = *(long *)arg;
+	/* perf_event_paranoid=2 lets users count user space only */
+	pe.exclude_kernel = 1;
+	pe.exclude_hv = 1;
+	fd = syscall(__NR_perf_event_open, &pe, 0, -1, -1,
+		     PERF_FLAG_FD_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	close(fd);
+	return 0;
+}
+
+/*
+ * Issue 30: with perf_event_paranoid=2 a counting perf event (no raw
+ * samples, own task) needs no privilege, and it registers perf on the
+ * event: B's counter on A's or root's event set their enable bits, made
+ * A's DIAG_IOCSDEL fail with EBUSY and kept the module loaded. Under
+ * isolation only the owner and a privileged caller attach perf; not a
+ * tenant to a shared event either (it would set root's enable bits).
+ */
+TEST_F(tenant, perf_only_by_owner_or_privileged)
+{
+	long ida, idr, idb;
+
+	ASSERT_LT(0, ue_read_file(PARANOID, paranoid_old,
+				  sizeof(paranoid_old)));
+	ASSERT_EQ(0, ue_write_file(PARANOID, "2\n", false));
+	ASSERT_EQ(0, as_user(UID_A, reg_status, PREFIX "pa u32 x"));
+	ASSERT_EQ(0, as_user(UID_B, reg_status, PREFIX "pb u32 x"));
+	ASSERT_EQ(0, reg_status(PREFIX "pr u32 x"));
+	ida = ue_event_id(PREFIX "pa");
+	idb = ue_event_id(PREFIX "pb");
+	idr = ue_event_id(PREFIX "pr");
+	ASSERT_LT(0, ida);
+	ASSERT_LT(0, idb);
+	ASSERT_LT(0, idr);
+
+	EXPECT_EQ(-EACCES, as_user(UID_B, perf_count, &ida));
+	EXPECT_EQ(-EACCES, as_user(UID_B, perf_count, &idr));
+	EXPECT_EQ(-EACCES, as_user(UID_NOCAP, perf_count, &ida));
+	EXPECT_EQ(-EACCES, as_user(UID_NOCAP, perf_count, &idr));
+	/* The owner on its own, root on any */
+	EXPECT_EQ(0, as_user(UID_B, perf_count, &idb));
+	EXPECT_EQ(0, as_user(UID_A, perf_count, &ida));
+	EXPECT_EQ(0, perf_count(&ida));
+	EXPECT_EQ(0, perf_count(&idr));
+	/* isolation=shared: upstream's rules (perf_event_paranoid) */
+	ASSERT_EQ(0, set_isolation("shared"));
+	EXPECT_EQ(0, as_user(UID_B, perf_count, &ida));
+	ASSERT_EQ(0, set_isolation("owner"));
+
+	EXPECT_EQ(0, as_user(UID_A, del, PREFIX "pa"));
 }
 
 TEST_F(tenant, root_event_is_shared_and_root_deletes_it)

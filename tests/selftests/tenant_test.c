@@ -456,6 +456,58 @@ static int perf_count(void *arg)
 }
 
 /*
+ * B forks while root counts @id on B with inherit: the fork copies the
+ * counter, and the child's copy is not checked against B (current at
+ * fork). 0 when B's fork worked, else -errno.
+ */
+static int fork_with_inherited_counter(long id)
+{
+	gid_t groups[1] = { GID };
+	struct perf_event_attr pe;
+	int go[2], status, fd;
+	pid_t pid, child;
+	char c;
+
+	if (pipe(go))
+		return -errno;
+	pid = fork();
+	if (pid < 0)
+		return -errno;
+	if (!pid) {
+		if (setgroups(1, groups) || setresgid(GID, GID, GID) ||
+		    setresuid(UID_B, UID_B, UID_B) ||
+		    read(go[0], &c, 1) != 1)
+			_exit(255);
+		child = fork();
+		if (child < 0)
+			_exit(errno);
+		if (!child)
+			_exit(0);
+		_exit(waitpid(child, &status, 0) == child && WIFEXITED(status) &&
+		      !WEXITSTATUS(status) ? 0 : ECHILD);
+	}
+	memset(&pe, 0, sizeof(pe));
+	pe.type = PERF_TYPE_TRACEPOINT;
+	pe.size = sizeof(pe);
+	pe.config = id;
+	pe.inherit = 1;
+	fd = syscall(__NR_perf_event_open, &pe, pid, -1, -1,
+		     PERF_FLAG_FD_CLOEXEC);
+	if (fd < 0)
+		kill(pid, SIGKILL);
+	else if (write(go[1], "g", 1) != 1)
+		kill(pid, SIGKILL);
+	close(go[0]);
+	close(go[1]);
+	if (waitpid(pid, &status, 0) != pid)
+		return -ECHILD;
+	if (fd < 0)
+		return -EBADF;
+	close(fd);
+	return WIFEXITED(status) ? -WEXITSTATUS(status) : -EINTR;
+}
+
+/*
  * Issue 30: with perf_event_paranoid=2 a counting perf event (no raw
  * samples, own task) needs no privilege, and it registers perf on the
  * event: B's counter on A's or root's event set their enable bits, made
@@ -489,6 +541,8 @@ TEST_F(tenant, perf_only_by_owner_or_privileged)
 	EXPECT_EQ(0, as_user(UID_A, perf_count, &ida));
 	EXPECT_EQ(0, perf_count(&ida));
 	EXPECT_EQ(0, perf_count(&idr));
+	/* Root's counter inherited by B's fork child is not refused */
+	EXPECT_EQ(0, fork_with_inherited_counter(idr));
 	/* isolation=shared: upstream's rules (perf_event_paranoid) */
 	ASSERT_EQ(0, set_isolation("shared"));
 	EXPECT_EQ(0, as_user(UID_B, perf_count, &ida));

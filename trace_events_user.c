@@ -35,6 +35,7 @@
 #include <linux/instrumented.h>
 #include <linux/jhash.h>
 #include <linux/kernel.h>
+#include <linux/limits.h>
 #include <linux/mm.h>
 #include <linux/module.h>
 #include <linux/mutex.h>
@@ -239,8 +240,9 @@ static u32 user_event_multi_key(const char *name, const char *args,
  * dynamic_events, the way to share a name between users) is shared; a
  * caller without the capability may register (and so write to) only its
  * own events and shared ones, and delete only its own; another user's
- * event gives EACCES. A multi-format registration finds only the caller's
- * or shared events of that format, else creates the caller's own.
+ * event gives EACCES. A multi-format registration finds the shared event
+ * of that format, else (a caller without the capability) its own, else
+ * creates one; a privileged caller never joins a user's.
  * "shared": upstream's behaviour, anyone who can open user_events_data
  * uses and deletes any event. Ownership and privilege are the calling
  * task's (real uid, capabilities), not those of whoever opened the file.
@@ -291,6 +293,34 @@ static bool user_event_may_delete(struct user_event *user)
 	return !READ_ONCE(isolation_owner) ||
 	       (uid_eq(user->owner, current_uid()) && !user->shared) ||
 	       perfmon_capable();
+}
+
+/*
+ * May the caller attach perf (and so BPF) to @user? Under isolation: the
+ * owner of an event that is not shared, or a privileged caller. Not a
+ * tenant on a shared (root's) event: perf on it sets the enable bit of
+ * every process that registered it, root's services included, which would
+ * then build and write records for the tenant's counter.
+ */
+static bool user_event_may_perf(struct user_event *user)
+{
+	return !READ_ONCE(isolation_owner) ||
+	       (uid_eq(user->owner, current_uid()) && !user->shared) ||
+	       perfmon_capable();
+}
+
+/*
+ * May a multi-format registration by the caller join @user? Under
+ * isolation, a tenant finds its own events and shared ones; a privileged
+ * caller, whose event is shared, finds shared ones only: never a tenant's,
+ * whose owner would then receive root's records and decide their format.
+ */
+static bool user_event_may_join_multi(struct user_event *user)
+{
+	if (!READ_ONCE(isolation_owner) || user->shared)
+		return true;
+
+	return !perfmon_capable() && uid_eq(user->owner, current_uid());
 }
 
 u8 user_event_status(struct user_event *user)
@@ -761,18 +791,26 @@ static struct user_event *find_user_event_multi(const char *name,
 						const char *args,
 						unsigned int flags)
 {
-	struct user_event *user;
+	struct user_event *user, *own = NULL;
 	u32 key = user_event_multi_key(name, args, flags);
 
 	ue_lockdep_assert_event_mutex();
 
-	/* Under isolation, each user has its own: others' are not found */
-	hash_for_each_possible(user_event_multi_table, user, multi_node, key)
-		if (!strcmp(user->name, name) && !strcmp(user->args, args) &&
-		    user->flags == flags && user_event_may_use(user))
+	/*
+	 * Under isolation, each user has its own: others' are not found.
+	 * A shared one wins over the caller's own: once root registered the
+	 * format, every new registration joins root's event.
+	 */
+	hash_for_each_possible(user_event_multi_table, user, multi_node, key) {
+		if (strcmp(user->name, name) || strcmp(user->args, args) ||
+		    user->flags != flags || !user_event_may_join_multi(user))
+			continue;
+		if (user->shared)
 			return user;
+		own = user;
+	}
 
-	return NULL;
+	return own;
 }
 
 /*
@@ -1090,6 +1128,27 @@ static int user_event_reg(struct trace_event_call *call,
 	return 0;
 }
 
+#ifdef CONFIG_PERF_EVENTS
+/*
+ * Every perf_event_open() of the event, before the core's own checks,
+ * with event_mutex held (perf_trace_init()): under isolation, perf on an
+ * event registers it (every enable bit set, the event kept and busy), so
+ * only whoever may delete it may attach to it (user_event_may_perf()). A
+ * counter inherited at fork was allowed with its parent, as the core
+ * decides: current is then the forking task, not the opener.
+ */
+static int user_event_perf_perm(struct trace_event_call *call,
+				struct perf_event *p_event)
+{
+	struct user_event *user = call->data;
+
+	if (p_event->parent)
+		return 0;
+
+	return user_event_may_perf(user) ? 0 : -EACCES;
+}
+#endif
+
 /* Whether @call is a user event's (any context; @call is alive) */
 bool user_event_call_is_ours(const struct trace_event_call *call)
 {
@@ -1267,13 +1326,24 @@ static int user_event_register(struct user_event *user)
 	if (user->multi)
 		user->call_name = kasprintf(GFP_KERNEL_ACCOUNT, "%s.%llx",
 					    user->name,
-					    ++user_event_multi_id);
+					    user_event_multi_id + 1);
 	else
 		user->call_name = kstrdup(user->name, GFP_KERNEL_ACCOUNT);
 	if (!user->call_name) {
 		ret = -ENOMEM;
 		goto free;
 	}
+	/*
+	 * Every event gets its directory, and tracefs takes no longer name:
+	 * NAME.<id> of a multi-format event can be. Refused like an over-long
+	 * name, before anything is charged or logged.
+	 */
+	if (strlen(user->call_name) > NAME_MAX) {
+		ret = -EINVAL;
+		goto free;
+	}
+	if (user->multi)
+		user_event_multi_id++;
 	INIT_LIST_HEAD(&user->reap_link);
 	user->class.reg = user_event_reg;
 
@@ -1282,6 +1352,9 @@ static int user_event_register(struct user_event *user)
 	user->call.class = &user->class;
 	user->call.data = user;
 	user->call.flags = TRACE_EVENT_FL_TRACEPOINT | UE_TRACE_EVENT_FL_DYNAMIC;
+#ifdef CONFIG_PERF_EVENTS
+	user->call.perf_perm = user_event_perf_perm;
+#endif
 
 	/* Everything that can fail below is undone by the labels at the end */
 	user->owner = current_uid();
@@ -1382,7 +1455,13 @@ static int user_event_parse(char *desc, u16 reg_flags, bool persist,
 		*created = true;
 	}
 
-	if (persist || (reg_flags & USER_EVENT_REG_PERSIST))
+	/*
+	 * Only who may delete an event changes how long it lives: a status
+	 * page registration (persistent) of root's event by a tenant gets its
+	 * status byte, and the event still goes with its last user.
+	 */
+	if ((persist || (reg_flags & USER_EVENT_REG_PERSIST)) &&
+	    (!found || user_event_may_delete(user)))
 		user->persist = true;
 	if (reg_flags & USER_EVENT_REG_PERSIST)
 		user->persist_cap = true;

@@ -417,9 +417,10 @@ static struct trace_event_file *ghost_dir_file(struct dentry *dir,
 	return NULL;
 }
 
-/* Makes a pending ghost of @dir if it is @call's and none is there yet */
-static int ghost_dir(struct dentry *dir, struct trace_event_call *call)
+/* Makes a pending ghost of @dir if it is @arg's and none is there yet */
+static int ghost_dir(struct dentry *dir, void *arg)
 {
+	struct trace_event_call *call = arg;
 	struct user_event_ghost *ghost;
 	struct inode *inode = d_inode(dir);
 
@@ -468,16 +469,8 @@ static int ghost_each(struct dentry *parent, const char *name,
 static int ghost_walk_system(struct dentry *sys, void *arg)
 {
 	struct trace_event_call *call = arg;
-	struct dentry **arr;
-	int i, n, ret = 0;
 
-	n = ghost_children(sys, trace_event_name(call), &arr);
-	if (n < 0)
-		return n;
-	for (i = 0; i < n && !ret; i++)
-		ret = ghost_dir(arr[i], call);
-	ghost_children_put(arr, n);
-	return ret;
+	return ghost_each(sys, trace_event_name(call), ghost_dir, arg);
 }
 
 static int ghost_walk_events(struct dentry *events, void *arg)

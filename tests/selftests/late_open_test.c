@@ -386,6 +386,27 @@ static int late_enodev(struct __test_metadata *_metadata, int pathfd)
 }
 
 /*
+ * A created, its enable file held (O_PATH) at the top level and in
+ * instance @k, A deleted: how many of the two late opens did not fail
+ * with ENODEV, or -1 if a step before failed
+ */
+static int delete_held_a(struct __test_metadata *_metadata, int k)
+{
+	int top, inst, bad = -1;
+
+	if (create(DEL_DYN, A, NULL))
+		return -1;
+	top = a_enable_path(-1);
+	inst = a_enable_path(k);
+	if (top >= 0 && inst >= 0 && !delete(DEL_DYN, A, NULL))
+		bad = late_enodev(_metadata, top) +
+		      late_enodev(_metadata, inst);
+	ue_close_fd(top);
+	ue_close_fd(inst);
+	return bad;
+}
+
+/*
  * A deletion of an event with more instances than any removal before
  * (24, made after the module's last look): every directory of it is
  * kept while held (the top level's and an instance's, late opens give
@@ -398,20 +419,11 @@ static int late_enodev(struct __test_metadata *_metadata, int pathfd)
 TEST_F_TIMEOUT(late, delete_with_many_new_instances, UE_TIMEOUT(300))
 {
 	long before = ue_mod_refcnt(), now;
-	int top, inst, bad = 0;
+	int bad;
 
 	ASSERT_LE(0, before);
 	ASSERT_EQ(0, instances(MANY_INSTANCES, true));
-	ASSERT_EQ(0, create(DEL_DYN, A, NULL));
-	top = a_enable_path(-1);
-	inst = a_enable_path(0);
-	ASSERT_LE(0, top);
-	ASSERT_LE(0, inst);
-	ASSERT_EQ(0, delete(DEL_DYN, A, NULL));
-	bad += late_enodev(_metadata, top);
-	bad += late_enodev(_metadata, inst);
-	close(top);
-	close(inst);
+	bad = delete_held_a(_metadata, 0);
 	EXPECT_EQ(0, instances(MANY_INSTANCES, false));
 	now = ue_mod_refcnt_wait(before, UE_BOUND_MS(2000));
 	EXPECT_EQ(before, now);
@@ -474,7 +486,7 @@ static void toggle_kprobes(time_t end)
 TEST_F_TIMEOUT(late, kprobes_toggled_during_deletions, UE_TIMEOUT(300))
 {
 	time_t end = time(NULL) + 3600;
-	int i, top, inst, status, bad = 0;
+	int i, n, status, bad = 0;
 	pid_t pid;
 
 	ASSERT_EQ(0, instances(4, true));
@@ -483,16 +495,9 @@ TEST_F_TIMEOUT(late, kprobes_toggled_during_deletions, UE_TIMEOUT(300))
 	if (!pid)
 		toggle_kprobes(end);
 	for (i = 0; i < ROUNDS; i++) {
-		ASSERT_EQ(0, create(DEL_DYN, A, NULL));
-		top = a_enable_path(-1);
-		inst = a_enable_path(i % 4);
-		ASSERT_LE(0, top);
-		ASSERT_LE(0, inst);
-		ASSERT_EQ(0, delete(DEL_DYN, A, NULL));
-		bad += late_enodev(_metadata, top);
-		bad += late_enodev(_metadata, inst);
-		close(top);
-		close(inst);
+		n = delete_held_a(_metadata, i % 4);
+		EXPECT_LE(0, n);
+		bad += n;
 	}
 	kill(pid, SIGKILL);
 	waitpid(pid, &status, 0);

@@ -267,7 +267,7 @@ static bool data_segment(unsigned long anchor, unsigned long *start,
 		return false;
 	vm = (struct vm_struct *)user_events_call((void *)find_vm_area, anchor,
 						  0, 0, 0, 0);
-	/* The kernel's own segments are mapped at their physical address */
+	/* The kernel's segments record their physical address, vmalloc() not */
 	if (!vm || !vm->phys_addr || !vm->size)
 		return false;
 	*start = (unsigned long)vm->addr;

@@ -27,6 +27,17 @@
  * the kernel the module is built against.
  */
 
+/*
+ * Does kallsyms list the core kernel's variables (CONFIG_KALLSYMS_ALL)?
+ * Debian's amd64 kernels and its arm64 6.12: yes; its arm64 6.1 and 5.10:
+ * no, kallsyms_lookup_name() then finds a variable's name only among the
+ * modules' symbols (user_events_ksyms.c).
+ */
+static inline bool ue_kallsyms_lists_variables(void)
+{
+	return IS_ENABLED(CONFIG_KALLSYMS_ALL);
+}
+
 /* vm_flags became read-only with accessors in Linux 6.3 */
 static inline void ue_vma_clear_flags(struct vm_area_struct *vma,
 				      unsigned long flags)

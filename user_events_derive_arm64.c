@@ -5,10 +5,11 @@
  * of control, to the general registers x0-x30 and to memory addresses.
  *
  * Understood exactly: ADRP and ADR, ADD/SUB (immediate) on 64-bit
- * registers, MOV (register), B, BL, B.cond, CBZ/CBNZ, TBZ/TBNZ, RET and
+ * registers, MOV (register), B, BL, B.cond, BC.cond, CBZ/CBNZ, TBZ/TBNZ, RET and
  * its authenticated forms, BLR and its authenticated forms, BRK, UDF, the
  * loads and stores with an immediate offset (single registers and pairs,
- * with their pre- and post-index write-back), with a register offset, and
+ * with their pre- and post-index write-back; STGP's offset counts 16-byte
+ * granules), with a register offset, and
  * PC-relative literal loads. Any other branch through a register (BR,
  * ERET...) ends the analysis. The hint space (NOP, BTI, PACIASP...) makes
  * x17 and x30 unknown, the system instructions Xt and Xt+1, other data
@@ -104,6 +105,10 @@ static void decode_ldst(u32 i, unsigned long pc, struct ue_insn *insn)
 		/* LDP/STP/LDNP/STNP/LDPSW */
 		unsigned int opc = i >> 30, mode = (i >> 23) & 3;
 		unsigned int scale = simd ? 4 << opc : (opc == 2 ? 8 : 4);
+
+		/* STGP (opc 01, a store): offsets in granules of 16 bytes */
+		if (!simd && opc == 1 && !(i & BIT(22)))
+			scale = 16;
 		long off = sext((i >> 15) & 0x7f, 7) * scale;
 
 		mem(insn, rn, mode == 1 ? 0 : off);
@@ -169,7 +174,7 @@ int ue_arch_decode(const u8 *code, unsigned int avail, unsigned long pc,
 	} else if ((i & 0x7c000000) == 0x14000000) {	/* B, BL */
 		insn->kind = (i & BIT(31)) ? UE_INSN_CALL : UE_INSN_JUMP;
 		insn->target = pc + sext(i & 0x3ffffff, 26) * 4;
-	} else if ((i & 0xff000010) == 0x54000000 ||	/* B.cond */
+	} else if ((i & 0xff000000) == 0x54000000 ||	/* B.cond, BC.cond */
 		   (i & 0x7e000000) == 0x34000000) {	/* CBZ, CBNZ */
 		insn->kind = UE_INSN_BRANCH;
 		insn->target = pc + sext((i >> 5) & 0x7ffff, 19) * 4;

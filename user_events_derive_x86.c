@@ -11,7 +11,9 @@
  * CALL and JMP (direct; indirect calls; an indirect JMP ends the analysis),
  * Jcc, LOOP, RET, INT3, UD2, the NOPs and ENDBR64, and the instructions that
  * write no register (TEST, CMP, stores). Other instructions make the
- * registers they write unknown, or all registers when not listed.
+ * registers they write unknown (RDSSPD/RDSSPQ, which share the hint-NOP
+ * opcode with ENDBR64, their r/m register), or all registers when not
+ * listed; every VEX- or EVEX-encoded instruction makes all unknown.
  */
 
 #include <linux/bits.h>
@@ -149,10 +151,26 @@ int ue_arch_decode(const u8 *code, unsigned int avail, unsigned long pc,
 		u->imm_addr = imm;
 	}
 
+	/*
+	 * VEX and EVEX: their opcode bytes mean other instructions than the
+	 * legacy ones (SHLX, SARX, SHRX: F7; MULX: F6, which writes two
+	 * registers), and their register fields extend through the prefix,
+	 * not REX. None branches; each may write any register.
+	 */
+	if (insn.vex_prefix.nbytes) {
+		if (u->has_mem && !u->mem_abs)
+			u->has_mem = false;	/* its base lacks VEX.B */
+		op(u, UE_REG_CLOBBER_ALL, 0, 0, 0);
+		return 0;
+	}
+
 	if (op0 == 0x0f) {
 		if (op1 >= 0x80 && op1 <= 0x8f) {		/* Jcc rel32 */
 			u->kind = UE_INSN_BRANCH;
 			u->target = next + imm;
+		} else if (op1 == 0x1e && has_prefix(&insn, 0xf3) &&
+			   mod == 3 && ((modrm >> 3) & 7) == 1) {
+			op(u, UE_REG_CLOBBER, rm, 0, 0);	/* RDSSPD/Q */
 		} else if (op1 == 0x1f || op1 == 0x1e) {	/* NOP, ENDBR */
 		} else if (op1 == 0x0b) {			/* UD2 */
 			u->kind = UE_INSN_STOP;

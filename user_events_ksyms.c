@@ -17,10 +17,15 @@
 #include <linux/kernel.h>
 #include <linux/kprobes.h>
 #include <linux/moduleparam.h>
+#include <linux/mutex.h>
+#include <linux/percpu.h>
 #include <linux/slab.h>
 #include <linux/string.h>
 #include <linux/sysfs.h>
+#include <linux/utsname.h>
+#include <linux/vmalloc.h>
 
+#include "user_events_compat.h"
 #include "user_events_derive.h"
 #include "user_events_ksyms.h"
 
@@ -34,7 +39,7 @@ MODULE_PARM_DESC(one_copy,
 static char *ksyms_test;
 module_param(ksyms_test, charp, 0);
 MODULE_PARM_DESC(ksyms_test,
-		 "For tests only: 'derived' uses the derived addresses of the tracing core's variables even where kallsyms lists them (as without CONFIG_KALLSYMS_ALL); 'fail:<variable>' makes that variable's derivation fail; 'derived,fail:<variable>' both (the load is then refused on every kernel)");
+		 "For tests only: 'derived' uses the derived addresses of the tracing core's variables even where kallsyms lists them (as without CONFIG_KALLSYMS_ALL); 'fail:<variable>' makes that variable's derivation fail; 'derived,fail:<variable>' both (the load is then refused on every kernel); 'disagree:<variable>' treats the derivation of a variable kallsyms lists as finding another address (the load is then refused). Any other value refuses the load");
 
 /* What symbols shows: how each variable was found */
 static char symbols_report[1536];
@@ -167,18 +172,162 @@ static __printf(1, 2) void report(const char *fmt, ...)
 	va_end(args);
 }
 
+/* ksyms_test, parsed: see parse_ksyms_test() */
+static bool test_derived;
+static const char *test_fail, *test_disagree;
+
+/* The variable named at @p, or NULL */
+static const char *derived_name(const char *p)
+{
+	unsigned int v;
+
+	for (v = 0; v < UE_DV_COUNT; v++)
+		if (!strcmp(p, ue_derived_names[v]))
+			return ue_derived_names[v];
+	return NULL;
+}
+
+/*
+ * ksyms_test takes exactly "derived", "fail:<variable>",
+ * "derived,fail:<variable>" or "disagree:<variable>", <variable> one of
+ * ue_derived_names[]: any other value refuses the load, so that a
+ * mistyped test never passes for a test of something else.
+ */
+static int parse_ksyms_test(void)
+{
+	const char *p = ksyms_test;
+
+	test_derived = false;
+	test_fail = NULL;
+	test_disagree = NULL;
+	if (!p)
+		return 0;
+	if (!strcmp(p, "derived")) {
+		test_derived = true;
+		return 0;
+	}
+	if (str_has_prefix(p, "disagree:")) {
+		test_disagree = derived_name(p + strlen("disagree:"));
+		if (test_disagree)
+			return 0;
+	} else {
+		if (str_has_prefix(p, "derived,")) {
+			test_derived = true;
+			p += strlen("derived,");
+		}
+		if (str_has_prefix(p, "fail:"))
+			test_fail = derived_name(p + strlen("fail:"));
+		if (test_fail)
+			return 0;
+	}
+	pr_err("ksyms_test=%s: not one of derived, fail:<variable>, derived,fail:<variable>, disagree:<variable> (<variable>: event_mutex, dyn_event_ops_mutex, dyn_event_ops_list or dyn_event_list)\n",
+	       ksyms_test);
+	test_derived = false;
+	test_fail = NULL;
+	test_disagree = NULL;
+	return -EINVAL;
+}
+
+/*
+ * Where the core kernel keeps its variables. kallsyms_lookup_name() looks
+ * a name up in the core kernel's table first, then in the modules', where a
+ * module still in its init lists its data symbols even without
+ * CONFIG_KALLSYMS_ALL: a module's own "event_mutex" would be found where
+ * the core's table has none. So no address of a variable is used unless it
+ * lies inside the core kernel's data, [_sdata, _edata) or
+ * [__bss_start, __bss_stop) (the ranges is_kernel_core_data() tests), or,
+ * where kallsyms does not list those, the kernel's data segment as the
+ * kernel maps it: the vmalloc area (arm64) that holds init_uts_ns, an
+ * exported variable of the core kernel that the module loader links.
+ */
+static struct {
+	unsigned long start, end;
+} core_data[2];
+
+/* Is [addr, addr + size) inside the core kernel's data? */
+static bool in_core_data(unsigned long addr, size_t size)
+{
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(core_data); i++)
+		if (addr >= core_data[i].start && addr < core_data[i].end &&
+		    size <= core_data[i].end - addr)
+			return true;
+	return false;
+}
+
+/* The vmalloc area the kernel maps the segment of @anchor in, if any */
+static bool data_segment(unsigned long anchor, unsigned long *start,
+			 unsigned long *end)
+{
+	unsigned long find_vm_area = lookup_fn("find_vm_area");
+	struct vm_struct *vm;
+
+	if (!find_vm_area)
+		return false;
+	vm = (struct vm_struct *)user_events_call((void *)find_vm_area, anchor,
+						  0, 0, 0, 0);
+	/* The kernel's segments record their physical address, vmalloc() not */
+	if (!vm || !vm->phys_addr || !vm->size)
+		return false;
+	*start = (unsigned long)vm->addr;
+	*end = *start + vm->size;
+	return true;
+}
+
+static int find_core_data(void)
+{
+	unsigned long anchor = (unsigned long)&init_uts_ns;
+	const char *how;
+	unsigned int i;
+
+	memset(core_data, 0, sizeof(core_data));
+	if (ue_kallsyms_lists_variables()) {
+		/* The core's table is searched first and lists them */
+		core_data[0].start = lookup_fn("_sdata");
+		core_data[0].end = lookup_fn("_edata");
+		core_data[1].start = lookup_fn("__bss_start");
+		core_data[1].end = lookup_fn("__bss_stop");
+		how = "_sdata, _edata, __bss_start, __bss_stop in kallsyms";
+	} else {
+		data_segment(anchor, &core_data[0].start, &core_data[0].end);
+		how = "the vmalloc area of the kernel's data segment";
+	}
+	for (i = 0; i < ARRAY_SIZE(core_data); i++)
+		if (core_data[i].start > core_data[i].end)
+			core_data[i].end = 0;
+	/* The core's init_uts_ns inside, this module's own data outside */
+	if (!in_core_data(anchor, sizeof(init_uts_ns)) ||
+	    in_core_data((unsigned long)&ue_ksyms, sizeof(ue_ksyms))) {
+		pr_err("cannot bound the core kernel's data (from %s)\n", how);
+		memset(core_data, 0, sizeof(core_data));
+		return -ENOENT;
+	}
+	return 0;
+}
+
+/* The size of each variable of enum ue_derived */
+static const size_t derived_sizes[UE_DV_COUNT] = {
+	[UE_DV_EVENT_MUTEX] = sizeof(struct mutex),
+	[UE_DV_DYN_EVENT_OPS_MUTEX] = sizeof(struct mutex),
+	[UE_DV_DYN_EVENT_OPS_LIST] = sizeof(struct list_head),
+	[UE_DV_DYN_EVENT_LIST] = sizeof(struct list_head),
+};
+
 /*
  * The four variables of enum ue_derived. Where kallsyms lists them (unless
  * ksyms_test=derived), its addresses are used and the derivation is
- * checked against them: a difference is reported (symbols, the kernel log)
- * and fails tests/selftests/ksyms_test.c, but the module loads. Elsewhere the
- * derived addresses are used, and a variable that could not be derived
- * makes the load fail.
+ * checked against them: a different address refuses the load, naming the
+ * variable; a derivation that failed is reported (symbols, the kernel log)
+ * and kallsyms' address used. Elsewhere the derived addresses are used,
+ * and a variable that could not be derived refuses the load. An address
+ * outside the core kernel's data is never used: from kallsyms it is a
+ * module's symbol of the same name, and ignored; derived, it refuses the
+ * load.
  */
 static int resolve_derived(bool use_kallsyms)
 {
 	struct ue_derived *d;
-	const char *fail_sym = NULL;
 	unsigned long ks;
 	unsigned int v;
 	int ret = 0;
@@ -186,32 +335,47 @@ static int resolve_derived(bool use_kallsyms)
 	d = kzalloc(sizeof(*d), GFP_KERNEL);
 	if (!d)
 		return -ENOMEM;
-	if (ksyms_test && strstr(ksyms_test, "fail:"))
-		fail_sym = strstr(ksyms_test, "fail:") + 5;
-	ue_derive(lookup_fn, fail_sym, d);
+	ue_derive(lookup_fn, test_fail, d);
 
 	for (v = 0; v < UE_DV_COUNT; v++) {
 		const char *name = ue_derived_names[v];
+		size_t size = derived_sizes[v];
 
 		ks = use_kallsyms ? lookup(kln_addr, name) : 0;
+		if (ks && !in_core_data(ks, size)) {
+			pr_warn("%s: kallsyms gives an address outside the core kernel's data (a module's symbol): not used\n",
+				name);
+			ks = 0;
+		}
 		if (ks) {
-			set_field(derived_offsets[v], ks);
-			if (d->addr[v] == ks) {
+			/* ksyms_test=disagree: as if the derivation differed */
+			if (d->addr[v] == ks && name != test_disagree) {
+				set_field(derived_offsets[v], ks);
 				report("%s: kallsyms, derivation agrees (%s)",
 				       name, d->how[v]);
 				continue;
 			}
-			if (d->addr[v]) {
-				pr_warn("%s: the derivation found another address than kallsyms (%s); using kallsyms'\n",
-					name, d->how[v]);
+			if (d->addr[v] || name == test_disagree) {
+				pr_err("%s: the derivation found another address than kallsyms (%s): not loading\n",
+				       name, d->how[v]);
 				report("%s: kallsyms, derivation DISAGREES (%s)",
 				       name, d->how[v]);
-			} else {
-				pr_warn("%s: derivation failed (%s); using kallsyms' address\n",
-					name, d->failed[v]);
-				report("%s: kallsyms, derivation FAILED (%s)",
-				       name, d->failed[v]);
+				ret = -EOPNOTSUPP;
+				continue;
 			}
+			set_field(derived_offsets[v], ks);
+			pr_warn("%s: derivation failed (%s); using kallsyms' address\n",
+				name, d->failed[v]);
+			report("%s: kallsyms, derivation FAILED (%s)",
+			       name, d->failed[v]);
+			continue;
+		}
+		if (d->addr[v] && !in_core_data(d->addr[v], size)) {
+			pr_err("%s: the derived address is outside the core kernel's data: not loading\n",
+			       name);
+			report("%s: not found (derived address outside the core kernel's data)",
+			       name);
+			ret = -EOPNOTSUPP;
 			continue;
 		}
 		if (d->addr[v]) {
@@ -228,9 +392,23 @@ static int resolve_derived(bool use_kallsyms)
 }
 
 /*
+ * A per-CPU variable of @size bytes at @addr (as kallsyms gives it) lies in
+ * the core kernel's static per-CPU area, not in a module's
+ */
+static bool in_core_percpu(unsigned long addr, size_t size)
+{
+	unsigned long fn = lookup_fn("is_kernel_percpu_address");
+	unsigned long at = (unsigned long)per_cpu_ptr((void __percpu *)addr, 0);
+
+	return fn && user_events_call((void *)fn, at, 0, 0, 0, 0) &&
+	       user_events_call((void *)fn, at + size - 1, 0, 0, 0, 0);
+}
+
+/*
  * The tracing core's per-CPU staging record, which only the one-copy write
  * path's discard needs (ue_trace_event_discard()). Without it, writes take
- * the staged path: one_copy reads N.
+ * the staged path: one_copy reads N. An address outside the core kernel's
+ * per-CPU data (a module's symbol of the same name) is not used.
  */
 static void resolve_staging_record(bool use_kallsyms)
 {
@@ -239,6 +417,12 @@ static void resolve_staging_record(bool use_kallsyms)
 	if (use_kallsyms && one_copy) {
 		ev = lookup(kln_addr, "trace_buffered_event");
 		cnt = lookup(kln_addr, "trace_buffered_event_cnt");
+	}
+	if (ev && cnt &&
+	    (!in_core_percpu(ev, sizeof(struct ring_buffer_event *)) ||
+	     !in_core_percpu(cnt, sizeof(int)))) {
+		pr_warn("trace_buffered_event: kallsyms gives an address outside the core kernel's per-CPU data (a module's symbol): not used\n");
+		ev = 0;
 	}
 	if (!ev || !cnt) {
 		if (one_copy)
@@ -256,9 +440,14 @@ static void resolve_staging_record(bool use_kallsyms)
 
 int user_events_ksyms_init(void)
 {
-	bool use_kallsyms = !(ksyms_test && str_has_prefix(ksyms_test, "derived"));
+	bool use_kallsyms;
 	unsigned long addr;
-	int i, ret = 0;
+	int i, ret;
+
+	ret = parse_ksyms_test();
+	if (ret)
+		return ret;
+	use_kallsyms = !test_derived;
 
 	kln_addr = find_kallsyms_lookup_name();
 	if (!kln_addr)
@@ -290,6 +479,8 @@ int user_events_ksyms_init(void)
 #endif
 
 	symbols_report[0] = '\0';
+	if (!ret)
+		ret = find_core_data();
 	if (!ret)
 		ret = resolve_derived(use_kallsyms);
 	if (!ret)

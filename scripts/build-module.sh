@@ -8,7 +8,10 @@
 # build/<release>/module, which is then built from scratch with
 #   make -C /lib/modules/<release>/build M=build/<release>/module W=1 modules
 # (a fresh copy each time, so every file is compiled and every warning seen).
-# The log is build/<release>/module-build.log. Exit status: 0 built cleanly;
+# The log is build/<release>/module-build.log. The test helper modules of
+# tests/kmod (of the repository) are built the same way into
+# build/<release>/test-kmod (log: test-kmod-build.log), where
+# tests/selftests/ksyms_test.c finds them. Exit status: 0 built cleanly;
 # 1 the build failed; 3 it built but printed warnings (they are shown).
 # Whenever a module was built, the path of each .ko is printed on stdout.
 #
@@ -97,6 +100,33 @@ if ((${#warnings[@]})); then
 	grep -i -E -A4 '(^|[^a-z])warning[:[]' "$log" |
 		grep -v -E '^(--|  [A-Z]+ +(\[M\] +)?/.*)$' | head -n 120 | sed 's/^/    /' >&2
 	status=3
+fi
+
+# The test helper modules: a failed build fails, their paths not printed
+kdir_t=$UE_BUILD/$rel/test-kmod
+klog=$UE_BUILD/$rel/test-kmod-build.log
+rm -rf "$kdir_t"
+if [[ -f $UE_REPO/tests/kmod/Kbuild ]]; then
+	mkdir -p "$kdir_t"
+	cp -p "$UE_REPO"/tests/kmod/{Kbuild,*.c} "$kdir_t/"
+	kst=0
+	if [[ -n $croot ]]; then
+		cdir=/var/tmp/ue-build/$rel-test-kmod
+		rm -rf "${croot:?}$cdir"
+		mkdir -p "$croot$cdir"
+		cp -pR "$kdir_t/." "$croot$cdir/"
+		chroot "$croot" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin LANG=C \
+			make -C "$kdir" M="$cdir" W=1 modules >"$klog" 2>&1 || kst=$?
+		find "$croot$cdir" -maxdepth 1 -name '*.ko' -exec cp -p {} "$kdir_t/" \;
+		rm -rf "${croot:?}$cdir"
+	else
+		"${wrap[@]}" make -C "$kdir" M="$kdir_t" W=1 "${kargs[@]}" modules >"$klog" 2>&1 || kst=$?
+	fi
+	if ((kst != 0)); then
+		ue_note "$rel: test helper modules build FAILED (log: $klog)"
+		tail -n 30 "$klog" | sed 's/^/    /' >&2
+		exit 1
+	fi
 fi
 
 mapfile -t kos < <(find "$dir" -maxdepth 1 -name '*.ko' | sort)

@@ -18,12 +18,22 @@
  * every kernel must refuse on derived addresses
  * (ksyms_test=derived,fail:...), leaving nothing behind. The
  * one-copy write path is on exactly where trace_buffered_event is in
- * kallsyms (one_copy).
+ * kallsyms (one_copy). Any other ksyms_test value is refused (EINVAL,
+ * and a line in the kernel log saying why).
+ *
+ * A module of the test tree (tests/kmod/ue_ksyms_decoy.c, built next to
+ * the module in build/<release>/test-kmod) defines data symbols of the
+ * same names and waits in its init, where kallsyms_lookup_name() finds
+ * them when the core's table lacks the names (without
+ * CONFIG_KALLSYMS_ALL): the module loaded meanwhile must use the core's
+ * own variables, never the decoy's.
  *
  * Needs UE_MODULE (path of the .ko) in the environment, as the guest
  * runner of `make check` sets it. Every test leaves the module loaded with
  * its default parameters.
  */
+#include <sys/wait.h>
+
 #include "ue_test.h"
 
 static const char * const vars[] = {
@@ -92,12 +102,12 @@ static void reload(struct __test_metadata *_metadata, const char *params)
 	ASSERT_EQ(0, ue_mod_reload(params)) TH_LOG("ue_mod_reload(\"%s\")", params);
 }
 
-TEST(kallsyms_and_derivation_agree)
+/* The report lines of a load on the default parameters */
+static void check_default_report(struct __test_metadata *_metadata)
 {
 	char report[4096], line[512], want[128];
 	unsigned int i;
 
-	reload(_metadata, "");
 	ASSERT_EQ(0, read_param("symbols", report, sizeof(report)));
 	TH_LOG("symbols:\n%s", report);
 	for (i = 0; i < ARRAY_SIZE(vars); i++) {
@@ -111,6 +121,12 @@ TEST(kallsyms_and_derivation_agree)
 		EXPECT_EQ(0, strncmp(line, want, strlen(want)))
 			TH_LOG("want '%s...', have '%s'", want, line);
 	}
+}
+
+TEST(kallsyms_and_derivation_agree)
+{
+	reload(_metadata, "");
+	check_default_report(_metadata);
 }
 
 TEST(one_copy_iff_staging_record_in_kallsyms)
@@ -185,7 +201,20 @@ TEST(forced_failure)
  * called by the next write to dynamic_events, from a module no longer
  * loaded.
  */
-TEST(forced_failure_on_derived_refuses_cleanly)
+FIXTURE(ksyms) {};
+FIXTURE_SETUP(ksyms) {}
+FIXTURE_TEARDOWN(ksyms)
+{
+	/* A decoy left in its init by a failed test: let it go */
+	ue_write_file("/sys/module/ue_ksyms_decoy/parameters/release", "1",
+		      false);
+}
+
+/*
+ * Four loads that each run the whole derivation: on a loaded arm64 5.10
+ * host this took longer than the harness' default 30 s
+ */
+TEST_F_TIMEOUT(ksyms, forced_failure_on_derived_refuses_cleanly, UE_TIMEOUT(180))
 {
 	static const char * const fails[] = {
 		"dyn_event_list", "dyn_event_ops_list", "event_mutex",
@@ -212,6 +241,273 @@ TEST(forced_failure_on_derived_refuses_cleanly)
 		EXPECT_EQ(0, ue_write_file(UE_TRACEFS "/dynamic_events",
 					   "!u:ue_ksyms_back", false));
 	}
+}
+
+/* /dev/kmsg from its end: the records logged from now on */
+static int kmsg_open(void)
+{
+	int fd = open("/dev/kmsg", O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+
+	if (fd >= 0)
+		lseek(fd, 0, SEEK_END);
+	return fd;
+}
+
+/*
+ * Has a record whose text is exactly @want (or, with @prefix, begins with
+ * it) been logged since kmsg_open()?
+ */
+static bool kmsg_has_line(int fd, const char *want, bool prefix)
+{
+	char rec[2048];
+	ssize_t n;
+
+	for (;;) {
+		char *text, *end;
+
+		n = read(fd, rec, sizeof(rec) - 1);
+		if (n < 0 && errno == EPIPE)	/* overwritten: go on */
+			continue;
+		if (n <= 0)
+			return false;
+		rec[n] = '\0';
+		text = strchr(rec, ';');
+		if (!text)
+			continue;
+		text++;
+		end = strchr(text, '\n');
+		if (end)
+			*end = '\0';
+		if (prefix ? !strncmp(text, want, strlen(want)) :
+		    !strcmp(text, want))
+			return true;
+	}
+}
+
+static bool kmsg_has(int fd, const char *want)
+{
+	return kmsg_has_line(fd, want, false);
+}
+
+/*
+ * ksyms_test takes exactly derived, fail:<variable>,
+ * derived,fail:<variable> or disagree:<variable>: anything else refuses
+ * the load with EINVAL and says so, before the module does anything
+ */
+TEST_F_TIMEOUT(ksyms, other_values_refused, UE_TIMEOUT(120))
+{
+	static const char * const bad[] = {
+		"derivedX", "Derived", "derived,", "derived,derived",
+		"fail:", "fail:bogus", "fail:event_mutex,dyn_event_list",
+		"fail:event_mutex dyn_event_list", "fail:event_mutexX",
+		"fail:dyn_event_list,derived", "derived,fail:bogus",
+		"derived,fail:dyn_event_ops_list,event_mutex", "",
+		"disagree:", "disagree:bogus", "derived,disagree:event_mutex",
+		"disagree:event_mutex,fail:dyn_event_list",
+	};
+	char params[256], want[512];
+	unsigned int i;
+	int fd;
+
+	ue_delete_prefix("");
+	ASSERT_EQ(0, ue_mod_unload_retry());
+	for (i = 0; i < ARRAY_SIZE(bad); i++) {
+		fd = kmsg_open();
+		ASSERT_LE(0, fd);
+		snprintf(params, sizeof(params), "ksyms_test=\"%s\"", bad[i]);
+		EXPECT_EQ(-EINVAL, ue_mod_insmod(params)) TH_LOG("%s", params);
+		EXPECT_FALSE(ue_mod_loaded()) TH_LOG("%s", params);
+		snprintf(want, sizeof(want),
+			 "%s: ksyms_test=%s: not one of derived, fail:<variable>, derived,fail:<variable>, disagree:<variable> (<variable>: event_mutex, dyn_event_ops_mutex, dyn_event_ops_list or dyn_event_list)",
+			 ue_mod_name(), bad[i]);
+		EXPECT_TRUE(kmsg_has(fd, want)) TH_LOG("no log line '%s'", want);
+		close(fd);
+		if (ue_mod_loaded()) {
+			ue_delete_prefix("");
+			ASSERT_EQ(0, ue_mod_unload_retry());
+		}
+	}
+	ASSERT_EQ(0, ue_mod_insmod(""));
+}
+
+/* Every documented value loads (or refuses) as before */
+TEST_F_TIMEOUT(ksyms, documented_values_accepted, UE_TIMEOUT(180))
+{
+	unsigned int i;
+	char params[128];
+	int ret;
+
+	ue_delete_prefix("");
+	ASSERT_EQ(0, ue_mod_unload_retry());
+	ASSERT_EQ(0, ue_mod_insmod("ksyms_test=derived"));
+	ASSERT_EQ(0, ue_mod_unload_retry());
+	for (i = 0; i < ARRAY_SIZE(vars); i++) {
+		snprintf(params, sizeof(params), "ksyms_test=fail:%s", vars[i]);
+		ret = ue_mod_insmod(params);
+		EXPECT_EQ(in_kallsyms(vars[i]) ? 0 : -EOPNOTSUPP, ret)
+			TH_LOG("%s", params);
+		if (!ret)
+			ASSERT_EQ(0, ue_mod_unload_retry());
+	}
+	ASSERT_EQ(0, ue_mod_insmod(""));
+}
+
+/*
+ * A derivation that finds another address than kallsyms refuses the load
+ * (ksyms_test=disagree:<variable> makes it so for a variable kallsyms
+ * lists), naming the variable; where kallsyms does not list it, the
+ * derived address is used and the module loads
+ */
+TEST_F_TIMEOUT(ksyms, disagreement_refuses, UE_TIMEOUT(180))
+{
+	char params[128], want[256];
+	unsigned int i;
+	int ret, fd;
+
+	ue_delete_prefix("");
+	ASSERT_EQ(0, ue_mod_unload_retry());
+	for (i = 0; i < ARRAY_SIZE(vars); i++) {
+		fd = kmsg_open();
+		ASSERT_LE(0, fd);
+		snprintf(params, sizeof(params), "ksyms_test=disagree:%s",
+			 vars[i]);
+		ret = ue_mod_insmod(params);
+		if (in_kallsyms(vars[i])) {
+			EXPECT_EQ(-EOPNOTSUPP, ret) TH_LOG("%s", params);
+			EXPECT_FALSE(ue_mod_loaded());
+			EXPECT_NE(0, access(UE_TRACEFS "/user_events_data", F_OK));
+			snprintf(want, sizeof(want),
+				 "%s: %s: the derivation found another address than kallsyms (",
+				 ue_mod_name(), vars[i]);
+			EXPECT_TRUE(kmsg_has_line(fd, want, true))
+				TH_LOG("no log line '%s...'", want);
+		} else {
+			EXPECT_EQ(0, ret) TH_LOG("%s", params);
+		}
+		close(fd);
+		if (ue_mod_loaded()) {
+			ue_delete_prefix("");
+			ASSERT_EQ(0, ue_mod_unload_retry());
+		}
+	}
+	ASSERT_EQ(0, ue_mod_insmod(""));
+}
+
+/* build/<release>/test-kmod/ue_ksyms_decoy.ko, beside the module's dir */
+static int decoy_path(char *buf, size_t size)
+{
+	const char *ko = getenv("UE_MODULE");
+	const char *slash = ko ? strrchr(ko, '/') : NULL;
+
+	if (!slash)
+		return -1;
+	snprintf(buf, size, "%.*s/../test-kmod/ue_ksyms_decoy.ko",
+		 (int)(slash - ko), ko);
+	return access(buf, R_OK);
+}
+
+static int decoy_param(const char *param, char *buf, size_t size)
+{
+	char path[256];
+
+	snprintf(path, sizeof(path),
+		 "/sys/module/ue_ksyms_decoy/parameters/%s", param);
+	return ue_read_file(path, buf, size) < 0 ? -1 : 0;
+}
+
+static bool decoy_state_is(const char *state)
+{
+	char buf[32];
+
+	if (ue_read_file("/sys/module/ue_ksyms_decoy/initstate", buf,
+			 sizeof(buf)) < 0)
+		return false;
+	return !strncmp(buf, state, strlen(state));
+}
+
+/* Does /proc/kallsyms list @name as a symbol of the decoy? */
+static bool decoy_lists(const char *name)
+{
+	char line[512], sym[256], mod[64], type;
+	unsigned long long addr;
+	bool found = false;
+	FILE *f = fopen("/proc/kallsyms", "r");
+
+	if (!f)
+		return false;
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "%llx %c %255s %63s", &addr, &type, sym,
+			   mod) != 4)
+			continue;
+		if (!strcmp(sym, name) && !strcmp(mod, "[ue_ksyms_decoy]")) {
+			found = true;
+			break;
+		}
+	}
+	fclose(f);
+	return found;
+}
+
+/*
+ * The decoy's same-named variables, listed by kallsyms while it is in its
+ * init, are never taken for the core's: the module loads on the core's
+ * own (agreeing with the derivation, or derived), and an event made
+ * through dynamic_events lands on the core's lists, not the decoy's
+ */
+TEST_F_TIMEOUT(ksyms, same_named_module_symbols_not_used, UE_TIMEOUT(240))
+{
+	char ko[512], val[16], report[4096];
+	int status, i, fd;
+	pid_t pid;
+
+	if (decoy_path(ko, sizeof(ko)))
+		SKIP(return, "no %s (scripts/build-module.sh builds it)", ko);
+	ue_delete_prefix("");
+	ASSERT_EQ(0, ue_mod_unload_retry());
+
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		fd = open(ko, O_RDONLY | O_CLOEXEC);
+		_exit(fd >= 0 && !syscall(SYS_finit_module, fd,
+					  "hold_ms=200000", 0) ? 0 : 1);
+	}
+	for (i = 0; i < 1000 && !decoy_state_is("coming"); i++)
+		usleep(10000);
+	ASSERT_TRUE(decoy_state_is("coming"));
+	EXPECT_TRUE(decoy_lists("event_mutex"));
+	EXPECT_TRUE(decoy_lists("dyn_event_list"));
+
+	EXPECT_EQ(0, ue_mod_insmod(""));
+	EXPECT_TRUE(decoy_state_is("coming"))
+		TH_LOG("the decoy left its init before the load ended");
+	if (ue_mod_loaded()) {
+		check_default_report(_metadata);
+		ASSERT_EQ(0, read_param("symbols", report, sizeof(report)));
+		EXPECT_EQ(NULL, strstr(report, "DISAGREES")) TH_LOG("%s", report);
+		EXPECT_EQ(0, ue_write_file(UE_TRACEFS "/dynamic_events",
+					   "u:ue_ksyms_decoy_probe u32 a", false));
+		EXPECT_TRUE(ue_event_exists("ue_ksyms_decoy_probe"));
+		ASSERT_EQ(0, decoy_param("touched", val, sizeof(val)));
+		EXPECT_EQ('N', val[0]);
+		EXPECT_EQ(0, ue_write_file(UE_TRACEFS "/dynamic_events",
+					   "!u:ue_ksyms_decoy_probe", false));
+	}
+
+	/* The same on derived addresses */
+	ue_delete_prefix("");
+	ASSERT_EQ(0, ue_mod_unload_retry());
+	EXPECT_EQ(0, ue_mod_insmod("ksyms_test=derived"));
+	EXPECT_TRUE(decoy_state_is("coming"));
+	ASSERT_EQ(0, decoy_param("touched", val, sizeof(val)));
+	EXPECT_EQ('N', val[0]);
+
+	ue_write_file("/sys/module/ue_ksyms_decoy/parameters/release", "1",
+		      false);
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	EXPECT_EQ(0, status);
+	EXPECT_EQ(0, syscall(SYS_delete_module, "ue_ksyms_decoy", O_NONBLOCK));
+	ASSERT_EQ(0, ue_mod_reload(""));
 }
 
 TEST_HARNESS_MAIN

@@ -115,6 +115,20 @@ static u32 b(unsigned int idx, unsigned long target)
 #define ERET 0xd69f03e0U
 #define PACIA1716 0xd503219fU
 
+/* BC.cond (FEAT_HBC) with the condition EQ, to @target */
+static u32 bc_eq(unsigned int idx, unsigned long target)
+{
+	return 0x54000010 | (u32)(((long)target - (long)pc_of(idx)) >> 2 & 0x7ffff) << 5;
+}
+
+/* STGP Xt, Xt2, [Xn, #imm]! (pre-index, the offset in 16-byte granules) */
+static u32 stgp_pre(unsigned int rt, unsigned int rt2, unsigned int rn,
+		    int imm)
+{
+	return 0x69800000 | (u32)((imm / 16) & 0x7f) << 15 | rt2 << 10 |
+		rn << 5 | rt;
+}
+
 /* Starts a function; returns the index of its first instruction */
 static unsigned int fn_begin(const char *name)
 {
@@ -251,6 +265,28 @@ int main(void)
 		fn_end();
 	}
 
+	/*
+	 * BC.cond branches: the call on its taken path passes B, the one
+	 * after it A; they disagree
+	 */
+	i = fn_begin("bc_cond");
+	emit_adrp(0, A);
+	emit(bc_eq(i + 1, pc_of(i + 4)));
+	emit_bl(mutex_lock);
+	emit(RET);
+	emit_adrp(0, B);
+	emit_bl(mutex_lock);
+	emit(RET);
+	fn_end();
+
+	/* STGP's pre-index write-back adds 16 bytes per granule: x0 = A + 32 */
+	fn_begin("stgp");
+	emit_adrp(0, A);
+	emit(stgp_pre(1, 2, 0, 32));
+	emit_bl(mutex_lock);
+	emit(RET);
+	fn_end();
+
 	/* A function of 10 bytes: its last instruction is not whole */
 	fn_begin("ragged");
 	emit_adrp(0, A);
@@ -266,6 +302,10 @@ int main(void)
 	check(!arg_report("zero_then_b", 0), "calls passing 0 and B disagree: refused");
 	for (c = clobbers; c < clobbers + ARRAY_SIZE(clobbers); c++)
 		check(!arg_report(c->name, c->arg), c->what);
+	check(!arg_report("bc_cond", 0),
+	      "BC.cond is a branch: the calls of both paths seen, they disagree");
+	check(arg_report("stgp", 0) == A + 32,
+	      "STGP write-back scaled by 16");
 	check(!arg_report("ragged", 0) && fn.error,
 	      "a function whose end cuts an instruction: refused");
 

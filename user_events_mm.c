@@ -186,7 +186,7 @@ struct user_event_enabler {
 	struct list_head free_link;
 	struct list_head fault_link;	/* user_event_mm.faults, or empty */
 	struct user_event *event;
-	kuid_t owner;			/* charged for it (max_enablers_per_uid) */
+	struct user_event_payer payer;	/* charged for it (max_enablers_per_uid) */
 	unsigned long uaddr;		/* as registered */
 	unsigned long addr;		/* aligned to a long for bit ops */
 	u8 ubit;			/* as registered */
@@ -528,7 +528,7 @@ static bool user_event_mm_exit_kprobe_registered;
 /* Frees an enabler that is on no list; no lock may be held */
 static void user_event_enabler_free(struct user_event_enabler *enabler)
 {
-	user_event_uncharge(enabler->owner, UE_QUOTA_ENABLERS, 1);
+	user_event_uncharge(&enabler->payer, UE_QUOTA_ENABLERS, 1);
 	user_event_put(enabler->event);
 	kfree_rcu(enabler, rcu);
 }
@@ -1162,9 +1162,9 @@ int user_event_enabler_create(struct user_event *user,
 #endif
 	enabler->bit = enabler->ubit + offset * BITS_PER_BYTE;
 	enabler->event = user;
-	enabler->owner = current_uid();
+	user_event_payer_current(&enabler->payer);
 
-	ret = user_event_charge(enabler->owner, UE_QUOTA_ENABLERS, 1, false);
+	ret = user_event_charge(&enabler->payer, UE_QUOTA_ENABLERS, 1, false);
 	if (ret) {
 		kfree(enabler);
 		user_event_mm_put(uemm);
@@ -1201,7 +1201,7 @@ int user_event_enabler_create(struct user_event *user,
 	}
 
 	if (ret) {
-		user_event_uncharge(enabler->owner, UE_QUOTA_ENABLERS, 1);
+		user_event_uncharge(&enabler->payer, UE_QUOTA_ENABLERS, 1);
 		kfree(enabler);
 	}
 
@@ -1351,9 +1351,10 @@ static bool user_event_enabler_at_fork(struct user_event_enabler *enabler,
  * which stays on the parent's list while the fork is pending (so its next
  * pointer is valid when RCU is taken again). Returns how many.
  */
-static unsigned int user_event_mm_fork_snapshot(struct user_event_mm *parent,
-						u64 seq,
-						struct list_head *copies)
+static unsigned int
+user_event_mm_fork_snapshot(struct user_event_mm *parent, u64 seq,
+			    const struct user_event_payer *payer,
+			    struct list_head *copies)
 {
 	struct user_event_enabler *enabler, *copy;
 	unsigned int n = 0;
@@ -1386,7 +1387,7 @@ static unsigned int user_event_mm_fork_snapshot(struct user_event_mm *parent,
 		copy->ubit = enabler->ubit;
 		copy->bit = enabler->bit;
 		copy->size = enabler->size;
-		copy->owner = current_uid();
+		copy->payer = *payer;
 		/* Legal: the parent's enabler holds one, and stays */
 		user_event_get(enabler->event);
 		copy->event = enabler->event;
@@ -1410,17 +1411,19 @@ static void user_event_mm_fork_copy(struct user_event_mm *parent,
 {
 	struct user_event_enabler *enabler, *next;
 	struct user_event_mm *uemm, *found;
+	struct user_event_payer payer;
 	LIST_HEAD(copies);
 	LIST_HEAD(gone);
 	unsigned int n;
 	u64 changes;
 
-	n = user_event_mm_fork_snapshot(parent, seq, &copies);
+	user_event_payer_current(&payer);
+	n = user_event_mm_fork_snapshot(parent, seq, &payer, &copies);
 	if (!n)
 		return;
 
 	/* The child had them already: charged, never refused */
-	if (user_event_charge(current_uid(), UE_QUOTA_ENABLERS, n, true)) {
+	if (user_event_charge(&payer, UE_QUOTA_ENABLERS, n, true)) {
 		pr_warn_ratelimited("out of memory copying enablers at fork\n");
 		list_for_each_entry_safe(enabler, next, &copies, free_link) {
 			user_event_put(enabler->event);

@@ -1400,9 +1400,41 @@ user_event_mm_fork_snapshot(struct user_event_mm *parent, u64 seq,
 }
 
 /*
+ * Drops the copies past the first @keep of @copies (the parent's oldest
+ * enablers are kept): the child's uid or tenant is at its
+ * max_enablers_per_uid. Their bits are cleared in the child's memory
+ * (current's; best effort: a page that is not there, or still shared
+ * with the parent and not anonymous, keeps the bit fork copied), so that
+ * the child does not see an event enabled that no longer tells it when
+ * it is disabled. The fork itself never fails for this.
+ */
+static void user_event_mm_fork_trim(struct mm_struct *mm,
+				    struct list_head *copies, unsigned int keep)
+{
+	struct user_event_enabler *enabler, *next;
+	unsigned int n = 0, dropped = 0;
+
+	list_for_each_entry_safe(enabler, next, copies, free_link) {
+		if (n++ < keep)
+			continue;
+		list_del(&enabler->free_link);
+		mmap_read_lock(mm);
+		user_event_enabler_write(mm, enabler, false);
+		mmap_read_unlock(mm);
+		user_event_put(enabler->event);
+		kfree(enabler);
+		if (++dropped % FORK_COPY_BATCH == 0)
+			cond_resched();
+	}
+	pr_warn_ratelimited("pid %d inherits %u of %u enablers: max_enablers_per_uid\n",
+			    task_pid_nr(current), keep, n);
+}
+
+/*
  * Gives the child's address space @mm (held, the caller's) the enablers
- * of @parent at the fork numbered @seq. No global lock: the copy is
- * made into a record nobody sees yet, whose bits are fixed, then
+ * of @parent at the fork numbered @seq, as many as the child's quota
+ * (max_enablers_per_uid of its uid and tenant) allows. No global lock: the
+ * copy is made into a record nobody sees yet, whose bits are fixed, then
  * published; a state change since the first fix makes a second one, under
  * the record's lock (see user_event_mm_publish()).
  */
@@ -1412,9 +1444,9 @@ static void user_event_mm_fork_copy(struct user_event_mm *parent,
 	struct user_event_enabler *enabler, *next;
 	struct user_event_mm *uemm, *found;
 	struct user_event_payer payer;
+	unsigned int n, charged;
 	LIST_HEAD(copies);
 	LIST_HEAD(gone);
-	unsigned int n;
 	u64 changes;
 
 	user_event_payer_current(&payer);
@@ -1422,15 +1454,16 @@ static void user_event_mm_fork_copy(struct user_event_mm *parent,
 	if (!n)
 		return;
 
-	/* The child had them already: charged, never refused */
-	if (user_event_charge(&payer, UE_QUOTA_ENABLERS, n, true)) {
-		pr_warn_ratelimited("out of memory copying enablers at fork\n");
-		list_for_each_entry_safe(enabler, next, &copies, free_link) {
-			user_event_put(enabler->event);
-			kfree(enabler);
-		}
+	/*
+	 * Charged as registrations are: a copy past the quota is refused
+	 * (the child does not inherit it), else every process of a user
+	 * could hold max_enablers copies and fork would multiply the quota.
+	 */
+	charged = user_event_charge_upto(&payer, UE_QUOTA_ENABLERS, n);
+	if (charged < n)
+		user_event_mm_fork_trim(mm, &copies, charged);
+	if (!charged)
 		return;
-	}
 
 	uemm = user_event_mm_alloc(mm);
 	if (!uemm) {

@@ -625,6 +625,114 @@ TEST_F(unload, max_enablers_per_uid_param)
 	ASSERT_EQ(0, chmod(UE_TRACEFS, root_st.st_mode & 07777));
 }
 
+/*
+ * As UE_TEST_UID: registers bits 0 .. 2 of an anonymous word for
+ * PREFIX "qf u32 a", tells @sync_wr, waits on @go_rd for root to enable
+ * the event, checks the word, then forks once; the fork child sends its
+ * word as it found it (after inheriting, before touching anything) and
+ * the result of unregistering each of the three bits, as a child of the
+ * test: out[0] the parent's word, out[1] the child's, out[2..4] the
+ * unregistrations (0 or -errno).
+ */
+static pid_t fork_bits_as_uid(int res_fd, int sync_wr, int go_rd)
+{
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		gid_t groups[1] = { UE_TEST_GID };
+		__u64 out[5] = { ~0ULL, ~0ULL, 1, 1, 1 };
+		volatile __u64 *word;
+		int fd, i, status;
+		pid_t child;
+		char c = 0;
+
+		word = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
+			    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (word == MAP_FAILED || setgroups(1, groups) ||
+		    setresgid(UE_TEST_GID, UE_TEST_GID, UE_TEST_GID) ||
+		    setresuid(UE_TEST_UID, UE_TEST_UID, UE_TEST_UID))
+			_exit(3);
+		*word = 0;
+		fd = ue_open_data();
+		for (i = 0; i < 3; i++)
+			if (fd < 0 || ue_wreg(fd, PREFIX "qf u32 a",
+					      (void *)word, 8, i, 0, NULL))
+				_exit(4);
+		if (write(sync_wr, &c, 1) != 1 || read(go_rd, &c, 1) != 1)
+			_exit(5);
+		out[0] = *word;
+		child = fork();
+		if (child == 0) {
+			out[1] = *word;
+			for (i = 0; i < 3; i++)
+				out[2 + i] = (__u64)ue_wunreg(fd, (void *)word,
+							      i);
+			if (write(res_fd, out, sizeof(out)) != sizeof(out))
+				_exit(2);
+			_exit(0);
+		}
+		if (child < 0 || waitpid(child, &status, 0) != child ||
+		    status)
+			_exit(6);
+		_exit(0);
+	}
+
+	return pid;
+}
+
+/*
+ * max_enablers_per_uid across fork (issue 30, item 2): a fork child's
+ * copies of its parent's enablers are charged as registrations are and
+ * stop at the quota: the child inherits the parent's oldest enablers up
+ * to it, the others not (their bits are cleared in the child's word);
+ * the fork itself succeeds. Before, the copies were charged but never
+ * refused: 16 processes held four times the quota, and every state
+ * change wrote them all under event_mutex.
+ */
+TEST_F(unload, fork_copies_stop_at_enablers_quota)
+{
+	int res[2], sync[2], go[2], status;
+	struct stat root_st;
+	__u64 out[5];
+	pid_t pid;
+	char c;
+
+	reload_for_users(_metadata, self, &root_st, "max_enablers_per_uid=4");
+	ASSERT_EQ(0, pipe(res));
+	ASSERT_EQ(0, pipe(sync));
+	ASSERT_EQ(0, pipe(go));
+
+	/* 3 of the user's 4 in the parent: its fork child gets 1 */
+	pid = fork_bits_as_uid(res[1], sync[1], go[0]);
+	ASSERT_LT(0, pid);
+	/* Only the child holds these: a child that fails ends the reads */
+	close(res[1]);
+	close(sync[1]);
+	close(go[0]);
+	ASSERT_EQ(1, read(sync[0], &c, 1));
+	ASSERT_EQ(0, ue_enable(PREFIX "qf", true));
+	ASSERT_EQ(1, write(go[1], "g", 1));
+	ASSERT_EQ((ssize_t)sizeof(out), read(res[0], out, sizeof(out)));
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	EXPECT_EQ(0, status);
+
+	/* The enable set every bit of the parent before its write returned */
+	EXPECT_EQ(7ULL, out[0]);
+	/* The child inherited bit 0 only, and its other bits were cleared */
+	EXPECT_EQ(1ULL, out[1]);
+	EXPECT_EQ(0ULL, out[2]);
+	EXPECT_EQ(-ENOENT, (int)out[3]);
+	EXPECT_EQ(-ENOENT, (int)out[4]);
+
+	EXPECT_EQ(0, ue_enable(PREFIX "qf", false));
+	close(res[0]);
+	close(sync[0]);
+	close(go[1]);
+
+	/* Back to the defaults (the bits went with their processes) */
+	reload_back_to_defaults(_metadata, self, &root_st);
+}
+
 #define UE_NS_HOST_UID 300000
 #define UE_NS_UIDS 4
 

@@ -163,7 +163,7 @@ struct user_event_mm {
 	atomic64_t seq;
 	atomic_t forks_pending;
 	unsigned int nr_enablers;	/* registered, under lock */
-	struct list_head update_link;	/* under event_mutex */
+	struct list_head update_link;	/* user_event_update_mutex */
 	struct user_event_fork *spares[FORK_SPARES];
 	struct callback_head refill_twork;
 	unsigned long refill_queued;	/* bit 0: refill_twork is queued */
@@ -203,6 +203,8 @@ struct linux_binprm;
 static DEFINE_HASHTABLE(user_event_mms, 10);
 static DEFINE_SPINLOCK(user_event_mms_lock);
 static DEFINE_MUTEX(user_event_mm_mutex);
+/* update_link of every record: user_event_enablers_write_linked() */
+static DEFINE_MUTEX(user_event_update_mutex);
 static atomic_t user_event_nr_mms = ATOMIC_INIT(0);
 static struct workqueue_struct *user_event_mm_wq;
 static struct tracepoint *fork_tp, *exit_tp, *exec_tp;
@@ -1022,22 +1024,29 @@ static void user_event_mm_work_here(struct user_event_mm *uemm)
 }
 
 /*
- * Writes @user's new state into the bits of one address space, under
- * event_mutex, which must never wait for something the address space's
- * owner controls: its mmap_lock can be held for ever by a thread of its
- * own (a /proc/self/mem read of a page whose FUSE server never answers,
- * with a writer queued behind it), and its record's lock by a thread of
- * its own waiting for that mmap_lock. So both are only tried; if either
- * is taken, a task of the address space rewrites all its bits from the
- * events' state later, in its own context (user_event_twork_kick()).
+ * Writes the state of @user's event into the bits of one address space
+ * (every event's, if a resync is due). Never under event_mutex (see
+ * user_event_enablers_update()), but in the context of whoever changed
+ * the state (root's write to "enable", a perf open or close), which must
+ * never wait for something the address space's owner controls: its
+ * mmap_lock can be held for ever by a thread of its own (a /proc/self/mem
+ * read of a page whose FUSE server never answers, with a writer queued
+ * behind it), and its record's lock by a thread of its own waiting for
+ * that mmap_lock. So both are only tried; if either is taken, a task of
+ * the address space rewrites all its bits from the events' state later,
+ * in its own context (user_event_twork_kick()). Each bit is written with
+ * its event's state as read under the record's lock, not the state of
+ * the change that queued this: writers of one address space are ordered
+ * by that lock, and each change is followed by a writer that reads the
+ * state after it, so the last write is always of the latest state.
+ * @user is only compared, never dereferenced: it may be gone.
  */
 static void user_event_mm_update(struct user_event_mm *uemm,
-				 struct user_event *user, bool enabled)
+				 const struct user_event *user)
 {
 	struct user_event_enabler *enabler;
+	unsigned int n = 0;
 	bool resync;
-
-	ue_lockdep_assert_event_mutex();
 
 	if (!mutex_trylock(&uemm->lock))
 		goto defer;
@@ -1051,9 +1060,11 @@ static void user_event_mm_update(struct user_event_mm *uemm,
 		if (enabler->del_seq || (!resync && enabler->event != user))
 			continue;
 		if (user_event_enabler_write(uemm->mm, enabler,
-					     enabler->event == user ? enabled :
 					     user_event_status(enabler->event)))
 			user_event_fault_add(uemm, enabler);
+		/* No spinlock held: the mmap read lock and a mutex */
+		if (++n % FORK_COPY_BATCH == 0)
+			cond_resched();
 	}
 	mmap_read_unlock(uemm->mm);
 	mutex_unlock(&uemm->lock);
@@ -1064,23 +1075,28 @@ defer:
 	user_event_twork_kick(uemm);
 }
 
+/* One address space's part of user_event_enablers_write() */
+static void user_event_mm_update_put(struct user_event_mm *uemm,
+				     const struct user_event *user)
+{
+	if (!READ_ONCE(uemm->dead) && mmget_not_zero(uemm->mm)) {
+		user_event_mm_update(uemm, user);
+		user_event_mm_mmput(uemm->mm);
+	}
+	user_event_mm_put(uemm);
+}
+
 /*
- * Writes the event's new state into every address space that registered
- * it. Called under event_mutex whenever a probe attaches or detaches,
- * after the new state was published.
+ * Without memory for an array: one writer at a time, through the
+ * records' update_link (user_event_update_mutex).
  */
-void user_event_enablers_update(struct user_event *user)
+static void user_event_enablers_write_linked(const struct user_event *user)
 {
 	struct user_event_mm *uemm, *next;
-	bool enabled = user_event_status(user);
 	LIST_HEAD(mms);
 	int bkt;
 
-	ue_lockdep_assert_event_mutex();
-
-	/* Full barrier: pairs with the one in user_event_mm_publish() */
-	atomic64_inc_return(&user_event_changes);
-
+	mutex_lock(&user_event_update_mutex);
 	rcu_read_lock();
 	hash_for_each_rcu(user_event_mms, bkt, uemm, node)
 		if (refcount_inc_not_zero(&uemm->refcnt))
@@ -1089,14 +1105,133 @@ void user_event_enablers_update(struct user_event *user)
 
 	list_for_each_entry_safe(uemm, next, &mms, update_link) {
 		list_del_init(&uemm->update_link);
-
-		if (!READ_ONCE(uemm->dead) && mmget_not_zero(uemm->mm)) {
-			user_event_mm_update(uemm, user, enabled);
-			user_event_mm_mmput(uemm->mm);
-		}
-
-		user_event_mm_put(uemm);
+		user_event_mm_update_put(uemm, user);
 	}
+	mutex_unlock(&user_event_update_mutex);
+}
+
+/*
+ * Writes @user's state into every address space that registered it.
+ * Writers of several state changes run at once, with no lock in common:
+ * each takes its own array of referenced records from the table (under
+ * RCU), then writes them one by one with no lock of ours but each
+ * record's (tried).
+ */
+static void user_event_enablers_write(const struct user_event *user)
+{
+	unsigned int cap = atomic_read(&user_event_nr_mms) + 8, n, i;
+	struct user_event_mm **mms, *uemm;
+	bool full;
+	int bkt;
+
+again:
+	mms = kvmalloc_array(cap, sizeof(*mms), GFP_KERNEL | __GFP_NOWARN);
+	if (!mms) {
+		user_event_enablers_write_linked(user);
+		return;
+	}
+	n = 0;
+	full = false;
+	rcu_read_lock();
+	hash_for_each_rcu(user_event_mms, bkt, uemm, node) {
+		if (READ_ONCE(uemm->dead))
+			continue;
+		if (n == cap) {
+			full = true;
+			break;
+		}
+		if (refcount_inc_not_zero(&uemm->refcnt))
+			mms[n++] = uemm;
+	}
+	rcu_read_unlock();
+
+	if (full) {
+		/* Records were published meanwhile: a bigger array */
+		for (i = 0; i < n; i++)
+			user_event_mm_put(mms[i]);
+		kvfree(mms);
+		cap *= 2;
+		goto again;
+	}
+
+	for (i = 0; i < n; i++)
+		user_event_mm_update_put(mms[i], user);
+	kvfree(mms);
+}
+
+/*
+ * The writing of one state change's bits, after event_mutex is released:
+ * task work of the task that changed the state (it runs before that task
+ * returns to user space: the bits are set when its write to "enable" or
+ * its perf_event_open() returns), or a work item for a kernel thread or
+ * an exiting task that takes no more task work.
+ */
+struct user_event_flush {
+	union {
+		struct callback_head twork;
+		struct work_struct work;
+	};
+	const struct user_event *user;	/* compared only: may be gone */
+};
+
+static void user_event_flush_twork(struct callback_head *twork)
+{
+	struct user_event_flush *flush = container_of(twork,
+						      struct user_event_flush,
+						      twork);
+
+	user_event_enablers_write(flush->user);
+	kfree(flush);
+	user_event_twork_end();
+}
+
+static void user_event_flush_work(struct work_struct *work)
+{
+	struct user_event_flush *flush = container_of(work,
+						      struct user_event_flush,
+						      work);
+
+	user_event_enablers_write(flush->user);
+	kfree(flush);
+}
+
+/*
+ * Called under event_mutex whenever a probe attaches or detaches, after
+ * the event's new state was published. The bits are written after
+ * event_mutex is released (user_event_flush): holding it for a time that
+ * grows with the enablers one tenant registered would stall every
+ * tracing operation of root's (issue 30: 1,048,576 bits held it for 3.75
+ * to 4.5 s). Here only a count and a queued struct: O(1) in the number of
+ * enablers. If the struct cannot be allocated, the bits are written here,
+ * as before.
+ */
+void user_event_enablers_update(struct user_event *user)
+{
+	struct user_event_flush *flush;
+
+	ue_lockdep_assert_event_mutex();
+
+	/* Full barrier: pairs with the one in user_event_mm_publish() */
+	atomic64_inc_return(&user_event_changes);
+	if (!atomic_read(&user_event_nr_mms))
+		return;
+
+	flush = kmalloc(sizeof(*flush), GFP_KERNEL | __GFP_NOWARN);
+	if (!flush) {
+		user_event_enablers_write(user);
+		return;
+	}
+	flush->user = user;
+
+	if (!(current->flags & PF_KTHREAD)) {
+		init_task_work(&flush->twork, user_event_flush_twork);
+		user_event_twork_start();
+		if (!task_work_add(current, &flush->twork, TWA_RESUME))
+			return;
+		user_event_twork_end();
+	}
+	INIT_WORK(&flush->work, user_event_flush_work);
+	queue_work(user_event_mm_wq, &flush->work);
 }
 
 /*

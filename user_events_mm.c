@@ -25,10 +25,13 @@
  *    reference put, only after every lock is dropped: user_event_put() may
  *    take event_mutex.
  *
- * Locks, outermost first: event_mutex (the tracing core's; only state
- * changes, which call user_event_enablers_update() with it held, and
- * which only try the two below: user_event_mm_update()), then
- * uemm->lock, then the mm's mmap_lock. uemm->lock covers an address
+ * Locks, outermost first: event_mutex (the tracing core's; held by state
+ * changes, which call user_event_enablers_update() with it: that only
+ * queues the writing of the bits, done after event_mutex is released by
+ * the task that changed the state, and which only tries the two below:
+ * user_event_mm_update()), then user_event_update_mutex (a writer's
+ * fallback when it has no memory), then uemm->lock, then the mm's
+ * mmap_lock. uemm->lock covers an address
  * space's enabler list, hash, count and fault list, and every write of its
  * bits: an update, a registration (whose (address, bit) uniqueness check
  * and insertion are one critical section), an unregistration, the fault
@@ -56,7 +59,8 @@
  *    reference of the parent's record. That work, before the child's first
  *    instruction in user space, copies the enablers that existed at fork
  *    (numbered by the parent's seq) under RCU with no lock, into a new
- *    record that is not published yet; it then fixes the child's bits that
+ *    record that is not published yet, as many as the child's quota
+ *    allows (user_event_mm_fork_trim()); it then fixes the child's bits that
  *    disagree with their event (read from the child's own memory, written
  *    only where they differ), publishes the record and, if any state
  *    changed meanwhile, fixes them again under the record's lock. While

@@ -138,13 +138,13 @@ user_event_quota_get(kuid_t uid, struct user_event_quota **new)
 /*
  * Charges up to @n objects of @kind to @payer: to its uid and, when the
  * tenant is another user, to the tenant too, both bounded. Returns how
- * many were charged: @n unless @upto (then fewer, down to 0, when a bound
+ * many were charged: @n unless @partial (then fewer, down to 0, when a bound
  * is reached), else 0 with *@err set. @force charges all @n, never
  * refused.
  */
 static unsigned int user_event_charge_n(const struct user_event_payer *payer,
 					enum user_event_quota_kind kind,
-					unsigned int n, bool force, bool upto,
+					unsigned int n, bool force, bool partial,
 					int *err)
 {
 	bool two = !uid_eq(payer->uid, payer->tenant);
@@ -171,7 +171,7 @@ static unsigned int user_event_charge_n(const struct user_event_payer *payer,
 						       n));
 	if (force)
 		room = n;
-	if (room < n && !upto) {
+	if (room < n && !partial) {
 		*err = -EMFILE;
 		room = 0;
 	} else if (room) {

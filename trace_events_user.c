@@ -35,6 +35,7 @@
 #include <linux/instrumented.h>
 #include <linux/jhash.h>
 #include <linux/kernel.h>
+#include <linux/limits.h>
 #include <linux/mm.h>
 #include <linux/module.h>
 #include <linux/mutex.h>
@@ -85,6 +86,9 @@ MODULE_PARM_DESC(max_events,
  * buffer into each ring buffer.
  */
 struct user_event_probes {
+	struct rcu_head rcu;		/* kfree_rcu() once replaced */
+	/* Next on user->spare_probes, while never published */
+	struct user_event_probes *next_spare;
 	unsigned int capacity;
 	unsigned int nr_files;
 	struct trace_event_file *files[];
@@ -116,16 +120,18 @@ struct user_event {
 	struct user_event_type *type;	/* holds call.event.type */
 	bool traced;		/* had an ftrace event file: event_mutex */
 	struct user_event_probes __rcu *probes;
-	/* Unpublished array kept for the next detach, under event_mutex */
+	/*
+	 * Unpublished arrays kept for the coming detaches, a stack of
+	 * nr_files - 1 of them (see user_event_probe_file()): event_mutex
+	 */
 	struct user_event_probes *spare_probes;
 	/*
 	 * The ftrace event file when it is the event's only consumer (one
 	 * file attached, no perf), else NULL: the one-copy test of the write
 	 * path, one load. Written with WRITE_ONCE under event_mutex by
 	 * update_enable_bit_for(), read under sched RCU by writers. The
-	 * file stays valid for them as the arrays in @probes do: it is
-	 * cleared before the detach that unpublishes it waits for a grace
-	 * period.
+	 * file stays valid for them as the files in @probes do (see
+	 * user_event_probe_file()).
 	 */
 	struct trace_event_file *direct_file;
 	struct hlist_node multi_node;	/* user_event_multi_table */
@@ -235,8 +241,9 @@ static u32 user_event_multi_key(const char *name, const char *args,
  * dynamic_events, the way to share a name between users) is shared; a
  * caller without the capability may register (and so write to) only its
  * own events and shared ones, and delete only its own; another user's
- * event gives EACCES. A multi-format registration finds only the caller's
- * or shared events of that format, else creates the caller's own.
+ * event gives EACCES. A multi-format registration finds the shared event
+ * of that format, else (a caller without the capability) its own, else
+ * creates one; a privileged caller never joins a user's.
  * "shared": upstream's behaviour, anyone who can open user_events_data
  * uses and deletes any event. Ownership and privilege are the calling
  * task's (real uid, capabilities), not those of whoever opened the file.
@@ -287,6 +294,34 @@ static bool user_event_may_delete(struct user_event *user)
 	return !READ_ONCE(isolation_owner) ||
 	       (uid_eq(user->owner, current_uid()) && !user->shared) ||
 	       perfmon_capable();
+}
+
+/*
+ * May the caller attach perf (and so BPF) to @user? Under isolation: the
+ * owner of an event that is not shared, or a privileged caller. Not a
+ * tenant on a shared (root's) event: perf on it sets the enable bit of
+ * every process that registered it, root's services included, which would
+ * then build and write records for the tenant's counter.
+ */
+static bool user_event_may_perf(struct user_event *user)
+{
+	return !READ_ONCE(isolation_owner) ||
+	       (uid_eq(user->owner, current_uid()) && !user->shared) ||
+	       perfmon_capable();
+}
+
+/*
+ * May a multi-format registration by the caller join @user? Under
+ * isolation, a tenant finds its own events and shared ones; a privileged
+ * caller, whose event is shared, finds shared ones only: never a tenant's,
+ * whose owner would then receive root's records and decide their format.
+ */
+static bool user_event_may_join_multi(struct user_event *user)
+{
+	if (!READ_ONCE(isolation_owner) || user->shared)
+		return true;
+
+	return !perfmon_capable() && uid_eq(user->owner, current_uid());
 }
 
 u8 user_event_status(struct user_event *user)
@@ -427,9 +462,9 @@ void user_event_put(struct user_event *user)
  *  - else its records may still be in a buffer (or a snapshot): the type
  *    stays registered as a tombstone, and its records print as those of a
  *    deleted event, with no payload decoded. Nobody's records are erased.
- *    Tombstones are freed at module exit, after the ring buffers of every
- *    instance where one of our events was ever enabled are emptied (the
- *    purge event, below);
+ *    Tombstones are freed when the unload is prepared, after the ring
+ *    buffers of every instance where one of our events was ever enabled
+ *    are emptied (the purge event, below);
  *  - past MAX_TOMBSTONES, the event's id is freed at once instead, right
  *    after emptying the instances its own removal just marked, as the
  *    core does when root deletes a dynamic event. The core's marks are
@@ -579,9 +614,9 @@ static void user_event_type_free(struct user_event_type *type)
 }
 
 /*
- * Frees every tombstone at module exit, once the instances where one of
- * our events was enabled are empty (user_event_purge_remove(), called
- * first, under the same event_mutex)
+ * Frees every tombstone when the unload is prepared, once the instances
+ * where one of our events was enabled are empty (user_event_purge_remove(),
+ * called first, under the same event_mutex)
  */
 static void user_event_tombstones_free(void)
 {
@@ -632,6 +667,11 @@ int user_event_call_set_visible(struct trace_event_call *call, bool visible)
 
 	ue_lockdep_assert_event_mutex();
 
+	/* Ghosts for the directories a removal leaves (user_events_dirs.c) */
+	ret = user_events_dirs_prepare(call, visible);
+	if (ret)
+		return ret;
+
 	/*
 	 * The event's tracefs directory is created on behalf of whoever may
 	 * open user_events_data; create it as root like every other event.
@@ -645,6 +685,7 @@ int user_event_call_set_visible(struct trace_event_call *call, bool visible)
 
 	revert_creds(old_cred);
 
+	user_events_dirs_done(call, visible, ret);
 	return ret;
 }
 
@@ -698,10 +739,10 @@ static int destroy_user_event(struct user_event *user)
 	kfree(user->spare_probes);
 
 	/*
-	 * The directories nobody holds let go of their events now; a held
-	 * one keeps this event's memory (and the module) until it is let go
+	 * The directories nobody held let go of the event already
+	 * (user_events_dirs_done()); a held one keeps its memory (and the
+	 * module) until it is let go
 	 */
-	user_events_dirs_release();
 	user_event_mem_put(&user->call);
 	return 0;
 }
@@ -751,18 +792,26 @@ static struct user_event *find_user_event_multi(const char *name,
 						const char *args,
 						unsigned int flags)
 {
-	struct user_event *user;
+	struct user_event *user, *own = NULL;
 	u32 key = user_event_multi_key(name, args, flags);
 
 	ue_lockdep_assert_event_mutex();
 
-	/* Under isolation, each user has its own: others' are not found */
-	hash_for_each_possible(user_event_multi_table, user, multi_node, key)
-		if (!strcmp(user->name, name) && !strcmp(user->args, args) &&
-		    user->flags == flags && user_event_may_use(user))
+	/*
+	 * Under isolation, each user has its own: others' are not found.
+	 * A shared one wins over the caller's own: once root registered the
+	 * format, every new registration joins root's event.
+	 */
+	hash_for_each_possible(user_event_multi_table, user, multi_node, key) {
+		if (strcmp(user->name, name) || strcmp(user->args, args) ||
+		    user->flags != flags || !user_event_may_join_multi(user))
+			continue;
+		if (user->shared)
 			return user;
+		own = user;
+	}
 
-	return NULL;
+	return own;
 }
 
 /*
@@ -943,21 +992,53 @@ static void update_enable_bit_for(struct user_event *user, bool perf)
 	}
 }
 
+/* An empty array of @capacity slots (event_mutex, the attach) */
+static struct user_event_probes *user_event_probes_alloc(unsigned int capacity)
+{
+	struct user_event_probes *probes;
+
+	probes = kzalloc(struct_size(probes, files, capacity), GFP_KERNEL);
+	if (probes)
+		probes->capacity = capacity;
+	return probes;
+}
+
 /*
- * Attaches or detaches an ftrace event file. Detaching allocates nothing,
- * so it cannot fail: the array unpublished by the previous change is kept
- * as a spare, and it has room for one file less than the current one.
- * Invariant: with n >= 2 files attached, spare_probes has room for n - 1.
+ * Attaches or detaches an ftrace event file, under event_mutex (the core
+ * calls class->reg under it), and never waits for a grace period there:
+ * the replaced array is freed with kfree_rcu(), which needs no module
+ * code, so nothing is left to wait for at module exit.
+ *
+ * A detach cannot fail (the core ignores its errors) and so allocates
+ * nothing: each attach that makes n >= 2 files allocates, besides the
+ * array it publishes, a spare array of n - 1 slots, pushed on
+ * user->spare_probes; each detach from n >= 2 files pops the top one
+ * (room for n - 1) and publishes it. Invariant: with n >= 1 files
+ * attached, the stack holds n - 1 spares, the top one with room for
+ * n - 1, the next for n - 2, and so on; with none (the only state
+ * destroy_user_event() sees), both user->probes and the stack are empty.
+ *
+ * Writers read the array and its files with preemption disabled
+ * (user_event_emit(), user_events_write_kernel_iter()), the sched-RCU
+ * read side: since 4.20 RCU is consolidated (5.10, 6.1, 6.12, PREEMPT_RT
+ * too), so the normal grace period of kfree_rcu() waits for those
+ * readers. A file stays valid for a writer that still sees it after its
+ * detach: the tracing core frees an instance's files only after its own
+ * tracepoint_synchronize_unregister() (instance removal), and our
+ * event's files when it removes the call, which destroy_user_event()
+ * does only with no user left, while every writer holds a reference (its
+ * descriptor's index array, put at release(), after the write returned).
  */
 static int user_event_probe_file(struct user_event *user,
 				 struct trace_event_file *file, bool add)
 {
-	struct user_event_probes *old, *new, *spare;
-	unsigned int i, n, want;
+	struct user_event_probes *old, *new = NULL, *spare = NULL;
+	unsigned int i, n;
+
+	ue_lockdep_assert_event_mutex();
 
 	old = rcu_dereference_protected(user->probes,
 					ue_lockdep_event_mutex_held());
-	spare = user->spare_probes;
 	n = old ? old->nr_files : 0;
 
 	if (add) {
@@ -965,27 +1046,31 @@ static int user_event_probe_file(struct user_event *user,
 
 		if (ret)
 			return ret;
+		new = user_event_probes_alloc(n + 1);
+		if (n)
+			spare = user_event_probes_alloc(n);
+		if (!new || (n && !spare)) {
+			kfree(new);
+			kfree(spare);
+			return -ENOMEM;
+		}
+		if (spare) {
+			spare->next_spare = user->spare_probes;
+			user->spare_probes = spare;
+		}
 	} else {
 		for (i = 0; i < n && old->files[i] != file; i++)
 			;
 		if (i == n)
 			return 0;
-	}
-
-	want = add ? n + 1 : n - 1;
-	if (!want) {
-		new = NULL;
-	} else if (spare && spare->capacity >= want) {
-		new = spare;
-		user->spare_probes = NULL;
-	} else if (add) {
-		new = kzalloc(struct_size(new, files, want), GFP_KERNEL);
-		if (!new)
-			return -ENOMEM;
-		new->capacity = want;
-	} else {
-		/* Not reachable while the invariant above holds */
-		return -ENOMEM;
+		if (n > 1) {
+			new = user->spare_probes;
+			/* Not reachable while the invariant above holds */
+			if (WARN_ON_ONCE(!new || new->capacity < n - 1))
+				return -ENOMEM;
+			user->spare_probes = new->next_spare;
+			new->next_spare = NULL;
+		}
 	}
 
 	if (new) {
@@ -1002,18 +1087,9 @@ static int user_event_probe_file(struct user_event *user,
 		user->traced = true;
 	update_enable_bit_for(user, user->status & EVENT_STATUS_PERF);
 
-	if (old) {
-		/* Writers may still use the array being replaced */
-		synchronize_rcu();
-		/* Keep the larger of the two as the spare */
-		spare = user->spare_probes;
-		if (spare && spare->capacity >= old->capacity) {
-			kfree(old);
-		} else {
-			kfree(spare);
-			user->spare_probes = old;
-		}
-	}
+	/* Writers may still use the array being replaced */
+	if (old)
+		kfree_rcu(old, rcu);
 
 	return 0;
 }
@@ -1052,6 +1128,27 @@ static int user_event_reg(struct trace_event_call *call,
 
 	return 0;
 }
+
+#ifdef CONFIG_PERF_EVENTS
+/*
+ * Every perf_event_open() of the event, before the core's own checks,
+ * with event_mutex held (perf_trace_init()): under isolation, perf on an
+ * event registers it (every enable bit set, the event kept and busy), so
+ * only whoever may delete it may attach to it (user_event_may_perf()). A
+ * counter inherited at fork was allowed with its parent, as the core
+ * decides: current is then the forking task, not the opener.
+ */
+static int user_event_perf_perm(struct trace_event_call *call,
+				struct perf_event *p_event)
+{
+	struct user_event *user = call->data;
+
+	if (p_event->parent)
+		return 0;
+
+	return user_event_may_perf(user) ? 0 : -EACCES;
+}
+#endif
 
 /* Whether @call is a user event's (any context; @call is alive) */
 bool user_event_call_is_ours(const struct trace_event_call *call)
@@ -1233,13 +1330,24 @@ static int user_event_register(struct user_event *user)
 	if (user->multi)
 		user->call_name = kasprintf(GFP_KERNEL_ACCOUNT, "%s.%llx",
 					    user->name,
-					    ++user_event_multi_id);
+					    user_event_multi_id + 1);
 	else
 		user->call_name = kstrdup(user->name, GFP_KERNEL_ACCOUNT);
 	if (!user->call_name) {
 		ret = -ENOMEM;
 		goto free;
 	}
+	/*
+	 * Every event gets its directory, and tracefs takes no longer name:
+	 * NAME.<id> of a multi-format event can be. Refused like an over-long
+	 * name, before anything is charged or logged.
+	 */
+	if (strlen(user->call_name) > NAME_MAX) {
+		ret = -EINVAL;
+		goto free;
+	}
+	if (user->multi)
+		user_event_multi_id++;
 	INIT_LIST_HEAD(&user->reap_link);
 	user->class.reg = user_event_reg;
 
@@ -1248,6 +1356,9 @@ static int user_event_register(struct user_event *user)
 	user->call.class = &user->class;
 	user->call.data = user;
 	user->call.flags = TRACE_EVENT_FL_TRACEPOINT | UE_TRACE_EVENT_FL_DYNAMIC;
+#ifdef CONFIG_PERF_EVENTS
+	user->call.perf_perm = user_event_perf_perm;
+#endif
 
 	/* Everything that can fail below is undone by the labels at the end */
 	user->owner = current_uid();
@@ -1349,7 +1460,13 @@ static int user_event_parse(char *desc, u16 reg_flags, bool persist,
 		*created = true;
 	}
 
-	if (persist || (reg_flags & USER_EVENT_REG_PERSIST))
+	/*
+	 * Only who may delete an event changes how long it lives: a status
+	 * page registration (persistent) of root's event by a tenant gets its
+	 * status byte, and the event still goes with its last user.
+	 */
+	if ((persist || (reg_flags & USER_EVENT_REG_PERSIST)) &&
+	    (!found || user_event_may_delete(user)))
 		user->persist = true;
 	if (reg_flags & USER_EVENT_REG_PERSIST)
 		user->persist_cap = true;
@@ -1476,8 +1593,8 @@ user_event_lookup_for_write(struct file *file, int idx, size_t len)
  * Hands a payload staged in this CPU's write buffer (preemption disabled)
  * to every consumer attached, once it passed the checks.
  */
-static int user_event_deliver_staged(struct user_event *user, const void *buf,
-				     size_t len)
+static noinline int user_event_deliver_staged(struct user_event *user,
+					      const void *buf, size_t len)
 {
 	struct user_event_probes *probes;
 	unsigned int i;
@@ -1500,66 +1617,141 @@ static int user_event_deliver_staged(struct user_event *user, const void *buf,
 }
 
 /*
- * Copies @len bytes of the writer's iovecs, starting @skip bytes into the
- * first, to @buf: this CPU's write buffer, a record reserved for the
- * payload, or a local, @len checked against its size by the caller, so
- * hardened usercopy's object check is left out: on this path it would cost
- * as much as the copy. Returns -EFAULT if the iovecs are shorter than @len
- * or a page is not there (faults are not taken when the caller disabled
- * them); @buf may then hold part of the payload.
+ * The payload of a write, passed without a struct on the stack: @len bytes
+ * that start with the @first_len bytes at @first (write()'s buffer after the
+ * index, or what the index left of its segment) and go on in the @nr_rest
+ * iovecs at @rest. The iovecs are the kernel's copy (import_iovec()), whose
+ * lengths add up to the byte count checked by the caller; the copies check
+ * it again and every segment against access_ok().
  */
-static int user_event_copy_iovec(void *buf, const struct iovec *iov,
-				 unsigned long nr_segs, size_t skip,
-				 size_t len)
-{
-	const void __user *from;
-	unsigned long left;
-	size_t n;
 
-	for (; len; iov++, nr_segs--, skip = 0) {
-		if (unlikely(!nr_segs))
-			return -EFAULT;
-		if (skip >= iov->iov_len) {
-			skip -= iov->iov_len;
-			continue;
-		}
-		n = min(iov->iov_len - skip, len);
-		from = iov->iov_base + skip;
-		if (unlikely(!access_ok(from, n)))
-			return -EFAULT;
+/*
+ * Segments up to this size are copied in 8-byte loads and a 4, 2 and 1-byte
+ * tail inside one user access region; longer ones by raw_copy_from_user().
+ * EventHeader's segments are a few bytes each (its header is 8, a field's
+ * value 1 to 16), and for those the generic copy costs several times the
+ * bytes: a call, and on CPUs without FSRM rep_movs_alternative(), which
+ * copies what is left below 8 bytes one byte per iteration.
+ */
+#define UE_COPY_SMALL_MAX 64
+
+/*
+ * Copies @n bytes at @from to @buf: this CPU's write buffer or a record
+ * reserved for the payload, both checked against @n by the caller, so
+ * hardened usercopy's object check is left out: on this path it would cost
+ * as much as the copy. Faults are taken only if the caller did not disable
+ * them.
+ */
+static __always_inline int user_event_copy_seg(void *buf,
+					       const void __user *from,
+					       size_t n)
+{
+	const void __user *src = from;
+	unsigned long left;
+	void *dst = buf;
+
+	if (likely(n <= UE_COPY_SMALL_MAX)) {
+		size_t rem = n;
+
 		ue_instrument_copy_from_user_before(buf, from, n);
-		left = raw_copy_from_user(buf, from, n);
-		ue_instrument_copy_from_user_after(buf, from, n, left);
-		if (unlikely(left))
+		if (unlikely(!user_access_begin(from, n)))
 			return -EFAULT;
-		buf += n;
-		len -= n;
+		for (; rem >= sizeof(u64); rem -= sizeof(u64)) {
+			u64 v;
+
+			unsafe_get_user(v, (const u64 __user *)src, fault);
+			memcpy(dst, &v, sizeof(v));
+			dst += sizeof(u64);
+			src += sizeof(u64);
+		}
+		if (rem & sizeof(u32)) {
+			u32 v;
+
+			unsafe_get_user(v, (const u32 __user *)src, fault);
+			memcpy(dst, &v, sizeof(v));
+			dst += sizeof(u32);
+			src += sizeof(u32);
+		}
+		if (rem & sizeof(u16)) {
+			u16 v;
+
+			unsafe_get_user(v, (const u16 __user *)src, fault);
+			memcpy(dst, &v, sizeof(v));
+			dst += sizeof(u16);
+			src += sizeof(u16);
+		}
+		if (rem & 1) {
+			u8 v;
+
+			unsafe_get_user(v, (const u8 __user *)src, fault);
+			*(u8 *)dst = v;
+		}
+		user_access_end();
+		ue_instrument_copy_from_user_after(buf, from, n, 0);
+		return 0;
+fault:
+		user_access_end();
+		return -EFAULT;
 	}
 
-	return 0;
+	if (unlikely(!access_ok(from, n)))
+		return -EFAULT;
+	ue_instrument_copy_from_user_before(buf, from, n);
+	left = raw_copy_from_user(buf, from, n);
+	ue_instrument_copy_from_user_after(buf, from, n, left);
+
+	return unlikely(left) ? -EFAULT : 0;
 }
 
-/* Faults in the pages of the payload @iter describes; 0 when all are in */
-static int user_event_fault_in_iovec(const struct user_bpf_iter *iter,
-				     size_t len)
+/*
+ * Copies the payload to @buf, one segment after the other; each costs its
+ * access_ok() and its copy, nothing else. Returns -EFAULT if the iovecs are
+ * shorter than @len or a page is not there; @buf may then hold part of it.
+ */
+static __always_inline int
+user_event_copy_payload(void *buf, const char __user *first, size_t first_len,
+			const struct iovec *rest, unsigned long nr_rest,
+			size_t len)
 {
-	const struct iovec *iov = iter->iov;
-	size_t skip = iter->iov_offset, n;
-	unsigned long nr_segs;
+	size_t n = min(first_len, len);
 
-	for (nr_segs = iter->nr_segs; len && nr_segs; iov++, nr_segs--) {
-		if (skip >= iov->iov_len) {
-			skip -= iov->iov_len;
-			continue;
-		}
-		n = min(iov->iov_len - skip, len);
-		if (ue_fault_in_readable(iov->iov_base + skip, n))
+	for (;;) {
+		if (unlikely(user_event_copy_seg(buf, first, n)))
 			return -EFAULT;
 		len -= n;
-		skip = 0;
+		if (likely(!len))
+			return 0;
+		if (unlikely(!nr_rest))
+			return -EFAULT;
+		buf += n;
+		first = rest->iov_base;
+		n = min(rest->iov_len, len);
+		rest++;
+		nr_rest--;
 	}
+}
 
-	return len ? -EFAULT : 0;
+/* Faults in the pages of the payload; 0 when all are in */
+static int user_event_fault_in_payload(const char __user *first,
+				       size_t first_len,
+				       const struct iovec *rest,
+				       unsigned long nr_rest, size_t len)
+{
+	size_t n = min(first_len, len);
+
+	for (;;) {
+		if (ue_fault_in_readable(first, n))
+			return -EFAULT;
+		len -= n;
+		if (!len)
+			return 0;
+		if (!nr_rest)
+			return -EFAULT;
+		first = rest->iov_base;
+		n = min(rest->iov_len, len);
+		rest++;
+		nr_rest--;
+	}
 }
 
 /*
@@ -1582,17 +1774,19 @@ static int user_event_fault_in_iovec(const struct user_bpf_iter *iter,
 static DEFINE_PER_CPU(struct trace_event_buffer, direct_fbuffer);
 
 /*
- * One copy: reserves the record for @file, copies the payload of @iter
- * into it, checks that copy and commits it (the commit runs the file's
- * filter and conditional triggers on it). Returns -EAGAIN if a page of the
- * payload was not present, -EFAULT if the iovecs are short or the copy
- * failed the checks (the record is discarded in both cases), -ENOSPC if
- * nothing could be reserved (the caller takes the staged path: the same
- * checks and errors, and the same outcome in the trace), else 0.
+ * One copy: reserves the record for @file, copies the payload into it,
+ * checks that copy and commits it (the commit runs the file's filter and
+ * conditional triggers on it). Returns -EAGAIN if a page of the payload was
+ * not present, -EFAULT if the copy failed the checks (the record is
+ * discarded in both cases), -ENOSPC if nothing could be reserved (the
+ * caller takes the staged path: the same checks and errors, and the same
+ * outcome in the trace), else 0.
  */
-static int
+static __always_inline int
 user_event_record_direct(struct user_event *user, struct trace_event_file *file,
-			 const struct user_bpf_iter *iter, size_t len)
+			 const char __user *first, size_t first_len,
+			 const struct iovec *rest, unsigned long nr_rest,
+			 size_t len)
 {
 	struct trace_event_buffer *fbuffer = this_cpu_ptr(&direct_fbuffer);
 	/* For the discard: what the reserve did to it depends on the kernel */
@@ -1606,8 +1800,8 @@ user_event_record_direct(struct user_event *user, struct trace_event_file *file,
 		return -ENOSPC;
 
 	pagefault_disable();
-	ret = user_event_copy_iovec(entry + 1, iter->iov, iter->nr_segs,
-				    iter->iov_offset, len);
+	ret = user_event_copy_payload(entry + 1, first, first_len, rest,
+				      nr_rest, len);
 	pagefault_enable();
 	if (unlikely(ret)) {
 		ue_trace_event_discard(fbuffer, pc);
@@ -1628,19 +1822,22 @@ user_event_record_direct(struct user_event *user, struct trace_event_file *file,
 }
 
 /*
- * Staged: copies the payload of @iter to this CPU's write buffer and
- * delivers it from there. Returns -EAGAIN if a page was not present.
+ * Staged: copies the payload to this CPU's write buffer and delivers it
+ * from there. Returns -EAGAIN if a page was not present.
  */
-static int
+static __always_inline int
 user_event_stage_and_deliver(struct user_event *user,
-			     const struct user_bpf_iter *iter, size_t len)
+			     const char __user *first, size_t first_len,
+			     const struct iovec *rest, unsigned long nr_rest,
+			     size_t len)
 {
 	void *buf = this_cpu_ptr(write_buffer);
 	int ret;
 
+	/* len <= MAX_PAYLOAD_SIZE, the buffer's size */
 	pagefault_disable();
-	ret = user_event_copy_iovec(buf, iter->iov, iter->nr_segs,
-				    iter->iov_offset, len);
+	ret = user_event_copy_payload(buf, first, first_len, rest, nr_rest,
+				      len);
 	pagefault_enable();
 	if (unlikely(ret))
 		return -EAGAIN;
@@ -1649,8 +1846,10 @@ user_event_stage_and_deliver(struct user_event *user,
 }
 
 /* One attempt at recording the payload, preemption disabled */
-static int user_event_emit_once(struct user_event *user,
-				const struct user_bpf_iter *iter, size_t len)
+static __always_inline int
+user_event_emit_once(struct user_event *user, const char __user *first,
+		     size_t first_len, const struct iovec *rest,
+		     unsigned long nr_rest, size_t len)
 {
 	struct trace_event_file *file;
 	int ret;
@@ -1659,53 +1858,57 @@ static int user_event_emit_once(struct user_event *user,
 	file = READ_ONCE(user->direct_file);
 	if (likely(file &&
 		   !(READ_ONCE(file->flags) & UE_FILE_FLAGS_STAGED))) {
-		ret = user_event_record_direct(user, file, iter, len);
+		ret = user_event_record_direct(user, file, first, first_len,
+					       rest, nr_rest, len);
 		if (likely(ret != -ENOSPC))
 			return ret;
 	}
 
-	return user_event_stage_and_deliver(user, iter, len);
+	return user_event_stage_and_deliver(user, first, first_len, rest,
+					    nr_rest, len);
 }
 
 /*
- * Records the payload described by @iter (the writer's iovecs, from the
- * byte after the index), @len bytes that the iovecs hold (checked by the
- * caller). A page that is not present is faulted in once, with preemption
- * enabled; a payload that still faults gives -EFAULT.
+ * The second attempt, after a page of the payload was not present: faults
+ * it in with preemption enabled and tries once more; a payload that still
+ * faults gives -EFAULT.
  */
-static int user_event_emit(struct user_event *user,
-			   const struct user_bpf_iter *iter, size_t len)
+static noinline int user_event_emit_retry(struct user_event *user,
+					  const char __user *first,
+					  size_t first_len,
+					  const struct iovec *rest,
+					  unsigned long nr_rest, size_t len)
 {
-	bool retried = false;
 	int ret;
 
-	for (;;) {
-		preempt_disable();
-		ret = user_event_emit_once(user, iter, len);
-		preempt_enable();
-		if (likely(ret != -EAGAIN))
-			return ret;
-		if (retried || user_event_fault_in_iovec(iter, len))
-			return -EFAULT;
-		retried = true;
-	}
+	if (user_event_fault_in_payload(first, first_len, rest, nr_rest, len))
+		return -EFAULT;
+
+	preempt_disable();
+	ret = user_event_emit_once(user, first, first_len, rest, nr_rest, len);
+	preempt_enable();
+
+	return ret == -EAGAIN ? -EFAULT : ret;
 }
 
-/* The payload of write(), after the index; out of the fast checks' way */
-static noinline int user_event_emit_ubuf(struct user_event *user,
-					 const char __user *ubuf, size_t count)
+/*
+ * Records the payload (see user_event_copy_payload()), @len bytes that the
+ * segments hold (checked by the caller).
+ */
+static int user_event_emit(struct user_event *user, const char __user *first,
+			   size_t first_len, const struct iovec *rest,
+			   unsigned long nr_rest, size_t len)
 {
-	struct iovec iov = {
-		.iov_base = (void __user *)ubuf,
-		.iov_len = count,
-	};
-	struct user_bpf_iter iter = {
-		.iov_offset = sizeof(int),
-		.nr_segs = 1,
-		.iov = &iov,
-	};
+	int ret;
 
-	return user_event_emit(user, &iter, count - sizeof(int));
+	preempt_disable();
+	ret = user_event_emit_once(user, first, first_len, rest, nr_rest, len);
+	preempt_enable();
+	if (unlikely(ret == -EAGAIN))
+		ret = user_event_emit_retry(user, first, first_len, rest,
+					    nr_rest, len);
+
+	return ret;
 }
 
 /* user_events_data file */
@@ -1731,6 +1934,7 @@ static ssize_t user_events_write(struct file *file, const char __user *ubuf,
 				 size_t count, loff_t *ppos)
 {
 	struct user_event *user;
+	size_t len;
 	int idx, ret;
 
 	if (unlikely(count < sizeof(idx)))
@@ -1739,29 +1943,42 @@ static ssize_t user_events_write(struct file *file, const char __user *ubuf,
 	if (unlikely(get_user(idx, (const int __user *)ubuf)))
 		return -EFAULT;
 
-	user = user_event_lookup_for_write(file, idx, count - sizeof(idx));
+	len = count - sizeof(idx);
+	user = user_event_lookup_for_write(file, idx, len);
 	if (IS_ERR(user))
 		return PTR_ERR(user);
 
-	ret = user_event_emit_ubuf(user, ubuf, count);
+	ret = user_event_emit(user, ubuf + sizeof(idx), len, NULL, 0, len);
 
 	return ret ? ret : count;
 }
 
 /*
  * Writes from an iterator over anything but user iovecs: io_uring's
- * registered buffers (IORING_OP_WRITE_FIXED) come as a bvec, and a kernel
- * caller would pass a kvec. Such memory is resident: it is staged with the
- * generic helper, with page faults disabled, in place of the iovec walk.
+ * IORING_OP_WRITE comes as one user buffer (ITER_UBUF), written as write()
+ * writes it; its registered buffers (IORING_OP_WRITE_FIXED) come as a bvec,
+ * and a kernel caller would pass a kvec. Such memory is resident: it is
+ * staged with the generic helper, with page faults disabled, in place of
+ * the iovec walk.
  */
-static noinline ssize_t user_events_write_kernel_iter(struct kiocb *kiocb,
-						      struct iov_iter *from,
-						      size_t total)
+static noinline ssize_t user_events_write_other_iter(struct kiocb *kiocb,
+						     struct iov_iter *from,
+						     size_t total)
 {
 	struct user_event *user;
 	size_t len, copied;
+	ssize_t written;
 	void *buf;
 	int idx, ret;
+
+	if (ue_iter_is_ubuf(from)) {
+		written = user_events_write(kiocb->ki_filp,
+					    ue_iter_ubuf(from) + from->iov_offset,
+					    total, NULL);
+		if (written > 0)
+			iov_iter_advance(from, written);
+		return written;
+	}
 
 	if (unlikely(copy_from_iter(&idx, sizeof(idx), from) != sizeof(idx)))
 		return -EFAULT;
@@ -1785,56 +2002,101 @@ static noinline ssize_t user_events_write_kernel_iter(struct kiocb *kiocb,
 }
 
 /*
- * writev() and io_uring: the index and the payload in any iovecs, or in
- * any other iterator through user_events_write_kernel_iter().
+ * writev() of user iovecs whose first segment does not hold the whole
+ * index (a segment of fewer than 4 bytes, or an empty one, first): the
+ * index is read through a copy of the iterator, which then says where the
+ * payload starts.
+ */
+static noinline ssize_t user_events_write_split_index(struct kiocb *kiocb,
+						      struct iov_iter *from,
+						      size_t total)
+{
+	const char __user *first = NULL;
+	const struct iovec *rest = NULL;
+	unsigned long nr_rest = 0;
+	struct iov_iter it = *from;
+	struct user_event *user;
+	size_t first_len = 0;
+	size_t len = total - sizeof(int);
+	int idx, ret;
+
+	if (unlikely(copy_from_iter(&idx, sizeof(idx), &it) != sizeof(idx)))
+		return -EFAULT;
+
+	if (it.nr_segs) {
+		rest = ue_iter_iov(&it);
+		first = rest->iov_base + it.iov_offset;
+		first_len = rest->iov_len - it.iov_offset;
+		rest++;
+		nr_rest = it.nr_segs - 1;
+	}
+
+	user = user_event_lookup_for_write(kiocb->ki_filp, idx, len);
+	if (IS_ERR(user))
+		return PTR_ERR(user);
+
+	ret = user_event_emit(user, first, first_len, rest, nr_rest, len);
+	if (ret)
+		return ret;
+
+	ue_iov_iter_consume_all(from);
+	return total;
+}
+
+/*
+ * writev() and io_uring: the index and the payload in user iovecs (the
+ * index read in place when the first segment holds it, as write() reads
+ * it, and the payload copied segment by segment from where it ends), or
+ * any other iterator through user_events_write_other_iter().
  */
 static ssize_t user_events_write_iter(struct kiocb *kiocb,
 				      struct iov_iter *from)
 {
 	size_t total = iov_iter_count(from);
-	struct user_bpf_iter iter;
+	const char __user *first;
+	const struct iovec *rest;
 	struct user_event *user;
-	struct iovec ubuf;
+	unsigned long nr_rest;
+	size_t first_len, len;
 	int idx, ret;
 
 	if (unlikely(total < sizeof(idx)))
 		return -EINVAL;
 
-	if (ue_iter_is_ubuf(from)) {
-		ubuf.iov_base = ue_iter_ubuf(from);
-		ubuf.iov_len = from->iov_offset + from->count;
-		iter.iov = &ubuf;
-		iter.nr_segs = 1;
-	} else if (iter_is_iovec(from)) {
-		iter.iov = ue_iter_iov(from);
-		iter.nr_segs = from->nr_segs;
-	} else {
-		return user_events_write_kernel_iter(kiocb, from, total);
-	}
-	iter.iov_offset = from->iov_offset;
+	if (unlikely(!iter_is_iovec(from)))
+		return user_events_write_other_iter(kiocb, from, total);
 
-	if (unlikely(user_event_copy_iovec(&idx, iter.iov, iter.nr_segs,
-					   iter.iov_offset, sizeof(idx))))
+	rest = ue_iter_iov(from);
+	first = rest->iov_base + from->iov_offset;
+	first_len = rest->iov_len - from->iov_offset;
+	if (unlikely(first_len < sizeof(idx)))
+		return user_events_write_split_index(kiocb, from, total);
+
+	if (unlikely(get_user(idx, (const int __user *)first)))
 		return -EFAULT;
 
-	user = user_event_lookup_for_write(kiocb->ki_filp, idx,
-					   total - sizeof(idx));
+	len = total - sizeof(idx);
+	user = user_event_lookup_for_write(kiocb->ki_filp, idx, len);
 	if (IS_ERR(user))
 		return PTR_ERR(user);
 
-	/* The payload starts after the index */
-	iter.iov_offset += sizeof(idx);
-	while (iter.nr_segs > 1 && iter.iov_offset >= iter.iov->iov_len) {
-		iter.iov_offset -= iter.iov->iov_len;
-		iter.iov++;
-		iter.nr_segs--;
+	/* The payload starts after the index, often in the next segment */
+	first += sizeof(idx);
+	first_len -= sizeof(idx);
+	rest++;
+	nr_rest = from->nr_segs - 1;
+	if (!first_len && nr_rest) {
+		first = rest->iov_base;
+		first_len = rest->iov_len;
+		rest++;
+		nr_rest--;
 	}
 
-	ret = user_event_emit(user, &iter, total - sizeof(idx));
+	ret = user_event_emit(user, first, first_len, rest, nr_rest, len);
 	if (ret)
 		return ret;
 
-	iov_iter_advance(from, total);
+	ue_iov_iter_consume_all(from);
 	return total;
 }
 
@@ -2265,14 +2527,8 @@ int __init user_events_core_init(void)
 		goto put_cred;
 	}
 
-	/* Before any event of ours can be enabled anywhere */
-	ret = user_event_purge_add();
-	if (ret)
-		goto destroy_wq;
 	return 0;
 
-destroy_wq:
-	destroy_workqueue(user_event_wq);
 put_cred:
 	put_cred(user_event_cred);
 free_buffer:
@@ -2291,6 +2547,30 @@ void __init user_events_core_start(void)
 	user_event_dyn_register();
 }
 
+/*
+ * prepare_unload written 1 (@unload) or 0. 1: once no event exists, the
+ * purge event goes and the instances it marked are emptied, then the ids
+ * of deleted events (tombstones) are freed, so that rmmod can proceed;
+ * while events exist, nothing (they hold the module anyway: a later write
+ * of 1 finishes). 0: the purge event comes back. -EBUSY while kprobes
+ * are disarmed (user_events_dirs.c).
+ */
+int user_events_core_prepare_unload(bool unload)
+{
+	int ret = 0;
+
+	ue_event_mutex_lock();
+	if (!unload) {
+		ret = user_event_purge_add();
+	} else if (!user_event_count) {
+		ret = user_event_purge_remove();
+		if (!ret)
+			user_event_tombstones_free();
+	}
+	ue_event_mutex_unlock();
+	return ret;
+}
+
 /* First step of the unload: no event exists any more (each pins us) */
 void user_events_core_stop(void)
 {
@@ -2299,16 +2579,12 @@ void user_events_core_stop(void)
 	/*
 	 * A "!u:" command that deleted the last event dropped the last module
 	 * reference in destroy_user_event(), under event_mutex, which the
-	 * tracing core releases only after our callback returned to it.
+	 * tracing core releases only after our callback returned to it. The
+	 * purge event and the tombstones went when the unload was prepared:
+	 * the purge event holds the module.
 	 */
 	ue_event_mutex_lock();
-	/*
-	 * The ids of deleted events: their records go first, from every
-	 * instance where one of our events was enabled, which the removal
-	 * of the purge event marks
-	 */
-	user_event_purge_remove();
-	user_event_tombstones_free();
+	WARN_ON(user_event_nr_tombstones);
 	ue_event_mutex_unlock();
 }
 
@@ -2317,7 +2593,7 @@ void user_events_core_exit(void)
 {
 	/* Still there if the load failed after user_events_core_init() */
 	ue_event_mutex_lock();
-	user_event_purge_remove();
+	WARN_ON(user_event_purge_remove());
 	ue_event_mutex_unlock();
 
 	/* A reap queued before the last event was deleted finds nothing */

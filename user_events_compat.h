@@ -145,6 +145,27 @@ static inline size_t ue_fault_in_readable(const char __user *uaddr,
 #endif
 }
 
+/*
+ * Leaves an ITER_IOVEC iterator whose bytes were all consumed as
+ * iov_iter_advance(i, iov_iter_count(i)) leaves it from 6.1 on (past the
+ * last segment, offset 0, nothing left), without its call and its walk of
+ * the segments; 5.10 gets iov_iter_advance() itself.
+ */
+static inline void ue_iov_iter_consume_all(struct iov_iter *i)
+{
+#if defined(UE_HAVE_ITER_IOV)
+	i->__iov += i->nr_segs;
+#elif defined(UE_HAVE_ITER_UBUF)
+	i->iov += i->nr_segs;
+#else
+	iov_iter_advance(i, iov_iter_count(i));
+	return;
+#endif
+	i->nr_segs = 0;
+	i->iov_offset = 0;
+	i->count = 0;
+}
+
 /* ITER_UBUF (Linux 6.0): write() of a single buffer; 5.10 uses an iovec */
 static inline bool ue_iter_is_ubuf(const struct iov_iter *i)
 {

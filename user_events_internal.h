@@ -15,6 +15,7 @@
 #include <linux/types.h>
 #include <linux/uidgid.h>
 
+struct dentry;
 struct trace_event_call;
 struct trace_event_file;
 struct user_event;
@@ -63,6 +64,7 @@ extern const struct file_operations user_status_fops;
 int user_events_core_init(void);
 void user_events_core_start(void);
 void user_events_core_stop(void);
+int user_events_core_prepare_unload(bool unload);
 void user_events_core_exit(void);
 u8 user_event_status(struct user_event *user);
 void user_event_get(struct user_event *user);
@@ -90,10 +92,13 @@ void user_status_exit(void);
 /* Provided by user_events_purge.c */
 int user_event_purge_mark(struct trace_event_file *file);
 int user_event_purge_add(void);
-void user_event_purge_remove(void);
+int user_event_purge_remove(void);
 
 /* Provided by user_events_dirs.c */
-void user_events_dirs_release(void);
+int user_events_dirs_prepare(struct trace_event_call *call, bool visible);
+void user_events_dirs_root(struct dentry *root);
+void user_events_dirs_done(struct trace_event_call *call, bool visible,
+			   int ret);
 int user_events_dirs_init(void);
 void user_events_dirs_exit(void);
 

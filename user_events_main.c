@@ -244,7 +244,7 @@ static int user_events_files_create(int fail)
  */
 static int prepare_unload_set(const char *val, const struct kernel_param *kp)
 {
-	bool remove, put = false;
+	bool remove, put = false, extra = false;
 	int ret;
 
 	ret = kstrtobool(val, &remove);
@@ -258,20 +258,28 @@ static int prepare_unload_set(const char *val, const struct kernel_param *kp)
 	}
 
 	mutex_lock(&user_files_mutex);
-	if (remove && !user_files_removed) {
-		ret = user_events_files_remove();
-		if (!ret)
-			user_files_removed = true;
-	} else if (!remove && user_files_removed) {
+	if (remove) {
+		/* The purge event first: refused while kprobes are disarmed */
+		ret = user_events_core_prepare_unload(true);
+		if (!ret && !user_files_removed) {
+			ret = user_events_files_remove();
+			if (!ret)
+				user_files_removed = true;
+		}
+	} else if (!try_module_get(THIS_MODULE)) {
 		/* Refused once rmmod has begun: the files stay away */
-		if (!user_files_pinned && !try_module_get(THIS_MODULE)) {
-			ret = -EBUSY;
-		} else {
-			user_files_pinned = true;
+		ret = -EBUSY;
+	} else {
+		ret = user_events_core_prepare_unload(false);
+		if (!ret && user_files_removed) {
 			ret = user_events_files_create(-ENOMEM);
 			if (!ret)
 				user_files_removed = false;
 		}
+		/* The files' pin, unless they hold one already */
+		if (user_files_pinned)
+			extra = true;
+		user_files_pinned = true;
 	}
 	if (user_files_gone_prune() && user_files_removed &&
 	    user_files_pinned) {
@@ -281,6 +289,8 @@ static int prepare_unload_set(const char *val, const struct kernel_param *kp)
 	mutex_unlock(&user_files_mutex);
 
 	if (put)
+		module_put(THIS_MODULE);
+	if (extra)
 		module_put(THIS_MODULE);
 
 	return ret;
@@ -332,6 +342,11 @@ static int __init user_events_init(void)
 	if (ret)
 		goto mm_exit;
 
+	/* The purge event, before any event of ours can be enabled */
+	ret = user_events_core_prepare_unload(false);
+	if (ret)
+		goto dirs_exit;
+
 	mutex_lock(&user_files_mutex);
 	ret = user_events_files_create(-EEXIST);
 	if (ret && !user_files_gone_prune()) {
@@ -344,9 +359,11 @@ static int __init user_events_init(void)
 		user_files_removed = true;
 		ret = 0;
 	}
+	if (!ret && data_dentry)
+		user_events_dirs_root(data_dentry->d_parent);
 	mutex_unlock(&user_files_mutex);
 	if (ret)
-		goto dirs_exit;
+		goto purge_remove;
 	/* The files pin the module until prepare_unload removes them */
 	__module_get(THIS_MODULE);
 	user_files_pinned = true;
@@ -356,6 +373,8 @@ static int __init user_events_init(void)
 	user_events_core_start();
 	return 0;
 
+purge_remove:
+	WARN_ON(user_events_core_prepare_unload(true));
 dirs_exit:
 	user_events_dirs_exit();
 mm_exit:

@@ -1,17 +1,19 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * user_events.ko: the purge event, which tells module exit which tracing
+ * user_events.ko: the purge event, which tells the unload which tracing
  * instances to empty. Upstream's user_events is built in and never
  * unloads, so it has nothing of the kind; the event core
  * (trace_events_user.c) marks an instance here when one of its events is
- * attached there, and the unload (user_events_core_stop()) removes the
- * purge event and empties the marked instances.
+ * attached there, and the unload's preparation (prepare_unload, through
+ * user_events_core_prepare_unload()) removes the purge event and empties
+ * the marked instances.
  */
 
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/init.h>
 #include <linux/kernel.h>
+#include <linux/module.h>
 #include <linux/trace_events.h>
 
 #include "user_events_compat.h"
@@ -19,19 +21,20 @@
 #include "user_events_ksyms.h"
 
 /*
- * The purge event: which instances module exit must empty
+ * The purge event: which instances the unload must empty
  *
- * At exit, the instances that may hold records of ours are those where
+ * At the unload, the instances that may hold records of ours are those where
  * one of our events was ever enabled, and no instance of the core says so
  * reliably (its marks, tr->clear_trace, are dropped at every refused
  * removal). So the module keeps its own marks, with the core's mechanism:
  * user_event_purge_call is an event of ours that lives as long as the
- * module (added at load, removed at exit), so every instance has a file
+ * module (added at load, removed when the unload is prepared, and added
+ * again if prepare_unload is written 0), so every instance has a file
  * of it, made and freed by the core with the instance. When one of our
  * events is attached to an instance's file (user_event_reg()), the purge
  * event's file in that instance gets EVENT_FILE_FL_WAS_ENABLED, which the
- * core never clears. At exit, removing the purge event makes the core mark
- * exactly those instances (probe_remove_event_call() sets clear_trace
+ * core never clears. At the unload, removing the purge event makes the
+ * core mark exactly those instances (probe_remove_event_call() sets clear_trace
  * wherever the removed event's file has WAS_ENABLED), and
  * ue_tracing_reset_marked() empties them right after, under the same
  * event_mutex, so no refused removal can come between.
@@ -51,8 +54,12 @@
  *
  * Lifetimes: user_event_purge_call is module data; added and removed under
  * event_mutex (user_event_purge_added says which), before the first event
- * can exist and after the last is gone. Its files belong to the core,
- * and are found and marked under event_mutex only.
+ * can exist and once no event exists. While added, it holds a reference of
+ * the module (so rmmod is refused until the unload is prepared), and a
+ * removed directory of it that someone still holds keeps the module too
+ * (a ghost, user_events_dirs.c), since its format file reads the call.
+ * Its files belong to the core, and are found and marked under event_mutex
+ * only.
  */
 #define USER_EVENTS_PURGE_SYSTEM "user_events_unload"
 #define USER_EVENTS_PURGE_NAME "purge"
@@ -132,44 +139,61 @@ int user_event_purge_mark(struct trace_event_file *file)
 	return 0;
 }
 
-/* Adds the purge event (see user_event_purge_mark()), at load */
-int __init user_event_purge_add(void)
+/*
+ * Adds the purge event (see user_event_purge_mark()), at load and when
+ * prepare_unload is written 0 again; it holds the module while it exists.
+ * event_mutex held.
+ */
+int user_event_purge_add(void)
 {
 	int ret;
 
-	ue_event_mutex_lock();
-	ret = user_event_call_set_visible(&user_event_purge_call, true);
-	if (!ret)
-		user_event_purge_added = true;
-	ue_event_mutex_unlock();
+	ue_lockdep_assert_event_mutex();
 
-	if (ret)
+	if (user_event_purge_added)
+		return 0;
+	ret = user_event_call_set_visible(&user_event_purge_call, true);
+	if (ret) {
 		pr_err("cannot add the %s/%s event (%d)\n",
 		       USER_EVENTS_PURGE_SYSTEM, USER_EVENTS_PURGE_NAME, ret);
-	return ret;
+		return ret;
+	}
+	__module_get(THIS_MODULE);
+	user_event_purge_added = true;
+	return 0;
 }
 
 /*
- * Removes the purge event, at exit, once no event of ours exists, and
- * empties the instances where one of ours was enabled: the removal makes
- * the core mark every instance whose purge file has WAS_ENABLED, and the
- * reset right after, under the same event_mutex, empties them before any
- * refused removal could drop the marks. (It also empties any instance
- * the core marked before and did not reset: a removal of ours only marks
- * instances whose purge file is marked already.) The removal cannot be
- * refused: the event is never enabled, in ftrace or perf
- * (user_event_purge_reg()).
+ * Removes the purge event once no event of ours exists (the unload's
+ * preparation, prepare_unload), and empties the instances where one of
+ * ours was enabled: the removal makes the core mark every instance whose
+ * purge file has WAS_ENABLED, and the reset right after, under the same
+ * event_mutex, empties them before any refused removal could drop the
+ * marks. (It also empties any instance the core marked before and did not
+ * reset: a removal of ours only marks instances whose purge file is
+ * marked already.) The removal is never refused as busy: the event is
+ * never enabled, in ftrace or perf (user_event_purge_reg()). It is
+ * refused (EBUSY) while kprobes are disarmed, since its directories,
+ * which read module data, could then outlive the module
+ * (user_events_dirs.c); a held directory of it keeps the module.
+ * event_mutex held.
  */
-void user_event_purge_remove(void)
+int user_event_purge_remove(void)
 {
+	int ret;
+
 	ue_lockdep_assert_event_mutex();
 
 	if (!user_event_purge_added)
-		return;
+		return 0;
 
-	WARN_ON(user_event_call_set_visible(&user_event_purge_call, false));
+	ret = user_event_call_set_visible(&user_event_purge_call, false);
+	if (ret)
+		return ret;
 	user_event_purge_added = false;
 	if (user_event_purge_marked)
 		ue_tracing_reset_marked();
 	user_event_purge_marked = false;
+	module_put(THIS_MODULE);
+	return 0;
 }

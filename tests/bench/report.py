@@ -38,6 +38,22 @@ ROWS = [
     ("getppid_perf", "getppid() with perf attached to syscalls:sys_enter_getppid (perf anchor: a kernel tracepoint)"),
     ("ue_5f_writev_ft", "5-field event (u64, u32, u32, char[16], __rel_loc char[] of 32 B), writev, ftrace"),
     ("ue_noprobe_write", "user_events write(), no probe attached (EBADF)"),
+    ("devnull_writev3", "writev() of 3 segments (4 + 8 + 8 bytes) to /dev/null"),
+    ("ue_s_writev3_ft", "user_events writev(), 3 segments (index, 8, 8), status page ABI, ftrace"),
+    ("devnull_writev4", "writev() of 4 segments (4 + 4 + 4 + 8 bytes) to /dev/null"),
+    ("ue_s_writev4_ft", "user_events writev(), 4 segments (index, 4, 4, 8), status page ABI, ftrace"),
+    ("devnull_writev6", "writev() of 6 segments (4 + 4 + 4 + 4 + 2 + 2 bytes) to /dev/null"),
+    ("ue_s_writev6_ft", "user_events writev(), 6 segments (index, 4, 4, 4, 2, 2), status page ABI, ftrace"),
+    ("devnull_eh_small_writev", "EventHeader small event (index, header 8, metadata 13, int32): writev() to /dev/null"),
+    ("devnull_eh_small_write", "EventHeader small event: write() of the same 29 bytes to /dev/null"),
+    ("ue_eh_small_writev_ft", "EventHeader small event: user_events writev(), 4 segments, ftrace"),
+    ("ue_eh_small_write_ft", "EventHeader small event: user_events write() of the same 29 bytes, ftrace"),
+    ("marker_eh_small", "EventHeader small event: its 25-byte payload written to trace_marker"),
+    ("devnull_eh_sa_writev", "EventHeader string + array (index, header 8, metadata 17, string 12, count 2, int32[4]): writev() to /dev/null"),
+    ("devnull_eh_sa_write", "EventHeader string + array: write() of the same 59 bytes to /dev/null"),
+    ("ue_eh_sa_writev_ft", "EventHeader string + array: user_events writev(), 6 segments, ftrace"),
+    ("ue_eh_sa_write_ft", "EventHeader string + array: user_events write() of the same 59 bytes, ftrace"),
+    ("marker_eh_sa", "EventHeader string + array: its 55-byte payload written to trace_marker"),
     ("check_byte", "user-side disabled check: status page byte + branch"),
     ("check_word", "user-side disabled check: enable word bit + branch"),
 ]
@@ -186,6 +202,26 @@ def targets(ic, tc):
     if None not in (u5, dv, m):
         add("5-field event with a __rel_loc string, writev, ftrace: own work / trace_marker's",
             "reported", f"({fmt(u5)} - {fmt(dv)}) / {fmt(m)} = **{(u5 - dv) / m:.2f}**")
+    # Issue 31: writev() as cheap as write(); more segments cost their bytes
+    for n in ("", "3", "4", "6"):
+        u, b = net(ic, f"ue_s_writev{n}_ft"), net(ic, f"devnull_writev{n or ''}")
+        if None in (u, b, m):
+            continue
+        add(f"writev() of the 16-byte event in {n or '2'} segments, ftrace: own work / trace_marker's "
+            f"(issue 31: <= 1.00; write(): {(net(ic, 'ue_s_write_ft') - dn) / m:.2f})",
+            "reported", f"({fmt(u)} - {fmt(b)}) / {fmt(m)} = **{(u - b) / m:.2f}**")
+    for sk, what in (("eh_small", "EventHeader small event (4 segments)"),
+                     ("eh_sa", "EventHeader string + array (6 segments)")):
+        uv, uw = net(ic, f"ue_{sk}_writev_ft"), net(ic, f"ue_{sk}_write_ft")
+        bv, bw = net(ic, f"devnull_{sk}_writev"), net(ic, f"devnull_{sk}_write")
+        mk2 = net(ic, f"marker_{sk}")
+        if None in (uv, uw, bv, bw, mk2):
+            continue
+        m2 = mk2 - bw
+        add(f"{what}: own work of writev() and of write() of the same bytes / trace_marker's of its payload",
+            "reported", f"writev ({fmt(uv)} - {fmt(bv)}) / {fmt(m2)} = **{(uv - bv) / m2:.2f}**; "
+            f"write ({fmt(uw)} - {fmt(bw)}) / {fmt(m2)} = **{(uw - bw) / m2:.2f}**; "
+            f"writev - write own work: {fmt((uv - bv) - (uw - bw))}")
     gp, g = net(ic, "getppid_perf"), net(ic, "getppid")
     for abi, aname in (("s", "status page"), ("r", "remote-write")):
         up = net(ic, f"ue_{abi}_write_perf")

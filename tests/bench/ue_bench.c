@@ -346,7 +346,7 @@ struct wctx {
 	size_t len;
 	ssize_t expect;		/* return value expected from each call */
 	int expect_errno;
-	struct iovec iov[4];
+	struct iovec iov[8];
 	int iovcnt;
 	/* perf */
 	struct perf_event_mmap_page *ring;
@@ -633,6 +633,167 @@ static struct {
 } __attribute__((packed)) fixed5 = { 1, 2, 3, "fixed-string", 32 << 16 };
 static char str5[32] = "a rel_loc string of 32 bytes...";
 
+/*
+ * The segment shapes of LinuxTracepoints' EventHeader writes
+ * (libtracepoint's tracepoint_write() and libeventheader-tracepoint's
+ * eventheader_write(), TraceLoggingProvider.h): the write index; the 8-byte
+ * EventHeader; the metadata extension (4-byte extension header, then the
+ * event name and each field's name and encoding); then one segment per
+ * field value, a variable array as its u16 count and its elements. The
+ * event is registered as EventHeader registers them: the header's 6 fields
+ * declared, the rest of the payload beyond them.
+ */
+#define EH_DESC "bench_eh u8 eventheader_flags; u8 version; u16 id; u16 tag; u8 opcode; u8 level"
+static const uint8_t eh_header[8] = { 0x07, 0, 0, 0, 0, 0, 0, 4 };
+/* "Small", one int32 field "x" */
+static const uint8_t eh_meta_small[13] = { 9, 0, 1, 0,
+	'S', 'm', 'a', 'l', 'l', 0, 'x', 0, 4 };
+static const int32_t eh_val_small = 42;
+/* "Strarr", a string field "s" and an int32 array field "a" */
+static const uint8_t eh_meta_sa[17] = { 13, 0, 1, 0,
+	'S', 't', 'r', 'a', 'r', 'r', 0, 's', 0, 2, 'a', 0, 0x44 };
+static const char eh_str[12] = "hello world";
+static const uint16_t eh_count = 4;
+static const int32_t eh_array[4] = { 1, 2, 3, 4 };
+
+/* w->iov, and the same bytes in one buffer in @flat (index first) */
+static void shape(struct wctx *w, char *flat, const int *index,
+		  const struct iovec *segs, int nsegs)
+{
+	size_t off = 4;
+	int i;
+
+	w->iov[0] = (struct iovec){ (void *)index, 4 };
+	memcpy(flat, index, 4);
+	for (i = 0; i < nsegs; i++) {
+		w->iov[i + 1] = segs[i];
+		memcpy(flat + off, segs[i].iov_base, segs[i].iov_len);
+		off += segs[i].iov_len;
+	}
+	w->iovcnt = nsegs + 1;
+	w->buf = flat;
+	w->len = off;
+	w->expect = off;
+}
+
+/* records per op of the last measure() since @rec0 */
+static double recs_per_op(long long rec0)
+{
+	return (double)(ftrace_records() - rec0) /
+	       (opt_ops * (opt_warm + opt_reps));
+}
+
+/*
+ * The 16-byte event written with 3, 4 and 6 segments (the same 20 bytes as
+ * the write() and 2-segment rows), and EventHeader's shapes, each beside
+ * the same writev() to /dev/null, write() of the same bytes in one buffer,
+ * and a write of the payload to trace_marker
+ */
+static void rows_segments(int fd, int nullfd, struct event *e,
+			  const char *payload)
+{
+	static const struct { const char *key; int n; size_t cut[6]; } splits[] = {
+		{ "3", 2, { 8, 8 } },
+		{ "4", 3, { 4, 4, 8 } },
+		{ "6", 5, { 4, 4, 4, 2, 2 } },
+	};
+	const struct iovec eh_small[] = {
+		{ (void *)eh_header, sizeof(eh_header) },
+		{ (void *)eh_meta_small, sizeof(eh_meta_small) },
+		{ (void *)&eh_val_small, sizeof(eh_val_small) },
+	};
+	const struct iovec eh_sa[] = {
+		{ (void *)eh_header, sizeof(eh_header) },
+		{ (void *)eh_meta_sa, sizeof(eh_meta_sa) },
+		{ (void *)eh_str, sizeof(eh_str) },
+		{ (void *)&eh_count, sizeof(eh_count) },
+		{ (void *)eh_array, sizeof(eh_array) },
+	};
+	static const char *const eh_notes[] = {
+		"EventHeader small event: index, header 8, metadata 13, int32 (4 segments, 25-byte payload)",
+		"EventHeader string + array: index, header 8, metadata 17, string 12, count 2, int32[4] (6 segments, 55-byte payload)",
+	};
+	struct event eh = { .name = "bench_eh" };
+	static char flat[128];
+	struct result r;
+	long long rec0;
+	struct wctx w;
+	char key[64];
+	int mfd, i, k;
+
+	mfd = open(TRACEFS "/trace_marker", O_WRONLY | O_CLOEXEC);
+	if (mfd < 0)
+		die("open trace_marker: %s", strerror(errno));
+
+	event_enable("user_events", e->name, true);
+	for (i = 0; i < 3; i++) {
+		struct iovec segs[6];
+		size_t off = 0;
+
+		for (k = 0; k < splits[i].n; k++) {
+			segs[k] = (struct iovec){ (void *)(payload + off),
+						  splits[i].cut[k] };
+			off += splits[i].cut[k];
+		}
+		memset(&w, 0, sizeof(w));
+		shape(&w, flat, &e->index, segs, splits[i].n);
+		w.fd = nullfd;
+		measure(&r, row_writev, &w, opt_ops, NULL);
+		snprintf(key, sizeof(key), "devnull_writev%s", splits[i].key);
+		print_row(key, &r, "writev() of %d segments (20 bytes) to /dev/null",
+			  w.iovcnt);
+		w.fd = fd;
+		rec0 = ftrace_records();
+		measure(&r, row_writev, &w, opt_ops, NULL);
+		snprintf(key, sizeof(key), "ue_s_writev%s_ft", splits[i].key);
+		print_row(key, &r, "index + 16-byte payload in %d segments; %.2f records/op",
+			  w.iovcnt, recs_per_op(rec0));
+	}
+	event_enable("user_events", e->name, false);
+
+	event_register(&eh, fd, EH_DESC, false);
+	event_enable("user_events", eh.name, true);
+	for (i = 0; i < 2; i++) {
+		const char *sk = i ? "eh_sa" : "eh_small";
+
+		memset(&w, 0, sizeof(w));
+		if (i)
+			shape(&w, flat, &eh.index, eh_sa, 5);
+		else
+			shape(&w, flat, &eh.index, eh_small, 3);
+		w.fd = nullfd;
+		measure(&r, row_writev, &w, opt_ops, NULL);
+		snprintf(key, sizeof(key), "devnull_%s_writev", sk);
+		print_row(key, &r, "%s, to /dev/null", eh_notes[i]);
+		measure(&r, row_write, &w, opt_ops, NULL);
+		snprintf(key, sizeof(key), "devnull_%s_write", sk);
+		print_row(key, &r, "write() of the same %zu bytes to /dev/null", w.len);
+		w.fd = fd;
+		rec0 = ftrace_records();
+		measure(&r, row_writev, &w, opt_ops, NULL);
+		snprintf(key, sizeof(key), "ue_%s_writev_ft", sk);
+		print_row(key, &r, "%s; %.2f records/op", eh_notes[i],
+			  recs_per_op(rec0));
+		rec0 = ftrace_records();
+		measure(&r, row_write, &w, opt_ops, NULL);
+		snprintf(key, sizeof(key), "ue_%s_write_ft", sk);
+		print_row(key, &r, "write() of the same %zu bytes; %.2f records/op",
+			  w.len, recs_per_op(rec0));
+		/* trace_marker: the payload, without the index */
+		w.fd = mfd;
+		w.buf = flat + 4;
+		w.len -= 4;
+		w.expect = w.len;
+		rec0 = ftrace_records();
+		measure(&r, row_write, &w, opt_ops, NULL);
+		snprintf(key, sizeof(key), "marker_%s", sk);
+		print_row(key, &r, "write() of the %zu-byte payload to trace_marker; %.2f records/op",
+			  w.len, recs_per_op(rec0));
+	}
+	event_enable("user_events", eh.name, false);
+	close(mfd);
+}
+
 static void cmd_rows(void)
 {
 	static const char payload[16] = "0123456789abcde";
@@ -788,6 +949,9 @@ static void cmd_rows(void)
 			  (double)(ftrace_records() - rec0) / (opt_ops * (opt_warm + opt_reps)));
 		event_enable("user_events", e5.name, false);
 	}
+
+	/* writev() per segment, and the shapes EventHeader writes */
+	rows_segments(fd, nullfd, &es, payload);
 
 	/* No probe attached: EBADF */
 	{

@@ -875,6 +875,47 @@ TEST_F(life, exit_deletes_event)
 	}
 }
 
+#define KPROBES_ENABLED "/sys/kernel/debug/kprobes/enabled"
+
+/*
+ * With every kprobe disarmed (debug/kprobes/enabled), the exit's kprobe
+ * (exit_mm_release()) does not run: an exiting process's events are then
+ * found by the scan that every exit and exec runs, not by the exit
+ * itself, and wait() may return first. The event still goes, within the
+ * usual bound: no leak, no crash.
+ */
+TEST_F(life, exit_with_kprobes_disarmed)
+{
+	const char *name = PREFIX "kpexit";
+	int status, armed;
+	bool gone;
+	pid_t pid;
+
+	ASSERT_EQ(0, ue_write_file(KPROBES_ENABLED, "0", false));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (pid == 0) {
+		int fd = ue_open_data();
+
+		/* Neither unregistered nor closed before exit */
+		if (fd < 0 || ue_wreg(fd, PREFIX "kpexit u32 a", self->mem, 4,
+				      0, 0, NULL))
+			_exit(1);
+		_exit(0);
+	}
+	EXPECT_EQ(pid, waitpid(pid, &status, 0));
+	EXPECT_EQ(0, status);
+	/* Another exit: the scan runs */
+	pid = fork();
+	if (!pid)
+		_exit(0);
+	EXPECT_EQ(pid, waitpid(pid, &status, 0));
+	gone = event_wait(name, false, WAIT_MS);
+	armed = ue_write_file(KPROBES_ENABLED, "1", false);
+	EXPECT_TRUE(gone);
+	ASSERT_EQ(0, armed);
+}
+
 /* ---------------------------------------------------------------------
  * Fork storm
  */

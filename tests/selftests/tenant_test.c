@@ -43,8 +43,15 @@ FIXTURE_SETUP(tenant)
 			   (self->tracefs_st.st_mode & 07777) | 0011));
 }
 
+#define PARANOID "/proc/sys/kernel/perf_event_paranoid"
+
+/* perf_event_paranoid before a test changed it, or "" */
+static char paranoid_old[16];
+
 FIXTURE_TEARDOWN(tenant)
 {
+	if (paranoid_old[0])
+		ue_write_file(PARANOID, paranoid_old, false);
 	chmod(UE_TRACEFS, self->tracefs_st.st_mode & 07777);
 	EXPECT_EQ(0, ue_mod_reload(""));
 }
@@ -192,10 +199,14 @@ TEST_F(tenant, other_user_cannot_register_or_delete)
 	EXPECT_FALSE(ue_event_exists(PREFIX "b"));
 }
 
-/* Registers @desc (multi-format) and keeps it until told, over pipes */
+/*
+ * Registers @desc (multi-format, or single-format when @plain; remote
+ * write ABI, not persistent) and keeps it until told, over pipes
+ */
 struct keeper {
 	const char *desc;
 	uid_t uid;
+	bool plain;
 	int go[2], ready[2];
 	pid_t pid;
 };
@@ -209,8 +220,8 @@ static int keep_multi(void *arg)
 
 	if (fd < 0)
 		return -errno;
-	ret = ue_wreg(fd, k->desc, &word, 4, 0, USER_EVENT_REG_MULTI_FORMAT,
-		      NULL);
+	ret = ue_wreg(fd, k->desc, &word, 4, 0,
+		      k->plain ? 0 : USER_EVENT_REG_MULTI_FORMAT, NULL);
 	if (write(k->ready[1], &c, 1) != 1 || read(k->go[0], &c, 1) != 1)
 		ret = -EIO;
 	close(fd);
@@ -270,6 +281,274 @@ TEST_F(tenant, multi_format_of_root_is_shared)
 	EXPECT_EQ(-EACCES, as_user(UID_B, del, PREFIX "m"));
 	EXPECT_EQ(0, keeper_stop(&r));
 	EXPECT_EQ(0, multi_count_wait(PREFIX "m", 0));
+}
+
+/*
+ * How many of @name's multi-format events user_events_status shows owned
+ * by @owner (-1: shared)
+ */
+static int multi_owned(const char *name, long owner)
+{
+	struct ue_status_ent ents[64];
+	int i, n = ue_status_list(ents, 64), count = 0;
+	size_t len = strlen(name);
+
+	for (i = 0; i < n && i < 64; i++)
+		if (!strncmp(ents[i].name, name, len) &&
+		    ents[i].name[len] == '.' && ents[i].owner == owner)
+			count++;
+	return count;
+}
+
+/*
+ * Issue 30: B registered a multi-format name and format first; root's
+ * registration of the same joined B's event (its records in B's event,
+ * "# Owner: 1001"), and so did A's afterwards
+ */
+TEST_F(tenant, multi_format_root_does_not_join_a_tenants)
+{
+	struct keeper b = { .desc = PREFIX "mj u32 x", .uid = UID_B };
+	struct keeper r = { .desc = PREFIX "mj u32 x", .uid = 0 };
+	struct keeper a = { .desc = PREFIX "mj u32 x", .uid = UID_A };
+
+	ASSERT_EQ(0, keeper_start(&b));
+	ASSERT_EQ(0, keeper_start(&r));
+	/* Root got an event of its own, shared; B's stays B's */
+	EXPECT_EQ(2, ue_multi_count(PREFIX "mj"));
+	EXPECT_EQ(1, multi_owned(PREFIX "mj", UID_B));
+	EXPECT_EQ(1, multi_owned(PREFIX "mj", -1));
+	/* A joins root's, not B's, and makes none of its own */
+	ASSERT_EQ(0, keeper_start(&a));
+	EXPECT_EQ(2, ue_multi_count(PREFIX "mj"));
+	EXPECT_EQ(0, multi_owned(PREFIX "mj", UID_A));
+	/* A holds root's event after root's process went */
+	EXPECT_EQ(0, keeper_stop(&r));
+	EXPECT_EQ(0, keeper_stop(&b));
+	EXPECT_EQ(1, multi_count_wait(PREFIX "mj", 1));
+	EXPECT_EQ(1, multi_owned(PREFIX "mj", -1));
+	EXPECT_EQ(0, keeper_stop(&a));
+	EXPECT_EQ(0, multi_count_wait(PREFIX "mj", 0));
+}
+
+/* The id of the multi-format event @name.<id> (hex), or 0 */
+static unsigned long long multi_id(const char *name)
+{
+	unsigned long long id = 0;
+	size_t len = strlen(name);
+	struct dirent *de;
+	DIR *d = opendir(UE_MULTI_DIR);
+
+	if (!d)
+		return 0;
+	while ((de = readdir(d)))
+		if (!strncmp(de->d_name, name, len) && de->d_name[len] == '.')
+			id = strtoull(de->d_name + len + 1, NULL, 16);
+	closedir(d);
+	return id;
+}
+
+/*
+ * Issue 30: a multi-format event is named NAME.<hex id> in tracefs, which
+ * takes no name longer than 255 bytes; the parser takes NAMEs up to 255.
+ * Such a registration worked, with no directory (6.1: a warning in the
+ * kernel log per registration and instance). It gives EINVAL, as an
+ * over-long name does, and every registered name gets its directory.
+ */
+TEST_F(tenant, multi_format_name_must_fit_tracefs)
+{
+	char name[UE_NAME_MAX + 2], desc[UE_NAME_MAX + 16];
+	struct keeper k = { .desc = PREFIX "len u32 x", .uid = UID_A };
+	unsigned long long id;
+	int len;
+
+	memset(name, 'n', UE_NAME_MAX);
+	name[UE_NAME_MAX] = '\0';
+	snprintf(desc, sizeof(desc), "%s u32 x", name);
+	EXPECT_EQ(-EINVAL, as_user(UID_A, reg_multi, desc));
+	EXPECT_EQ(0, ue_multi_count(name));
+
+	/* The next event's id is one more than this one's */
+	ASSERT_EQ(0, keeper_start(&k));
+	id = multi_id(PREFIX "len");
+	EXPECT_EQ(0, keeper_stop(&k));
+	ASSERT_LT(0ULL, id);
+	len = UE_NAME_MAX - 1 - snprintf(NULL, 0, "%llx", id + 1);
+
+	/* One byte too long for NAME.<id>: refused, the id not used up */
+	memset(name, 'm', len + 1);
+	name[len + 1] = '\0';
+	snprintf(desc, sizeof(desc), "%s u32 x", name);
+	EXPECT_EQ(-EINVAL, as_user(UID_A, reg_multi, desc));
+	/* Exactly 255 bytes: registered, with its directory */
+	name[len] = '\0';
+	snprintf(desc, sizeof(desc), "%s u32 x", name);
+	k.desc = desc;
+	ASSERT_EQ(0, keeper_start(&k));
+	EXPECT_EQ(1, ue_multi_count(name));
+	EXPECT_EQ(id + 1, multi_id(name));
+	EXPECT_EQ(0, keeper_stop(&k));
+	EXPECT_EQ(0, multi_count_wait(name, 0));
+}
+
+/* Status page ABI registration of desc, which must get a status byte */
+static int reg_status_byte(void *desc)
+{
+	int fd = ue_open_data(), ret, status = 0;
+
+	if (fd < 0)
+		return -errno;
+	ret = ue_reg(fd, desc, &status, NULL);
+	close(fd);
+	if (!ret && status <= 0)
+		ret = -ENOSPC;
+	return ret;
+}
+
+/*
+ * Issue 30: root registered an event through the remote write ABI, not
+ * persistent; B's status page registration of it (an ABI whose events
+ * persist) made it persistent: it outlived root's process. B still gets
+ * its status byte, but only the owner (or root) changes the lifetime.
+ */
+TEST_F(tenant, tenant_cannot_make_root_event_persistent)
+{
+	struct keeper r = { .desc = PREFIX "life u32 x", .uid = 0,
+			    .plain = true };
+	struct keeper a = { .desc = PREFIX "alife u32 x", .uid = UID_A,
+			    .plain = true };
+
+	ASSERT_EQ(0, keeper_start(&r));
+	ASSERT_TRUE(ue_event_exists(PREFIX "life"));
+	EXPECT_EQ(0, as_user(UID_B, reg_status_byte, PREFIX "life u32 x"));
+	EXPECT_EQ(0, as_user(UID_A, reg_status_byte, PREFIX "life u32 x"));
+	EXPECT_EQ(0, keeper_stop(&r));
+	/* Gone with root's process, its last user */
+	EXPECT_TRUE(ue_event_wait(PREFIX "life", false, 2000));
+
+	/* The owner's own status page registration still makes it stay */
+	ASSERT_EQ(0, keeper_start(&a));
+	EXPECT_EQ(0, as_user(UID_A, reg_status_byte, PREFIX "alife u32 x"));
+	EXPECT_EQ(0, keeper_stop(&a));
+	usleep(200 * 1000);
+	EXPECT_TRUE(ue_event_exists(PREFIX "alife"));
+	EXPECT_EQ(0, as_user(UID_A, del, PREFIX "alife"));
+}
+
+/* A counting perf event on the caller's own task, opened and closed */
+static int perf_count(void *arg)
+{
+	struct perf_event_attr pe;
+	int fd;
+
+	memset(&pe, 0, sizeof(pe));
+	pe.type = PERF_TYPE_TRACEPOINT;
+	pe.size = sizeof(pe);
+	pe.config = *(long *)arg;
+	/* perf_event_paranoid=2 lets users count user space only */
+	pe.exclude_kernel = 1;
+	pe.exclude_hv = 1;
+	fd = syscall(__NR_perf_event_open, &pe, 0, -1, -1,
+		     PERF_FLAG_FD_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	close(fd);
+	return 0;
+}
+
+/*
+ * B forks while root counts @id on B with inherit: the fork copies the
+ * counter, and the child's copy is not checked against B (current at
+ * fork). 0 when B's fork worked, else -errno.
+ */
+static int fork_with_inherited_counter(long id)
+{
+	gid_t groups[1] = { GID };
+	struct perf_event_attr pe;
+	int go[2], status, fd;
+	pid_t pid, child;
+	char c;
+
+	if (pipe(go))
+		return -errno;
+	pid = fork();
+	if (pid < 0)
+		return -errno;
+	if (!pid) {
+		if (setgroups(1, groups) || setresgid(GID, GID, GID) ||
+		    setresuid(UID_B, UID_B, UID_B) ||
+		    read(go[0], &c, 1) != 1)
+			_exit(255);
+		child = fork();
+		if (child < 0)
+			_exit(errno);
+		if (!child)
+			_exit(0);
+		_exit(waitpid(child, &status, 0) == child && WIFEXITED(status) &&
+		      !WEXITSTATUS(status) ? 0 : ECHILD);
+	}
+	memset(&pe, 0, sizeof(pe));
+	pe.type = PERF_TYPE_TRACEPOINT;
+	pe.size = sizeof(pe);
+	pe.config = id;
+	pe.inherit = 1;
+	fd = syscall(__NR_perf_event_open, &pe, pid, -1, -1,
+		     PERF_FLAG_FD_CLOEXEC);
+	if (fd < 0)
+		kill(pid, SIGKILL);
+	else if (write(go[1], "g", 1) != 1)
+		kill(pid, SIGKILL);
+	close(go[0]);
+	close(go[1]);
+	if (waitpid(pid, &status, 0) != pid)
+		return -ECHILD;
+	if (fd < 0)
+		return -EBADF;
+	close(fd);
+	return WIFEXITED(status) ? -WEXITSTATUS(status) : -EINTR;
+}
+
+/*
+ * Issue 30: with perf_event_paranoid=2 a counting perf event (no raw
+ * samples, own task) needs no privilege, and it registers perf on the
+ * event: B's counter on A's or root's event set their enable bits, made
+ * A's DIAG_IOCSDEL fail with EBUSY and kept the module loaded. Under
+ * isolation only the owner and a privileged caller attach perf; not a
+ * tenant to a shared event either (it would set root's enable bits).
+ */
+TEST_F(tenant, perf_only_by_owner_or_privileged)
+{
+	long ida, idr, idb;
+
+	ASSERT_LT(0, ue_read_file(PARANOID, paranoid_old,
+				  sizeof(paranoid_old)));
+	ASSERT_EQ(0, ue_write_file(PARANOID, "2\n", false));
+	ASSERT_EQ(0, as_user(UID_A, reg_status, PREFIX "pa u32 x"));
+	ASSERT_EQ(0, as_user(UID_B, reg_status, PREFIX "pb u32 x"));
+	ASSERT_EQ(0, reg_status(PREFIX "pr u32 x"));
+	ida = ue_event_id(PREFIX "pa");
+	idb = ue_event_id(PREFIX "pb");
+	idr = ue_event_id(PREFIX "pr");
+	ASSERT_LT(0, ida);
+	ASSERT_LT(0, idb);
+	ASSERT_LT(0, idr);
+
+	EXPECT_EQ(-EACCES, as_user(UID_B, perf_count, &ida));
+	EXPECT_EQ(-EACCES, as_user(UID_B, perf_count, &idr));
+	EXPECT_EQ(-EACCES, as_user(UID_NOCAP, perf_count, &ida));
+	EXPECT_EQ(-EACCES, as_user(UID_NOCAP, perf_count, &idr));
+	/* The owner on its own, root on any */
+	EXPECT_EQ(0, as_user(UID_B, perf_count, &idb));
+	EXPECT_EQ(0, as_user(UID_A, perf_count, &ida));
+	EXPECT_EQ(0, perf_count(&ida));
+	EXPECT_EQ(0, perf_count(&idr));
+	/* Root's counter inherited by B's fork child is not refused */
+	EXPECT_EQ(0, fork_with_inherited_counter(idr));
+	/* isolation=shared: upstream's rules (perf_event_paranoid) */
+	ASSERT_EQ(0, set_isolation("shared"));
+	EXPECT_EQ(0, as_user(UID_B, perf_count, &ida));
+	ASSERT_EQ(0, set_isolation("owner"));
+
+	EXPECT_EQ(0, as_user(UID_A, del, PREFIX "pa"));
 }
 
 TEST_F(tenant, root_event_is_shared_and_root_deletes_it)

@@ -260,6 +260,30 @@ static inline int ue_mod_insmod(const char *params)
 	return -err;
 }
 
+/* The module's reference count, or -1 */
+static inline long ue_mod_refcnt(void)
+{
+	char path[128], buf[32];
+
+	snprintf(path, sizeof(path), "/sys/module/%s/refcnt", ue_mod_name());
+	if (ue_read_file(path, buf, sizeof(buf)) < 0)
+		return -1;
+	return strtol(buf, NULL, 10);
+}
+
+/* The reference count once it reads @want, or after @ms as it is then */
+static inline long ue_mod_refcnt_wait(long want, int ms)
+{
+	long now = ue_mod_refcnt();
+	int i;
+
+	for (i = 0; i < ms / 10 && now != want; i++) {
+		ue_sleep_ms(10);
+		now = ue_mod_refcnt();
+	}
+	return now;
+}
+
 /*
  * ue_mod_unload(), retried for up to 2 s (address spaces let go of their
  * events from a work item). 0 or -errno.

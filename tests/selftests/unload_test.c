@@ -1164,25 +1164,152 @@ TEST_F(unload, purge_event_never_enabled)
 	EXPECT_EQ(0, file_has(UE_TRACEFS "/set_event", "user_events_unload"));
 }
 
-/*
- * A format file of the purge event held open across the unload reads
- * nothing of the unloaded module: ENODEV. Before eventfs its inode still
- * pointed at the purge call, module data, and the read after rmmod met an
- * unmapped page (6.1: an oops in f_show(); red team red12).
- */
-TEST_F(unload, purge_format_held_across_unload)
+/* Reopens what an O_PATH descriptor holds: the late open */
+static int reopen_path(int pathfd, int flags)
 {
-	char buf[256];
-	int fd;
+	char path[64];
 
-	fd = open(UE_PURGE_DIR "/purge/format", O_RDONLY | O_CLOEXEC);
-	ASSERT_LE(0, fd);
-	ue_delete_prefix("");
-	ASSERT_EQ(0, ue_mod_unload_retry());
-	errno = 0;
-	EXPECT_EQ(-1, read(fd, buf, sizeof(buf)));
-	EXPECT_EQ(ENODEV, errno);
-	close(fd);
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", pathfd);
+	return open(path, flags | O_CLOEXEC);
+}
+
+/*
+ * The purge event's hist file (and format), held open and looked up
+ * (O_PATH) across the unload. Before eventfs, a held directory of the
+ * purge event keeps the module (it reads module data): rmmod is refused
+ * until it is let go, a late open of hist gives ENODEV, and the unload
+ * then proceeds. With eventfs the unload proceeds at once and the file
+ * reads ENODEV. Before, the module cleared every i_private of the purge
+ * directory at its removal, and 6.1.y's hist file dereferences it in its
+ * open and release (tracing_open_file_tr()): an oops at the close and at
+ * the late open (Safety IV, issue 28).
+ */
+TEST_F(unload, purge_files_held_across_unload)
+{
+	static const char *const files[] = { "hist", "format" };
+	bool eventfs = ue_kernel_at_least(6, 6);
+	char path[256], buf[4096];
+	int fd, pathfd, late, ret;
+	unsigned int i;
+	ssize_t n;
+
+	for (i = 0; i < ARRAY_SIZE(files); i++) {
+		snprintf(path, sizeof(path), UE_PURGE_DIR "/purge/%s",
+			 files[i]);
+		/* Debian's 5.10 has no hist files */
+		if (access(path, F_OK))
+			continue;
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		ASSERT_LE(0, fd);
+		pathfd = open(path, O_PATH | O_CLOEXEC);
+		ASSERT_LE(0, pathfd);
+		ASSERT_EQ(0, ue_delete_prefix(""));
+		ret = ue_mod_unload_retry();
+		if (eventfs) {
+			EXPECT_EQ(0, ret);
+			errno = 0;
+			EXPECT_EQ(-1, read(fd, buf, sizeof(buf)));
+			EXPECT_EQ(ENODEV, errno);
+		} else {
+			EXPECT_EQ(-EWOULDBLOCK, ret) {
+				TH_LOG("%s held: the unload gave %d", path, ret);
+			}
+			n = read(fd, buf, sizeof(buf));
+			EXPECT_TRUE(n >= 0 || errno == ENODEV);
+		}
+		close(fd);
+		/* hist checks its event file at open, format at read */
+		late = reopen_path(pathfd, O_RDONLY);
+		if (!strcmp(files[i], "hist")) {
+			EXPECT_EQ(-1, late);
+			EXPECT_TRUE(errno == ENODEV || errno == ENOENT) {
+				TH_LOG("late open of %s: %s", path,
+				       strerror(errno));
+			}
+		} else if (late >= 0 && eventfs) {
+			errno = 0;
+			EXPECT_EQ(-1, read(late, buf, sizeof(buf)));
+			EXPECT_EQ(ENODEV, errno);
+		}
+		ue_close_fd(late);
+		close(pathfd);
+		if (!eventfs)
+			EXPECT_EQ(0, ue_mod_unload_retry());
+		EXPECT_FALSE(ue_mod_loaded());
+		ASSERT_EQ(0, ue_mod_insmod(""));
+	}
+}
+
+#define KPROBES_ENABLED "/sys/kernel/debug/kprobes/enabled"
+#define KP_INST UE_TRACEFS "/instances/" PREFIX "kp"
+
+/*
+ * With every kprobe disarmed (debug/kprobes/enabled, as some hardening
+ * guides do), the kprobe that guards an instance's removal does not run:
+ * a purge format file of an instance removed meanwhile, held by an O_PATH
+ * descriptor, still keeps the module once the unload is prepared (the
+ * module finds held directories itself when it removes a call of its
+ * own), and the late read after the unload reads nothing freed. Deleting
+ * events and preparing the unload work as usual. Before, that format
+ * file read the unloaded module's purge call: an oops in f_show() (red
+ * team of Safety IV, issue 28). With eventfs nothing needs the kprobe.
+ */
+TEST_F(unload, kprobes_disarmed_fail_safe)
+{
+	static const char fmt[] = KP_INST "/events/user_events_unload/purge/format";
+	bool eventfs = ue_kernel_at_least(6, 6);
+	char buf[4096];
+	int pathfd, fd, ret;
+
+	rmdir(KP_INST);
+	ASSERT_EQ(0, ue_write_file(UE_TRACEFS "/dynamic_events",
+				   "u:" PREFIX "kpoff u32 x", false));
+	ASSERT_EQ(0, mkdir(KP_INST, 0755));
+	pathfd = open(fmt, O_PATH | O_CLOEXEC);
+	ASSERT_LE(0, pathfd);
+	ASSERT_EQ(0, ue_write_file(KPROBES_ENABLED, "0", false));
+	EXPECT_EQ(0, rmdir(KP_INST));
+	EXPECT_EQ(0, ue_write_file(UE_TRACEFS "/dynamic_events",
+				   "!u:" PREFIX "kpoff", false));
+	ret = ue_mod_unload_retry();
+	EXPECT_EQ(eventfs ? 0 : -EWOULDBLOCK, ret);
+	EXPECT_EQ(0, ue_write_file(KPROBES_ENABLED, "1", false));
+	fd = reopen_path(pathfd, O_RDONLY);
+	if (fd >= 0) {
+		/* Before eventfs: the purge call, kept with the module */
+		if (read(fd, buf, sizeof(buf)) < 0)
+			EXPECT_TRUE(errno == ENODEV);
+		close(fd);
+	}
+	close(pathfd);
+	if (!eventfs)
+		EXPECT_EQ(0, ue_mod_unload_retry());
+	EXPECT_FALSE(ue_mod_loaded());
+	ASSERT_EQ(0, ue_mod_insmod(""));
+}
+
+/*
+ * An instance made and removed right after the load: the module's
+ * reference count is back within a second and the module unloads. Before,
+ * the kprobe's pool was empty until the first event was made: the
+ * instance's purge directory was kept for good, with a module reference
+ * (red team of Safety IV).
+ */
+TEST_F(unload, instance_removed_after_load)
+{
+	long before, now;
+	int i;
+
+	ASSERT_EQ(0, ue_mod_reload(""));
+	before = ue_mod_refcnt();
+	ASSERT_LE(0, before);
+	for (i = 0; i < 3; i++) {
+		ASSERT_EQ(0, mkdir(KP_INST, 0755));
+		ASSERT_EQ(0, rmdir(KP_INST));
+	}
+	now = ue_mod_refcnt_wait(before, UE_BOUND_MS(2000));
+	EXPECT_EQ(before, now);
+	EXPECT_EQ(0, ue_mod_unload_retry());
 	ASSERT_EQ(0, ue_mod_insmod(""));
 }
 

@@ -114,6 +114,102 @@ TEST_F(write, writev_split_fields)
 }
 
 /*
+ * The same 100-byte record (index, 12 u64 fields) cut into segments of
+ * every kind the copy handles: the index alone, split, or sharing its
+ * segment with the payload; empty segments; one byte each; 8-byte
+ * multiples with tails of 4, 2 and 1; segments of 63, 64 and 65 bytes and
+ * longer (the inline copy takes up to 64, raw_copy_from_user() the rest).
+ * Every shape records exactly the same fields. Then a bad pointer in a
+ * short and in a long segment after good ones: EFAULT, nothing recorded.
+ */
+#define SEG_FIELDS 12
+#define SEG_SHAPES 11
+static const int seg_shapes[SEG_SHAPES][12] = {
+	{ 100, -1 },
+	{ 4, 96, -1 },
+	{ 4, 8, 13, 4, 71, -1 },
+	{ 2, 2, 0, 96, -1 },
+	{ 3, 5, 0, 7, 1, 2, 4, 65, 13, -1 },
+	{ 12, 88, -1 },
+	{ 4, 64, 32, -1 },
+	{ 4, 63, 33, -1 },
+	{ 4, 9, 87, 0, -1 },
+	{ 0, 4, 0, 0, 6, 90, -1 },
+	{ -2 },		/* the index, then one byte per segment */
+};
+
+TEST_F(write, writev_segment_shapes)
+{
+	const char *name = PREFIX "segs";
+	char lines[SEG_SHAPES + 2][UE_LINE_MAX];
+	long page = sysconf(_SC_PAGESIZE);
+	struct iovec io[100];
+	char want[512];
+	unsigned char *map;
+	size_t off, l = 0;
+	struct rec r;
+	int i, k, n, w = -1;
+	__u64 v;
+
+	w = ue_reg_enabled_ok(_metadata, self->fd,
+			      PREFIX "segs u64 f0;u64 f1;u64 f2;u64 f3;u64 f4;"
+			      "u64 f5;u64 f6;u64 f7;u64 f8;u64 f9;u64 f10;"
+			      "u64 f11", name);
+
+	rec_init(&r, w);
+	for (i = 0; i < 8 * SEG_FIELDS; i++)
+		r.d[r.len++] = (unsigned char)(i * 37 + 11);
+	ASSERT_EQ(100, r.len);
+	for (i = 0; i < SEG_FIELDS; i++) {
+		memcpy(&v, r.d + 4 + 8 * i, sizeof(v));
+		l += snprintf(want + l, sizeof(want) - l, "%sf%d=%llu",
+			      i ? " " : "", i, (unsigned long long)v);
+	}
+
+	for (k = 0; k < SEG_SHAPES; k++) {
+		off = 0;
+		n = 0;
+		if (seg_shapes[k][0] == -2) {
+			io[n++] = (struct iovec){ r.d, 4 };
+			for (off = 4; off < 100; off++)
+				io[n++] = (struct iovec){ r.d + off, 1 };
+		}
+		for (i = 0; seg_shapes[k][0] != -2 && seg_shapes[k][i] >= 0; i++) {
+			io[n++] = (struct iovec){ r.d + off, seg_shapes[k][i] };
+			off += seg_shapes[k][i];
+		}
+		ASSERT_EQ(100, (int)off) TH_LOG("shape %d", k);
+		ASSERT_EQ(100, writev(self->fd, io, n)) TH_LOG("shape %d", k);
+	}
+
+	ASSERT_EQ(SEG_SHAPES, ue_trace_lines(name, lines, SEG_SHAPES + 2));
+	for (k = 0; k < SEG_SHAPES; k++)
+		ASSERT_STREQ(want, lines[k]) TH_LOG("shape %d", k);
+
+	/* Good segments first, then one in an unmapped page */
+	map = mmap(NULL, 2 * page, PROT_READ | PROT_WRITE,
+		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, map);
+	ASSERT_EQ(0, munmap(map + page, page));
+	io[0] = (struct iovec){ r.d, 4 };
+	io[1] = (struct iovec){ r.d + 4, 8 };
+	io[2] = (struct iovec){ r.d + 12, 13 };
+	io[3] = (struct iovec){ map + page, 8 };
+	io[4] = (struct iovec){ r.d + 33, 67 };
+	errno = 0;
+	ASSERT_EQ(-1, writev(self->fd, io, 5));
+	ASSERT_EQ(EFAULT, errno);
+	io[3] = (struct iovec){ r.d + 25, 8 };
+	io[4] = (struct iovec){ map + page - 3, 67 };
+	errno = 0;
+	ASSERT_EQ(-1, writev(self->fd, io, 5));
+	ASSERT_EQ(EFAULT, errno);
+	munmap(map, page);
+
+	ASSERT_EQ(SEG_SHAPES, ue_trace_lines(name, lines, SEG_SHAPES + 2));
+}
+
+/*
  * A payload in pages that are not present yet (fresh anonymous memory,
  * never touched): the copy with page faults disabled fails, the module
  * faults them in and copies again. Both write() and writev().

@@ -111,7 +111,8 @@ struct user_event {
 	bool has_dyn;		/* has __data_loc/__rel_loc fields */
 	bool persist;		/* stays when unused, until deleted */
 	bool persist_cap;	/* made persistent with the capability */
-	kuid_t owner;		/* charged for it: see user_event_charge() */
+	kuid_t owner;		/* its creator's uid, for isolation */
+	struct user_event_payer payer;	/* charged for it: user_event_charge() */
 	/* Usable by every user under isolation; event_mutex */
 	bool shared;
 	bool multi;		/* in user_events_multi, as name.id */
@@ -728,7 +729,7 @@ static int destroy_user_event(struct user_event *user)
 	if (user->multi)
 		hash_del(&user->multi_node);
 	user_event_count--;
-	user_event_uncharge(user->owner, UE_QUOTA_EVENTS, 1);
+	user_event_uncharge(&user->payer, UE_QUOTA_EVENTS, 1);
 
 	if (user->status_index)
 		user_status_free(user->status_index);
@@ -1188,6 +1189,7 @@ static struct user_event *user_event_from_dyn(struct dyn_event *ev)
 
 static int user_event_create(const char *raw_command)
 {
+	struct user_event_payer payer;
 	struct user_event *user;
 	bool created = false;
 	char *desc;
@@ -1211,10 +1213,12 @@ static int user_event_create(const char *raw_command)
 	 * Under isolation, root's "u:" of a user's event makes it root's and
 	 * shared: a name another user took first is not lost for good.
 	 */
+	user_event_payer_current(&payer);
 	if (!ret && READ_ONCE(isolation_owner) && !user->shared &&
 	    perfmon_capable() &&
-	    !user_event_charge(current_uid(), UE_QUOTA_EVENTS, 1, true)) {
-		user_event_uncharge(user->owner, UE_QUOTA_EVENTS, 1);
+	    !user_event_charge(&payer, UE_QUOTA_EVENTS, 1, true)) {
+		user_event_uncharge(&user->payer, UE_QUOTA_EVENTS, 1);
+		user->payer = payer;
 		user->owner = current_uid();
 		user->shared = true;
 	}
@@ -1358,8 +1362,9 @@ static int user_event_register(struct user_event *user)
 
 	/* Everything that can fail below is undone by the labels at the end */
 	user->owner = current_uid();
+	user_event_payer_current(&user->payer);
 	user->shared = perfmon_capable();
-	ret = user_event_charge(user->owner, UE_QUOTA_EVENTS, 1, false);
+	ret = user_event_charge(&user->payer, UE_QUOTA_EVENTS, 1, false);
 	if (ret)
 		goto free;
 
@@ -1396,7 +1401,7 @@ static int user_event_register(struct user_event *user)
 put_module:
 	module_put(THIS_MODULE);
 uncharge:
-	user_event_uncharge(user->owner, UE_QUOTA_EVENTS, 1);
+	user_event_uncharge(&user->payer, UE_QUOTA_EVENTS, 1);
 free:
 	free_user_event(user);
 	return ret;

@@ -35,11 +35,28 @@ enum user_event_quota_kind {
 	UE_QUOTA_KINDS,
 };
 
+/*
+ * Who pays for an event or an enabler: the real uid of the task that made
+ * it, and its tenant (the owner of its outermost user namespace below the
+ * initial one; the uid itself in the initial namespace). Both are bounded.
+ */
+struct user_event_payer {
+	kuid_t uid;
+	kuid_t tenant;
+};
+
 /* Provided by user_events_quota.c */
-int user_event_charge(kuid_t uid, enum user_event_quota_kind kind,
-		      unsigned int n, bool force);
-void user_event_uncharge(kuid_t uid, enum user_event_quota_kind kind,
-			 unsigned int n);
+struct user_namespace;
+kuid_t user_event_tenant(const struct user_namespace *ns, kuid_t uid);
+void user_event_payer_current(struct user_event_payer *payer);
+int user_event_charge(const struct user_event_payer *payer,
+		      enum user_event_quota_kind kind, unsigned int n,
+		      bool force);
+unsigned int user_event_charge_upto(const struct user_event_payer *payer,
+				    enum user_event_quota_kind kind,
+				    unsigned int n);
+void user_event_uncharge(const struct user_event_payer *payer,
+			 enum user_event_quota_kind kind, unsigned int n);
 
 /* Provided by trace_events_user.c */
 extern const struct file_operations user_data_fops;

@@ -25,10 +25,13 @@
  *    reference put, only after every lock is dropped: user_event_put() may
  *    take event_mutex.
  *
- * Locks, outermost first: event_mutex (the tracing core's; only state
- * changes, which call user_event_enablers_update() with it held, and
- * which only try the two below: user_event_mm_update()), then
- * uemm->lock, then the mm's mmap_lock. uemm->lock covers an address
+ * Locks, outermost first: event_mutex (the tracing core's; held by state
+ * changes, which call user_event_enablers_update() with it: that only
+ * queues the writing of the bits, done after event_mutex is released by
+ * the task that changed the state, and which only tries the two below:
+ * user_event_mm_update()), then user_event_update_mutex (a writer's
+ * fallback when it has no memory), then uemm->lock, then the mm's
+ * mmap_lock. uemm->lock covers an address
  * space's enabler list, hash, count and fault list, and every write of its
  * bits: an update, a registration (whose (address, bit) uniqueness check
  * and insertion are one critical section), an unregistration, the fault
@@ -56,7 +59,8 @@
  *    reference of the parent's record. That work, before the child's first
  *    instruction in user space, copies the enablers that existed at fork
  *    (numbered by the parent's seq) under RCU with no lock, into a new
- *    record that is not published yet; it then fixes the child's bits that
+ *    record that is not published yet, as many as the child's quota
+ *    allows (user_event_mm_fork_trim()); it then fixes the child's bits that
  *    disagree with their event (read from the child's own memory, written
  *    only where they differ), publishes the record and, if any state
  *    changed meanwhile, fixes them again under the record's lock. While
@@ -163,7 +167,7 @@ struct user_event_mm {
 	atomic64_t seq;
 	atomic_t forks_pending;
 	unsigned int nr_enablers;	/* registered, under lock */
-	struct list_head update_link;	/* under event_mutex */
+	struct list_head update_link;	/* user_event_update_mutex */
 	struct user_event_fork *spares[FORK_SPARES];
 	struct callback_head refill_twork;
 	unsigned long refill_queued;	/* bit 0: refill_twork is queued */
@@ -186,7 +190,7 @@ struct user_event_enabler {
 	struct list_head free_link;
 	struct list_head fault_link;	/* user_event_mm.faults, or empty */
 	struct user_event *event;
-	kuid_t owner;			/* charged for it (max_enablers_per_uid) */
+	struct user_event_payer payer;	/* charged for it (max_enablers_per_uid) */
 	unsigned long uaddr;		/* as registered */
 	unsigned long addr;		/* aligned to a long for bit ops */
 	u8 ubit;			/* as registered */
@@ -203,6 +207,8 @@ struct linux_binprm;
 static DEFINE_HASHTABLE(user_event_mms, 10);
 static DEFINE_SPINLOCK(user_event_mms_lock);
 static DEFINE_MUTEX(user_event_mm_mutex);
+/* update_link of every record: user_event_enablers_write_linked() */
+static DEFINE_MUTEX(user_event_update_mutex);
 static atomic_t user_event_nr_mms = ATOMIC_INIT(0);
 static struct workqueue_struct *user_event_mm_wq;
 static struct tracepoint *fork_tp, *exit_tp, *exec_tp;
@@ -528,7 +534,7 @@ static bool user_event_mm_exit_kprobe_registered;
 /* Frees an enabler that is on no list; no lock may be held */
 static void user_event_enabler_free(struct user_event_enabler *enabler)
 {
-	user_event_uncharge(enabler->owner, UE_QUOTA_ENABLERS, 1);
+	user_event_uncharge(&enabler->payer, UE_QUOTA_ENABLERS, 1);
 	user_event_put(enabler->event);
 	kfree_rcu(enabler, rcu);
 }
@@ -1022,22 +1028,29 @@ static void user_event_mm_work_here(struct user_event_mm *uemm)
 }
 
 /*
- * Writes @user's new state into the bits of one address space, under
- * event_mutex, which must never wait for something the address space's
- * owner controls: its mmap_lock can be held for ever by a thread of its
- * own (a /proc/self/mem read of a page whose FUSE server never answers,
- * with a writer queued behind it), and its record's lock by a thread of
- * its own waiting for that mmap_lock. So both are only tried; if either
- * is taken, a task of the address space rewrites all its bits from the
- * events' state later, in its own context (user_event_twork_kick()).
+ * Writes the state of @user's event into the bits of one address space
+ * (every event's, if a resync is due). Never under event_mutex (see
+ * user_event_enablers_update()), but in the context of whoever changed
+ * the state (root's write to "enable", a perf open or close), which must
+ * never wait for something the address space's owner controls: its
+ * mmap_lock can be held for ever by a thread of its own (a /proc/self/mem
+ * read of a page whose FUSE server never answers, with a writer queued
+ * behind it), and its record's lock by a thread of its own waiting for
+ * that mmap_lock. So both are only tried; if either is taken, a task of
+ * the address space rewrites all its bits from the events' state later,
+ * in its own context (user_event_twork_kick()). Each bit is written with
+ * its event's state as read under the record's lock, not the state of
+ * the change that queued this: writers of one address space are ordered
+ * by that lock, and each change is followed by a writer that reads the
+ * state after it, so the last write is always of the latest state.
+ * @user is only compared, never dereferenced: it may be gone.
  */
 static void user_event_mm_update(struct user_event_mm *uemm,
-				 struct user_event *user, bool enabled)
+				 const struct user_event *user)
 {
 	struct user_event_enabler *enabler;
+	unsigned int n = 0;
 	bool resync;
-
-	ue_lockdep_assert_event_mutex();
 
 	if (!mutex_trylock(&uemm->lock))
 		goto defer;
@@ -1051,9 +1064,11 @@ static void user_event_mm_update(struct user_event_mm *uemm,
 		if (enabler->del_seq || (!resync && enabler->event != user))
 			continue;
 		if (user_event_enabler_write(uemm->mm, enabler,
-					     enabler->event == user ? enabled :
 					     user_event_status(enabler->event)))
 			user_event_fault_add(uemm, enabler);
+		/* No spinlock held: the mmap read lock and a mutex */
+		if (++n % FORK_COPY_BATCH == 0)
+			cond_resched();
 	}
 	mmap_read_unlock(uemm->mm);
 	mutex_unlock(&uemm->lock);
@@ -1064,23 +1079,28 @@ defer:
 	user_event_twork_kick(uemm);
 }
 
+/* One address space's part of user_event_enablers_write() */
+static void user_event_mm_update_put(struct user_event_mm *uemm,
+				     const struct user_event *user)
+{
+	if (!READ_ONCE(uemm->dead) && mmget_not_zero(uemm->mm)) {
+		user_event_mm_update(uemm, user);
+		user_event_mm_mmput(uemm->mm);
+	}
+	user_event_mm_put(uemm);
+}
+
 /*
- * Writes the event's new state into every address space that registered
- * it. Called under event_mutex whenever a probe attaches or detaches,
- * after the new state was published.
+ * Without memory for an array: one writer at a time, through the
+ * records' update_link (user_event_update_mutex).
  */
-void user_event_enablers_update(struct user_event *user)
+static void user_event_enablers_write_linked(const struct user_event *user)
 {
 	struct user_event_mm *uemm, *next;
-	bool enabled = user_event_status(user);
 	LIST_HEAD(mms);
 	int bkt;
 
-	ue_lockdep_assert_event_mutex();
-
-	/* Full barrier: pairs with the one in user_event_mm_publish() */
-	atomic64_inc_return(&user_event_changes);
-
+	mutex_lock(&user_event_update_mutex);
 	rcu_read_lock();
 	hash_for_each_rcu(user_event_mms, bkt, uemm, node)
 		if (refcount_inc_not_zero(&uemm->refcnt))
@@ -1089,14 +1109,133 @@ void user_event_enablers_update(struct user_event *user)
 
 	list_for_each_entry_safe(uemm, next, &mms, update_link) {
 		list_del_init(&uemm->update_link);
-
-		if (!READ_ONCE(uemm->dead) && mmget_not_zero(uemm->mm)) {
-			user_event_mm_update(uemm, user, enabled);
-			user_event_mm_mmput(uemm->mm);
-		}
-
-		user_event_mm_put(uemm);
+		user_event_mm_update_put(uemm, user);
 	}
+	mutex_unlock(&user_event_update_mutex);
+}
+
+/*
+ * Writes @user's state into every address space that registered it.
+ * Writers of several state changes run at once, with no lock in common:
+ * each takes its own array of referenced records from the table (under
+ * RCU), then writes them one by one with no lock of ours but each
+ * record's (tried).
+ */
+static void user_event_enablers_write(const struct user_event *user)
+{
+	unsigned int cap = atomic_read(&user_event_nr_mms) + 8, n, i;
+	struct user_event_mm **mms, *uemm;
+	bool full;
+	int bkt;
+
+again:
+	mms = kvmalloc_array(cap, sizeof(*mms), GFP_KERNEL | __GFP_NOWARN);
+	if (!mms) {
+		user_event_enablers_write_linked(user);
+		return;
+	}
+	n = 0;
+	full = false;
+	rcu_read_lock();
+	hash_for_each_rcu(user_event_mms, bkt, uemm, node) {
+		if (READ_ONCE(uemm->dead))
+			continue;
+		if (n == cap) {
+			full = true;
+			break;
+		}
+		if (refcount_inc_not_zero(&uemm->refcnt))
+			mms[n++] = uemm;
+	}
+	rcu_read_unlock();
+
+	if (full) {
+		/* Records were published meanwhile: a bigger array */
+		for (i = 0; i < n; i++)
+			user_event_mm_put(mms[i]);
+		kvfree(mms);
+		cap *= 2;
+		goto again;
+	}
+
+	for (i = 0; i < n; i++)
+		user_event_mm_update_put(mms[i], user);
+	kvfree(mms);
+}
+
+/*
+ * The writing of one state change's bits, after event_mutex is released:
+ * task work of the task that changed the state (it runs before that task
+ * returns to user space: the bits are set when its write to "enable" or
+ * its perf_event_open() returns), or a work item for a kernel thread or
+ * an exiting task that takes no more task work.
+ */
+struct user_event_flush {
+	union {
+		struct callback_head twork;
+		struct work_struct work;
+	};
+	const struct user_event *user;	/* compared only: may be gone */
+};
+
+static void user_event_flush_twork(struct callback_head *twork)
+{
+	struct user_event_flush *flush = container_of(twork,
+						      struct user_event_flush,
+						      twork);
+
+	user_event_enablers_write(flush->user);
+	kfree(flush);
+	user_event_twork_end();
+}
+
+static void user_event_flush_work(struct work_struct *work)
+{
+	struct user_event_flush *flush = container_of(work,
+						      struct user_event_flush,
+						      work);
+
+	user_event_enablers_write(flush->user);
+	kfree(flush);
+}
+
+/*
+ * Called under event_mutex whenever a probe attaches or detaches, after
+ * the event's new state was published. The bits are written after
+ * event_mutex is released (user_event_flush): holding it for a time that
+ * grows with the enablers one tenant registered would stall every
+ * tracing operation of root's (issue 30: 1,048,576 bits held it for 3.75
+ * to 4.5 s). Here only a count and a queued struct: O(1) in the number of
+ * enablers. If the struct cannot be allocated, the bits are written here,
+ * as before.
+ */
+void user_event_enablers_update(struct user_event *user)
+{
+	struct user_event_flush *flush;
+
+	ue_lockdep_assert_event_mutex();
+
+	/* Full barrier: pairs with the one in user_event_mm_publish() */
+	atomic64_inc_return(&user_event_changes);
+	if (!atomic_read(&user_event_nr_mms))
+		return;
+
+	flush = kmalloc(sizeof(*flush), GFP_KERNEL | __GFP_NOWARN);
+	if (!flush) {
+		user_event_enablers_write(user);
+		return;
+	}
+	flush->user = user;
+
+	if (!(current->flags & PF_KTHREAD)) {
+		init_task_work(&flush->twork, user_event_flush_twork);
+		user_event_twork_start();
+		if (!task_work_add(current, &flush->twork, TWA_RESUME))
+			return;
+		user_event_twork_end();
+	}
+	INIT_WORK(&flush->work, user_event_flush_work);
+	queue_work(user_event_mm_wq, &flush->work);
 }
 
 /*
@@ -1162,9 +1301,9 @@ int user_event_enabler_create(struct user_event *user,
 #endif
 	enabler->bit = enabler->ubit + offset * BITS_PER_BYTE;
 	enabler->event = user;
-	enabler->owner = current_uid();
+	user_event_payer_current(&enabler->payer);
 
-	ret = user_event_charge(enabler->owner, UE_QUOTA_ENABLERS, 1, false);
+	ret = user_event_charge(&enabler->payer, UE_QUOTA_ENABLERS, 1, false);
 	if (ret) {
 		kfree(enabler);
 		user_event_mm_put(uemm);
@@ -1201,7 +1340,7 @@ int user_event_enabler_create(struct user_event *user,
 	}
 
 	if (ret) {
-		user_event_uncharge(enabler->owner, UE_QUOTA_ENABLERS, 1);
+		user_event_uncharge(&enabler->payer, UE_QUOTA_ENABLERS, 1);
 		kfree(enabler);
 	}
 
@@ -1351,9 +1490,10 @@ static bool user_event_enabler_at_fork(struct user_event_enabler *enabler,
  * which stays on the parent's list while the fork is pending (so its next
  * pointer is valid when RCU is taken again). Returns how many.
  */
-static unsigned int user_event_mm_fork_snapshot(struct user_event_mm *parent,
-						u64 seq,
-						struct list_head *copies)
+static unsigned int
+user_event_mm_fork_snapshot(struct user_event_mm *parent, u64 seq,
+			    const struct user_event_payer *payer,
+			    struct list_head *copies)
 {
 	struct user_event_enabler *enabler, *copy;
 	unsigned int n = 0;
@@ -1386,7 +1526,7 @@ static unsigned int user_event_mm_fork_snapshot(struct user_event_mm *parent,
 		copy->ubit = enabler->ubit;
 		copy->bit = enabler->bit;
 		copy->size = enabler->size;
-		copy->owner = current_uid();
+		copy->payer = *payer;
 		/* Legal: the parent's enabler holds one, and stays */
 		user_event_get(enabler->event);
 		copy->event = enabler->event;
@@ -1399,9 +1539,41 @@ static unsigned int user_event_mm_fork_snapshot(struct user_event_mm *parent,
 }
 
 /*
+ * Drops the copies past the first @keep of @copies (the parent's oldest
+ * enablers are kept): the child's uid or tenant is at its
+ * max_enablers_per_uid. Their bits are cleared in the child's memory
+ * (current's; best effort: a page that is not there, or still shared
+ * with the parent and not anonymous, keeps the bit fork copied), so that
+ * the child does not see an event enabled that no longer tells it when
+ * it is disabled. The fork itself never fails for this.
+ */
+static void user_event_mm_fork_trim(struct mm_struct *mm,
+				    struct list_head *copies, unsigned int keep)
+{
+	struct user_event_enabler *enabler, *next;
+	unsigned int n = 0, dropped = 0;
+
+	list_for_each_entry_safe(enabler, next, copies, free_link) {
+		if (n++ < keep)
+			continue;
+		list_del(&enabler->free_link);
+		mmap_read_lock(mm);
+		user_event_enabler_write(mm, enabler, false);
+		mmap_read_unlock(mm);
+		user_event_put(enabler->event);
+		kfree(enabler);
+		if (++dropped % FORK_COPY_BATCH == 0)
+			cond_resched();
+	}
+	pr_warn_ratelimited("pid %d inherits %u of %u enablers: max_enablers_per_uid\n",
+			    task_pid_nr(current), keep, n);
+}
+
+/*
  * Gives the child's address space @mm (held, the caller's) the enablers
- * of @parent at the fork numbered @seq. No global lock: the copy is
- * made into a record nobody sees yet, whose bits are fixed, then
+ * of @parent at the fork numbered @seq, as many as the child's quota
+ * (max_enablers_per_uid of its uid and tenant) allows. No global lock: the
+ * copy is made into a record nobody sees yet, whose bits are fixed, then
  * published; a state change since the first fix makes a second one, under
  * the record's lock (see user_event_mm_publish()).
  */
@@ -1410,24 +1582,27 @@ static void user_event_mm_fork_copy(struct user_event_mm *parent,
 {
 	struct user_event_enabler *enabler, *next;
 	struct user_event_mm *uemm, *found;
+	struct user_event_payer payer;
+	unsigned int n, charged;
 	LIST_HEAD(copies);
 	LIST_HEAD(gone);
-	unsigned int n;
 	u64 changes;
 
-	n = user_event_mm_fork_snapshot(parent, seq, &copies);
+	user_event_payer_current(&payer);
+	n = user_event_mm_fork_snapshot(parent, seq, &payer, &copies);
 	if (!n)
 		return;
 
-	/* The child had them already: charged, never refused */
-	if (user_event_charge(current_uid(), UE_QUOTA_ENABLERS, n, true)) {
-		pr_warn_ratelimited("out of memory copying enablers at fork\n");
-		list_for_each_entry_safe(enabler, next, &copies, free_link) {
-			user_event_put(enabler->event);
-			kfree(enabler);
-		}
+	/*
+	 * Charged as registrations are: a copy past the quota is refused
+	 * (the child does not inherit it), else every process of a user
+	 * could hold max_enablers copies and fork would multiply the quota.
+	 */
+	charged = user_event_charge_upto(&payer, UE_QUOTA_ENABLERS, n);
+	if (charged < n)
+		user_event_mm_fork_trim(mm, &copies, charged);
+	if (!charged)
 		return;
-	}
 
 	uemm = user_event_mm_alloc(mm);
 	if (!uemm) {

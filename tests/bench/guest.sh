@@ -10,6 +10,9 @@
 #                                            multi-threaded TCG, -smp 2)
 #   guest.sh tcg    <module.ko> <ue_bench>   registration time and memory
 #                                            (plain TCG, -smp 2)
+#   guest.sh toggles <module.ko> <ue_bench>  root's enable of an unrelated
+#                                            event while a process with N
+#                                            bits toggles its event
 #   guest.sh forks  <module.ko> <ue_bench>   fork and fork+exit of a process
 #                                            with 0, 1, 4096, 65536 enable
 #                                            bits, worst user_events_status
@@ -204,6 +207,11 @@ tcg)
 forks)
 	load
 	step "$b" forks -l "${UE_BENCH_FORK_LEVELS:-0,1,4096,65536}" -r 21
+	unload
+	;;
+toggles)
+	load
+	step "$b" toggles -l "${UE_BENCH_TOGGLE_LEVELS:-1,65536,262144}" -r 21
 	unload
 	;;
 *)

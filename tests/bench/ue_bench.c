@@ -20,6 +20,10 @@
  *                                                 memory per event
  *   ue_bench enablers [-N COUNT]                  memory and time per
  *                                                 remote-write enabler
+ *   ue_bench toggles [-l N1,N2,...] [-r REPS]     root's enable of an
+ *                                                 unrelated event while a
+ *                                                 process with N bits
+ *                                                 toggles its event
  *   ue_bench prof [COUNT [tree]]                  COUNT ops of each row
  *                                                 under function_graph
  *                                                 (see cmd_prof); tree:
@@ -1769,6 +1773,129 @@ static void cmd_forks(const char *levels, int reps)
 	free(list);
 }
 
+/*
+ * -- toggles: root's tracing while a tenant toggles an event with N bits --
+ *
+ * "TOGGLE <bits> <enable ms> <worst enable ms> <worst status ms> <toggles>":
+ * a holder process registers up to 65536 (max_enablers) bits of one event
+ * and forks children that inherit them until N bits exist, then toggles
+ * its event with perf_event_open() and close() in a loop; meanwhile root
+ * enables and disables an unrelated core event (syscalls sys_enter_getppid)
+ * 21 times (the median and worst enable+disable), and a reader of
+ * user_events_status (event_mutex) keeps its worst read. Both wait for
+ * event_mutex, which each toggle took: flat in N when no bit is written
+ * under it (issue 30, item 2).
+ */
+#define TOGGLE_PER_PROC 65536
+
+static void toggle_holder(long bits, int ready_fd, int stop_fd)
+{
+	long mine = bits < TOGGLE_PER_PROC ? bits : TOGGLE_PER_PROC, i, held;
+	uint32_t *words = calloc(mine / 32 + 1, 4);
+	int fd = open_data(), ret, nkids = 0;
+	pid_t kids[64];
+	long toggles = 0;
+	char c;
+
+	for (i = 0; i < mine; i++) {
+		ret = reg_write(fd, "tog_ev u32 x", &words[i / 32], i % 32, 0);
+		if (ret < 0)
+			die("enabler %ld: %s", i, strerror(-ret));
+	}
+	/* Children inherit the bits and wait for the end */
+	for (held = mine; held < bits && nkids < 64; held += mine) {
+		kids[nkids] = fork();
+		if (kids[nkids] < 0)
+			die("fork");
+		if (!kids[nkids]) {
+			if (read(stop_fd, &c, 1) < 0)
+				_exit(1);
+			_exit(0);
+		}
+		nkids++;
+	}
+	if (write(ready_fd, "r", 1) != 1)
+		_exit(3);
+	fcntl(stop_fd, F_SETFL, O_NONBLOCK);
+	while (read(stop_fd, &c, 1) < 0 && errno == EAGAIN) {
+		int pfd = syscall(SYS_perf_event_open, &(struct perf_event_attr){
+					.type = PERF_TYPE_TRACEPOINT,
+					.size = sizeof(struct perf_event_attr),
+					.config = event_id("user_events", "tog_ev"),
+					.sample_type = PERF_SAMPLE_RAW,
+					.sample_period = 1,
+				  }, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
+
+		if (pfd < 0)
+			die("perf_event_open tog_ev: %s", strerror(errno));
+		close(pfd);
+		toggles++;
+	}
+	if (write(ready_fd, &toggles, sizeof(toggles)) != sizeof(toggles))
+		_exit(3);
+	for (i = 0; i < nkids; i++)
+		waitpid(kids[i], NULL, 0);
+	_exit(0);
+}
+
+static void cmd_toggles(const char *levels, int reps)
+{
+	char *list = strdup(levels), *tok, *save = NULL;
+
+	for (tok = strtok_r(list, ",", &save); tok;
+	     tok = strtok_r(NULL, ",", &save)) {
+		struct ue_status_reader sr = { .pause_us = 1000 };
+		long bits = atol(tok), toggles = 0;
+		int ready[2], stop[2], r, st;
+		double en_ms[64];
+		pthread_t reader;
+		pid_t holder;
+		char c;
+
+		if (pipe(ready) || pipe(stop))
+			die("pipe");
+		holder = fork();
+		if (holder < 0)
+			die("fork");
+		if (!holder) {
+			close(ready[0]);
+			close(stop[1]);
+			toggle_holder(bits, ready[1], stop[0]);
+		}
+		close(ready[1]);
+		close(stop[0]);
+		if (read(ready[0], &c, 1) != 1)
+			die("toggles holder %ld", bits);
+		if (pthread_create(&reader, NULL, ue_status_reader, &sr))
+			die("pthread_create");
+		for (r = 0; r < reps && r < 64; r++) {
+			uint64_t t0 = now_ns();
+
+			event_enable("syscalls", "sys_enter_getppid", true);
+			event_enable("syscalls", "sys_enter_getppid", false);
+			en_ms[r] = (now_ns() - t0) / 1e6;
+			usleep(20000);
+		}
+		sr.stop = 1;
+		pthread_join(reader, NULL);
+		close(stop[1]);
+		if (read(ready[0], &toggles, sizeof(toggles)) !=
+		    sizeof(toggles))
+			fail("toggles level %ld: no count", bits);
+		waitpid(holder, &st, 0);
+		if (!WIFEXITED(st) || WEXITSTATUS(st))
+			fail("toggles level %ld: status %#x", bits, st);
+		close(ready[0]);
+		qsort(en_ms, r, sizeof(double), cmp_double);
+		printf("TOGGLE\t%ld\t%.3f\t%.3f\t%.3f\t%ld\n", bits, en_ms[r / 2],
+		       en_ms[r - 1], sr.worst_s * 1e3, toggles);
+		fflush(stdout);
+		/* Let the enablers and the event go */
+		usleep(500000);
+	}
+	free(list);
+}
+
 /* -- scale: writer threads on separate CPUs ------------------------------ */
 
 struct thr {
@@ -2092,7 +2219,9 @@ int main(int argc, char **argv)
 		cmd_enablers(total);
 	else if (!strcmp(cmd, "forks"))
 		cmd_forks(levels, opt_reps);
+	else if (!strcmp(cmd, "toggles"))
+		cmd_toggles(levels, opt_reps);
 	else
-		die("usage: ue_bench rows|reg|scale|regtime|enablers|forks|prof|warmup [options]");
+		die("usage: ue_bench rows|reg|scale|regtime|enablers|forks|toggles|prof|warmup [options]");
 	return failures ? 1 : 0;
 }

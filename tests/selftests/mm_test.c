@@ -103,6 +103,7 @@ FIXTURE_TEARDOWN(mm)
 	ue_enable(PREFIX "ro", false);
 	ue_enable(PREFIX "many", false);
 	ue_enable(PREFIX "heldmany", false);
+	ue_enable(PREFIX "sync", false);
 	cleanup();
 }
 
@@ -641,6 +642,135 @@ TEST_F_TIMEOUT(mm, fork_many_bits, UE_TIMEOUT(300))
 	ASSERT_GT(UE_BOUND_S(1.0), st.worst_s);
 	ue_drop_fd(&self->fd);
 	munmap((void *)mem, words * 4);
+}
+
+#define SYNC_WORDS	64	/* 2048 bits */
+#define SYNC_FORKS	3
+
+/* All SYNC_WORDS words of @mem read @want now (no wait) */
+static bool words_read(const volatile uint32_t *mem, uint32_t want)
+{
+	int i;
+
+	for (i = 0; i < SYNC_WORDS; i++)
+		if (word_read(&mem[i]) != want)
+			return false;
+	return true;
+}
+
+/* In a child: opens perf on @name, then exits with it open */
+static pid_t perf_open_and_exit(const char *name)
+{
+	pid_t pid = fork();
+
+	if (!pid)
+		_exit(ue_perf_open(name) < 0 ? 1 : 0);
+	return pid;
+}
+
+/*
+ * The bits of a state change are written outside event_mutex now (issue
+ * 30, item 2: a tenant's million bits held it for seconds), by task work
+ * of the task that changed the state: they must still be set in the
+ * process that registered them, and in its fork children, when that
+ * task's system call returns: root's write to "enable" (from this process
+ * and from another one), a perf_event_open() and its close, and the close
+ * of a perf event at a process's exit, seen when wait() returns.
+ */
+TEST_F(mm, bits_set_when_state_change_returns)
+{
+	volatile uint32_t *mem = map_pages(1);
+	int i, j, fd, status, go[SYNC_FORKS][2], res[2];
+	pid_t pids[SYNC_FORKS], pid;
+	char c;
+
+	ASSERT_NE(NULL, mem);
+	for (i = 0; i < SYNC_WORDS; i++)
+		for (j = 0; j < 32; j++)
+			ASSERT_EQ(0, wreg(self->fd, PREFIX "sync u32 a",
+					  (void *)&mem[i], j));
+	ASSERT_EQ(0, pipe(res));
+	for (i = 0; i < SYNC_FORKS; i++) {
+		ASSERT_EQ(0, pipe(go[i]));
+		pids[i] = fork();
+		ASSERT_LE(0, pids[i]);
+		if (!pids[i]) {
+			/* The earlier children's pipes stay theirs */
+			for (j = 0; j <= i; j++)
+				close(go[j][1]);
+			/* Each "c": is every bit what the byte says? */
+			while (read(go[i][0], &c, 1) == 1) {
+				c = words_read(mem, c == '1' ? ~0U : 0) ?
+				    'y' : 'n';
+				if (write(res[1], &c, 1) != 1)
+					_exit(2);
+			}
+			_exit(0);
+		}
+		close(go[i][0]);
+	}
+
+	/* Root's enable from this process: its own bits at once */
+	ASSERT_EQ(0, ue_enable(PREFIX "sync", true));
+	EXPECT_TRUE(words_read(mem, ~0U));
+	for (i = 0; i < SYNC_FORKS; i++) {
+		ASSERT_EQ(1, write(go[i][1], "1", 1));
+		ASSERT_EQ(1, read(res[0], &c, 1));
+		EXPECT_EQ('y', c);
+	}
+	ASSERT_EQ(0, ue_enable(PREFIX "sync", false));
+	EXPECT_TRUE(words_read(mem, 0));
+
+	/* From another process: set when it is seen to have exited */
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid)
+		_exit(ue_enable(PREFIX "sync", true) ? 1 : 0);
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	ASSERT_EQ(0, status);
+	EXPECT_TRUE(words_read(mem, ~0U));
+	for (i = 0; i < SYNC_FORKS; i++) {
+		ASSERT_EQ(1, write(go[i][1], "1", 1));
+		ASSERT_EQ(1, read(res[0], &c, 1));
+		EXPECT_EQ('y', c);
+	}
+	ASSERT_EQ(0, ue_enable(PREFIX "sync", false));
+
+	/* perf_event_open() and close() */
+	fd = ue_perf_open(PREFIX "sync");
+	ASSERT_LE(0, fd);
+	EXPECT_TRUE(words_read(mem, ~0U));
+	close(fd);
+	EXPECT_TRUE(words_read(mem, 0));
+	for (i = 0; i < SYNC_FORKS; i++) {
+		ASSERT_EQ(1, write(go[i][1], "0", 1));
+		ASSERT_EQ(1, read(res[0], &c, 1));
+		EXPECT_EQ('y', c);
+	}
+
+	/* A perf event closed by its process's exit, under enabled ftrace */
+	ASSERT_EQ(0, ue_enable(PREFIX "sync", true));
+	pid = perf_open_and_exit(PREFIX "sync");
+	ASSERT_LE(0, pid);
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	ASSERT_EQ(0, status);
+	EXPECT_TRUE(words_read(mem, ~0U));
+	ASSERT_EQ(0, ue_enable(PREFIX "sync", false));
+	pid = perf_open_and_exit(PREFIX "sync");
+	ASSERT_LE(0, pid);
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	ASSERT_EQ(0, status);
+	EXPECT_TRUE(words_read(mem, 0));
+
+	for (i = 0; i < SYNC_FORKS; i++) {
+		close(go[i][1]);
+		ASSERT_EQ(pids[i], waitpid(pids[i], &status, 0));
+		EXPECT_EQ(0, status);
+	}
+	close(res[0]);
+	close(res[1]);
+	ue_drop_fd(&self->fd);
+	munmap((void *)mem, 4096);
 }
 
 /*

@@ -21,6 +21,7 @@
  */
 #define _GNU_SOURCE
 #include <grp.h>
+#include <sched.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
 
@@ -537,6 +538,26 @@ static void bits_results(int res_fd, int n, char *out)
 	out[n] = '\0';
 }
 
+/* Unloads (retrying while exited processes' bits go) and loads again */
+static void reload_back_to_defaults(struct __test_metadata *_metadata,
+				    FIXTURE_DATA(unload) *self,
+				    struct stat *root_st)
+{
+	int i;
+
+	for (i = 0; i < 50 && do_rmmod(self->out, sizeof(self->out)); i++) {
+		ue_delete_prefix(PREFIX);
+		usleep(100000);
+	}
+	ASSERT_FALSE(ue_mod_loaded()) {
+		TH_LOG("rmmod: %s", self->out);
+	}
+	ASSERT_EQ(0, do_insmod(self->out, sizeof(self->out))) {
+		TH_LOG("insmod: %s", self->out);
+	}
+	ASSERT_EQ(0, chmod(UE_TRACEFS, root_st->st_mode & 07777));
+}
+
 /*
  * max_enablers_per_uid: the bound is over all the user's processes; at it
  * the next bit gets EMFILE, another user is not affected, and the bits of
@@ -602,6 +623,243 @@ TEST_F(unload, max_enablers_per_uid_param)
 		TH_LOG("insmod: %s", self->out);
 	}
 	ASSERT_EQ(0, chmod(UE_TRACEFS, root_st.st_mode & 07777));
+}
+
+/*
+ * As UE_TEST_UID: registers bits 0 .. 2 of an anonymous word for
+ * PREFIX "qf u32 a", tells @sync_wr, waits on @go_rd for root to enable
+ * the event, checks the word, then forks once; the fork child sends its
+ * word as it found it (after inheriting, before touching anything) and
+ * the result of unregistering each of the three bits, as a child of the
+ * test: out[0] the parent's word, out[1] the child's, out[2..4] the
+ * unregistrations (0 or -errno).
+ */
+static pid_t fork_bits_as_uid(int res_fd, int sync_wr, int go_rd)
+{
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		gid_t groups[1] = { UE_TEST_GID };
+		__u64 out[5] = { ~0ULL, ~0ULL, 1, 1, 1 };
+		volatile __u64 *word;
+		int fd, i, status;
+		pid_t child;
+		char c = 0;
+
+		word = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
+			    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (word == MAP_FAILED || setgroups(1, groups) ||
+		    setresgid(UE_TEST_GID, UE_TEST_GID, UE_TEST_GID) ||
+		    setresuid(UE_TEST_UID, UE_TEST_UID, UE_TEST_UID))
+			_exit(3);
+		*word = 0;
+		fd = ue_open_data();
+		for (i = 0; i < 3; i++)
+			if (fd < 0 || ue_wreg(fd, PREFIX "qf u32 a",
+					      (void *)word, 8, i, 0, NULL))
+				_exit(4);
+		if (write(sync_wr, &c, 1) != 1 || read(go_rd, &c, 1) != 1)
+			_exit(5);
+		out[0] = *word;
+		child = fork();
+		if (child == 0) {
+			out[1] = *word;
+			for (i = 0; i < 3; i++)
+				out[2 + i] = (__u64)ue_wunreg(fd, (void *)word,
+							      i);
+			if (write(res_fd, out, sizeof(out)) != sizeof(out))
+				_exit(2);
+			_exit(0);
+		}
+		if (child < 0 || waitpid(child, &status, 0) != child ||
+		    status)
+			_exit(6);
+		_exit(0);
+	}
+
+	return pid;
+}
+
+/*
+ * max_enablers_per_uid across fork (issue 30, item 2): a fork child's
+ * copies of its parent's enablers are charged as registrations are and
+ * stop at the quota: the child inherits the parent's oldest enablers up
+ * to it, the others not (their bits are cleared in the child's word);
+ * the fork itself succeeds. Before, the copies were charged but never
+ * refused: 16 processes held four times the quota, and every state
+ * change wrote them all under event_mutex.
+ */
+TEST_F(unload, fork_copies_stop_at_enablers_quota)
+{
+	int res[2], sync[2], go[2], status;
+	struct stat root_st;
+	__u64 out[5];
+	pid_t pid;
+	char c;
+
+	reload_for_users(_metadata, self, &root_st, "max_enablers_per_uid=4");
+	ASSERT_EQ(0, pipe(res));
+	ASSERT_EQ(0, pipe(sync));
+	ASSERT_EQ(0, pipe(go));
+
+	/* 3 of the user's 4 in the parent: its fork child gets 1 */
+	pid = fork_bits_as_uid(res[1], sync[1], go[0]);
+	ASSERT_LT(0, pid);
+	/* Only the child holds these: a child that fails ends the reads */
+	close(res[1]);
+	close(sync[1]);
+	close(go[0]);
+	ASSERT_EQ(1, read(sync[0], &c, 1));
+	ASSERT_EQ(0, ue_enable(PREFIX "qf", true));
+	ASSERT_EQ(1, write(go[1], "g", 1));
+	ASSERT_EQ((ssize_t)sizeof(out), read(res[0], out, sizeof(out)));
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	EXPECT_EQ(0, status);
+
+	/* The enable set every bit of the parent before its write returned */
+	EXPECT_EQ(7ULL, out[0]);
+	/* The child inherited bit 0 only, and its other bits were cleared */
+	EXPECT_EQ(1ULL, out[1]);
+	EXPECT_EQ(0ULL, out[2]);
+	EXPECT_EQ(-ENOENT, (int)out[3]);
+	EXPECT_EQ(-ENOENT, (int)out[4]);
+
+	EXPECT_EQ(0, ue_enable(PREFIX "qf", false));
+	close(res[0]);
+	close(sync[0]);
+	close(go[1]);
+
+	/* Back to the defaults (the bits went with their processes) */
+	reload_back_to_defaults(_metadata, self, &root_st);
+}
+
+#define UE_NS_HOST_UID 300000
+#define UE_NS_UIDS 4
+
+/*
+ * In a child: as UE_TEST_UID (group UE_TEST_GID), makes a user namespace
+ * whose uids 0 .. UE_NS_UIDS - 1 map to host uids UE_NS_HOST_UID.. (the
+ * map is written by the test, as root: a newuidmap of /etc/subuid), then,
+ * as each of them in turn, registers two events PREFIX "qn<uid>_<i>"
+ * with the status page ABI. Sends to @res_fd, per namespace uid, how many
+ * succeeded and the first error (0 or -errno). A chrooted task cannot
+ * make a user namespace (the guest runs the tests in a chroot): the child
+ * first takes the root of pid 1, with a data descriptor opened before.
+ */
+static pid_t ns_regs_as_uid(int res_fd, int sync_wr, int go_rd)
+{
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		gid_t groups[1] = { UE_TEST_GID };
+		int k, i, status, res[2];
+		char desc[64], c = 0;
+		int fd = ue_open_data();
+		pid_t child;
+
+		if (fd < 0 || chroot("/proc/1/root") || chdir("/"))
+			_exit(7);
+		if (setgroups(1, groups) ||
+		    setresgid(UE_TEST_GID, UE_TEST_GID, UE_TEST_GID) ||
+		    setresuid(UE_TEST_UID, UE_TEST_UID, UE_TEST_UID) ||
+		    unshare(CLONE_NEWUSER))
+			_exit(3);
+		if (write(sync_wr, &c, 1) != 1 || read(go_rd, &c, 1) != 1)
+			_exit(5);
+		for (k = 0; k < UE_NS_UIDS; k++) {
+			child = fork();
+			if (child == 0) {
+				res[0] = 0;
+				res[1] = setresuid(k, k, k) ? -1000 - errno : 0;
+				for (i = 0; i < 2 && !res[1]; i++) {
+					snprintf(desc, sizeof(desc),
+						 PREFIX "qn%d_%d u32 a", k, i);
+					res[1] = ue_reg(fd, desc, NULL, NULL);
+					if (!res[1])
+						res[0]++;
+				}
+				if (write(res_fd, res, sizeof(res)) !=
+				    sizeof(res))
+					_exit(2);
+				_exit(0);
+			}
+			if (child < 0 || waitpid(child, &status, 0) != child ||
+			    status)
+				_exit(6);
+		}
+		_exit(0);
+	}
+
+	return pid;
+}
+
+/* Writes @map into /proc/@pid/@file; 0 or -errno */
+static int write_id_map(pid_t pid, const char *file, const char *map)
+{
+	char path[64];
+
+	snprintf(path, sizeof(path), "/proc/%d/%s", pid, file);
+	return ue_write_file(path, map, false);
+}
+
+/*
+ * Subordinate uids do not multiply the quotas (issue 30, item 3): the
+ * uids of a user namespace that a user made are that user's tenancy. With
+ * max_events_per_uid=3, the four uids of a namespace owned by UE_TEST_UID
+ * (each a host uid of its own) create 3 events in all, not 8; the owner
+ * itself, outside, has no room left; another user is not affected.
+ */
+TEST_F(unload, userns_uids_share_the_owners_quota)
+{
+	int res[2], sync[2], go[2], status, k, got[2], total = 0, err;
+	struct stat root_st;
+	char map[64], c;
+	pid_t pid;
+
+	reload_for_users(_metadata, self, &root_st, "max_events_per_uid=3");
+	/* Debian's switch for unprivileged user namespaces, if any */
+	ue_write_file("/proc/sys/kernel/unprivileged_userns_clone", "1",
+		      false);
+	ASSERT_EQ(0, pipe(res));
+	ASSERT_EQ(0, pipe(sync));
+	ASSERT_EQ(0, pipe(go));
+
+	pid = ns_regs_as_uid(res[1], sync[1], go[0]);
+	ASSERT_LT(0, pid);
+	/* Only the child holds these: a child that fails ends the reads */
+	close(res[1]);
+	close(sync[1]);
+	close(go[0]);
+	ASSERT_EQ(1, read(sync[0], &c, 1)) {
+		waitpid(pid, &status, 0);
+		TH_LOG("no user namespace (child status %d)", status);
+	}
+	snprintf(map, sizeof(map), "0 %d %d\n", UE_NS_HOST_UID, UE_NS_UIDS);
+	ASSERT_EQ(0, write_id_map(pid, "uid_map", map));
+	ASSERT_EQ(1, write(go[1], "g", 1));
+	for (k = 0; k < UE_NS_UIDS; k++) {
+		ASSERT_EQ((ssize_t)sizeof(got), read(res[0], got, sizeof(got)));
+		TH_LOG("namespace uid %d (host %d): %d events, %d",
+		       k, UE_NS_HOST_UID + k, got[0], got[1]);
+		EXPECT_TRUE(!got[1] || got[1] == -EMFILE);
+		total += got[0];
+	}
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	EXPECT_EQ(0, status);
+	EXPECT_EQ(3, total);
+
+	/* The owner, outside its namespace, shares the same quota */
+	EXPECT_EQ(0, reg_n_as_uid(UE_TEST_UID, "qo", 1, &err));
+	EXPECT_EQ(-EMFILE, err);
+	/* Another user is not affected */
+	EXPECT_EQ(3, reg_n_as_uid(UE_TEST_UID + 1, "qp", 3, &err));
+	EXPECT_EQ(0, err);
+
+	close(res[0]);
+	close(sync[0]);
+	close(go[1]);
+	EXPECT_EQ(0, ue_delete_prefix(PREFIX));
+	reload_back_to_defaults(_metadata, self, &root_st);
 }
 
 static void file_owner(const char *path, int *mode, int *gid)

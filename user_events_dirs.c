@@ -102,6 +102,7 @@ static struct trace_event_call *ghost_removing;
 static unsigned int ghost_kept;		/* kept for good, not logged yet */
 static struct dentry *ghost_root;	/* tracefs's root: dget() */
 
+static bool ghost_enabled;		/* the kernel has event file refs */
 static bool ghost_probe_registered;
 
 #define GHOST_POLL_MIN	(HZ / 100 ?: 1)
@@ -534,7 +535,7 @@ int user_events_dirs_prepare(struct trace_event_call *call, bool visible)
 
 	ue_lockdep_assert_event_mutex();
 
-	if (!ghost_probe_registered)
+	if (!ghost_enabled)
 		return 0;
 	ghost_pool_fill();
 	if (visible || !ghost_root)
@@ -558,7 +559,7 @@ void user_events_dirs_done(struct trace_event_call *call, bool visible,
 {
 	ue_lockdep_assert_event_mutex();
 
-	if (!ghost_probe_registered)
+	if (!ghost_enabled)
 		return;
 	if (!ret)
 		ghost_calls += visible ? 1 : -1;
@@ -590,14 +591,14 @@ int user_events_dirs_init(void)
 		return 0;
 	}
 
+	/* The walk of our own removals needs no kprobe */
 	ret = register_kprobe(&ghost_probe);
-	if (ret) {
-		pr_warn("cannot probe remove_event_file_dir() (%d): a late open of a deleted event's files is not guarded\n",
+	if (ret)
+		pr_warn("cannot probe remove_event_file_dir() (%d): a late open of a removed instance's event files is not guarded\n",
 			ret);
-		return 0;
-	}
 	ue_event_mutex_lock();
-	ghost_probe_registered = true;
+	ghost_probe_registered = !ret;
+	ghost_enabled = true;
 	ghost_pool_fill();
 	ue_event_mutex_unlock();
 	return 0;
@@ -607,12 +608,14 @@ void user_events_dirs_exit(void)
 {
 	struct user_event_ghost *ghost, *next;
 
-	if (!ghost_probe_registered)
+	if (!ghost_enabled)
 		return;
-	unregister_kprobe(&ghost_probe);
+	if (ghost_probe_registered)
+		unregister_kprobe(&ghost_probe);
 	cancel_delayed_work_sync(&ghost_work);
 	ue_event_mutex_lock();
 	ghost_probe_registered = false;
+	ghost_enabled = false;
 	/* Each held the module */
 	WARN_ON(!list_empty(&ghost_list) || !list_empty(&ghost_pending));
 	list_for_each_entry_safe(ghost, next, &ghost_pool, link)

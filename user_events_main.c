@@ -91,6 +91,9 @@ static struct dentry *user_events_create_file(const char *name, ushort mode,
 		return ERR_PTR(fail);
 	}
 
+	/* tracefs's root: the walk of removed directories starts there */
+	user_events_dirs_root(dentry->d_parent);
+
 	/* Even root's: a tracefs mount option must not hand it to others */
 	inode = d_inode(dentry);
 	inode_lock(inode);
@@ -359,8 +362,6 @@ static int __init user_events_init(void)
 		user_files_removed = true;
 		ret = 0;
 	}
-	if (!ret && data_dentry)
-		user_events_dirs_root(data_dentry->d_parent);
 	mutex_unlock(&user_files_mutex);
 	if (ret)
 		goto purge_remove;

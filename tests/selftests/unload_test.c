@@ -1301,14 +1301,14 @@ TEST_F(unload, instance_removed_after_load)
 	int i;
 
 	ASSERT_EQ(0, ue_mod_reload(""));
-	before = ue_mod_refcnt();
+	before = ue_mod_refcnt_settled();
 	ASSERT_LE(0, before);
 	for (i = 0; i < 3; i++) {
 		ASSERT_EQ(0, mkdir(KP_INST, 0755));
 		ASSERT_EQ(0, rmdir(KP_INST));
 	}
 	now = ue_mod_refcnt_wait(before, UE_BOUND_MS(2000));
-	EXPECT_EQ(before, now);
+	EXPECT_GE(before, now);
 	EXPECT_EQ(0, ue_mod_unload_retry());
 	ASSERT_EQ(0, ue_mod_insmod(""));
 }

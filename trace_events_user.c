@@ -1374,6 +1374,15 @@ static int user_event_register(struct user_event *user)
 		goto uncharge;
 	}
 
+	/*
+	 * The purge event exists whenever an event of ours does: one made
+	 * after the unload was prepared (through dynamic_events) brings it
+	 * back, so that its enable can mark its instance
+	 */
+	ret = user_event_purge_add();
+	if (ret)
+		goto put_module;
+
 	ret = user_event_type_get(user);
 	if (ret)
 		goto put_module;

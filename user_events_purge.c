@@ -140,8 +140,9 @@ int user_event_purge_mark(struct trace_event_file *file)
 }
 
 /*
- * Adds the purge event (see user_event_purge_mark()), at load and when
- * prepare_unload is written 0 again; it holds the module while it exists.
+ * Adds the purge event (see user_event_purge_mark()), at load, when
+ * prepare_unload is written 0 again, and when an event of ours is made
+ * after the unload was prepared; it holds the module while it exists.
  * event_mutex held.
  */
 int user_event_purge_add(void)

@@ -1178,25 +1178,24 @@ struct user_event_flush {
 	const struct user_event *user;	/* compared only: may be gone */
 };
 
-static void user_event_flush_twork(struct callback_head *twork)
+/* Writes the bits a flush was queued for, and frees it */
+static void user_event_flush_run(struct user_event_flush *flush)
 {
-	struct user_event_flush *flush = container_of(twork,
-						      struct user_event_flush,
-						      twork);
-
 	user_event_enablers_write(flush->user);
 	kfree(flush);
+}
+
+static void user_event_flush_twork(struct callback_head *twork)
+{
+	user_event_flush_run(container_of(twork, struct user_event_flush,
+					  twork));
 	user_event_twork_end();
 }
 
 static void user_event_flush_work(struct work_struct *work)
 {
-	struct user_event_flush *flush = container_of(work,
-						      struct user_event_flush,
-						      work);
-
-	user_event_enablers_write(flush->user);
-	kfree(flush);
+	user_event_flush_run(container_of(work, struct user_event_flush,
+					  work));
 }
 
 /*

@@ -625,6 +625,23 @@ TEST_F(unload, max_enablers_per_uid_param)
 	ASSERT_EQ(0, chmod(UE_TRACEFS, root_st.st_mode & 07777));
 }
 
+/* The three pipes of a child run as another user: 0 or -1 */
+static int child_pipes(int res[2], int sync[2], int go[2])
+{
+	return pipe(res) || pipe(sync) || pipe(go) ? -1 : 0;
+}
+
+/*
+ * The parent closes the child's ends: a child that fails then ends the
+ * parent's reads
+ */
+static void child_pipes_parent_ends(int res[2], int sync[2], int go[2])
+{
+	close(res[1]);
+	close(sync[1]);
+	close(go[0]);
+}
+
 /*
  * As UE_TEST_UID: registers bits 0 .. 2 of an anonymous word for
  * PREFIX "qf u32 a", tells @sync_wr, waits on @go_rd for root to enable
@@ -698,17 +715,12 @@ TEST_F(unload, fork_copies_stop_at_enablers_quota)
 	char c;
 
 	reload_for_users(_metadata, self, &root_st, "max_enablers_per_uid=4");
-	ASSERT_EQ(0, pipe(res));
-	ASSERT_EQ(0, pipe(sync));
-	ASSERT_EQ(0, pipe(go));
+	ASSERT_EQ(0, child_pipes(res, sync, go));
 
 	/* 3 of the user's 4 in the parent: its fork child gets 1 */
 	pid = fork_bits_as_uid(res[1], sync[1], go[0]);
 	ASSERT_LT(0, pid);
-	/* Only the child holds these: a child that fails ends the reads */
-	close(res[1]);
-	close(sync[1]);
-	close(go[0]);
+	child_pipes_parent_ends(res, sync, go);
 	ASSERT_EQ(1, read(sync[0], &c, 1));
 	ASSERT_EQ(0, ue_enable(PREFIX "qf", true));
 	ASSERT_EQ(1, write(go[1], "g", 1));
@@ -820,16 +832,11 @@ TEST_F(unload, userns_uids_share_the_owners_quota)
 	/* Debian's switch for unprivileged user namespaces, if any */
 	ue_write_file("/proc/sys/kernel/unprivileged_userns_clone", "1",
 		      false);
-	ASSERT_EQ(0, pipe(res));
-	ASSERT_EQ(0, pipe(sync));
-	ASSERT_EQ(0, pipe(go));
+	ASSERT_EQ(0, child_pipes(res, sync, go));
 
 	pid = ns_regs_as_uid(res[1], sync[1], go[0]);
 	ASSERT_LT(0, pid);
-	/* Only the child holds these: a child that fails ends the reads */
-	close(res[1]);
-	close(sync[1]);
-	close(go[0]);
+	child_pipes_parent_ends(res, sync, go);
 	ASSERT_EQ(1, read(sync[0], &c, 1)) {
 		waitpid(pid, &status, 0);
 		TH_LOG("no user namespace (child status %d)", status);

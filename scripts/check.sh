@@ -35,7 +35,9 @@
 # scripts/guest/qemu-mttcg.sh provides: Debian 12's runs stale code there)
 # and UE_RACE_PARALLEL=1: put_racing_delete's threads must then also have
 # run at the same time, not in turns (tests/race/README, "Multi-threaded TCG");
-# its results count as races_test_mttcg. x86_64 only.
+# its results count as races_test_mttcg. x86_64 only. The guest side,
+# scripts/guest/races-mttcg.sh, turns record-cmd off for it, so that enables
+# do not patch __schedule() (the emulator's stale-code artefact; see there).
 #
 # Counting: an "ok" line is a pass unless it carries "# SKIP"; a skip is a
 # failure unless tests/selftests/expected-skips expects that test to skip on that
@@ -87,8 +89,8 @@ mttcg=0
 if [[ $arch == x86_64 && ${UE_CHECK_MTTCG:-1} != 0 ]]; then
 	mttcg=1
 	mkdir -p "$testout/mttcg"
-	printf '#!/bin/sh\nexec env UE_RACE_PARALLEL=1 %q\n' "$testout/races_test" \
-		>"$testout/mttcg/races_test_mttcg"
+	printf '#!/bin/sh\nexec %q %q\n' "$UE_REPO/scripts/guest/races-mttcg.sh" \
+		"$testout/races_test" >"$testout/mttcg/races_test_mttcg"
 	chmod +x "$testout/mttcg/races_test_mttcg"
 fi
 

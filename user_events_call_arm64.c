@@ -5,12 +5,14 @@
  *
  * x86 needs a trampoline because IBT seals the ENDBR of functions whose
  * address the kernel never takes. arm64 has no such sealing, and what
- * could refuse an indirect call here does not apply to the three functions
- * called through this (kallsyms_lookup_name, tracefs_create_file,
- * tracefs_remove):
+ * could refuse an indirect call here does not apply to the functions
+ * called through this: the unexported ones of user_events_ksyms.h
+ * (tracefs, trace event files, follow_page...) and those the derivation
+ * calls (user_events_derive.c: kallsyms' lookups, kernel_text_address(),
+ * dyn_event_*()), all defined without "static":
  *  - BTI (CONFIG_ARM64_BTI_KERNEL) only lets a BLR land on a "BTI c" or
  *    "PACIASP". The compiler puts one at the entry of every function that
- *    is visible outside its file, which these three are. Debian's kernels
+ *    is visible outside its file, which all of these are. Debian's kernels
  *    are built with GCC, for which Kconfig does not offer kernel BTI at
  *    all.
  *  - kCFI (CONFIG_CFI_CLANG) checks a hash of the caller's function type

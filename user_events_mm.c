@@ -299,6 +299,20 @@ static struct user_event_mm *user_event_mm_find(struct mm_struct *mm)
 	return user_event_mm_lookup(mm, false);
 }
 
+/* The record of @mm with a reference taken, or NULL (as the lookup) */
+static struct user_event_mm *user_event_mm_lookup_get(struct mm_struct *mm,
+						      bool dead_too)
+{
+	struct user_event_mm *uemm;
+
+	rcu_read_lock();
+	uemm = user_event_mm_lookup(mm, dead_too);
+	if (uemm && !refcount_inc_not_zero(&uemm->refcnt))
+		uemm = NULL;
+	rcu_read_unlock();
+	return uemm;
+}
+
 /*
  * Unpublishes an address space; its enablers are freed by a work item.
  * Returns whether this call did it (only one does). Any context but NMI.
@@ -502,11 +516,7 @@ static int user_event_mm_exit_probe(struct kprobe *kp, struct pt_regs *regs)
 	if (!mm || (current->flags & PF_KTHREAD))
 		return 0;
 
-	rcu_read_lock();
-	found = user_event_mm_lookup(mm, true);
-	if (found && !refcount_inc_not_zero(&found->refcnt))
-		found = NULL;
-	rcu_read_unlock();
+	found = user_event_mm_lookup_get(mm, true);
 	if (!found)
 		return 0;
 
@@ -662,11 +672,7 @@ static struct user_event_mm *user_event_mm_publish(struct user_event_mm *uemm)
 
 	lockdep_assert_held(&user_event_mm_mutex);
 
-	rcu_read_lock();
-	old = user_event_mm_find(uemm->mm);
-	if (old && !refcount_inc_not_zero(&old->refcnt))
-		old = NULL;
-	rcu_read_unlock();
+	old = user_event_mm_lookup_get(uemm->mm, false);
 	if (old)
 		return old;
 
@@ -715,11 +721,7 @@ static struct user_event_mm *user_event_mm_current(void)
 	struct user_event_mm *uemm, *found;
 	struct mm_struct *mm = current->mm;
 
-	rcu_read_lock();
-	found = user_event_mm_find(mm);
-	if (found && !refcount_inc_not_zero(&found->refcnt))
-		found = NULL;
-	rcu_read_unlock();
+	found = user_event_mm_lookup_get(mm, false);
 	if (found)
 		goto out;
 
@@ -1247,11 +1249,7 @@ bool user_event_enabler_exists(unsigned long uaddr, u8 ubit)
 	struct user_event_mm *uemm;
 	bool found = false;
 
-	rcu_read_lock();
-	uemm = user_event_mm_find(current->mm);
-	if (uemm && !refcount_inc_not_zero(&uemm->refcnt))
-		uemm = NULL;
-	rcu_read_unlock();
+	uemm = user_event_mm_lookup_get(current->mm, false);
 	if (!uemm)
 		return false;
 
@@ -1365,11 +1363,7 @@ int user_event_enabler_remove(const struct user_write_unreg *unreg)
 	bool keep = false;
 	int attempt, ret = 0;
 
-	rcu_read_lock();
-	uemm = user_event_mm_find(mm);
-	if (uemm && !refcount_inc_not_zero(&uemm->refcnt))
-		uemm = NULL;
-	rcu_read_unlock();
+	uemm = user_event_mm_lookup_get(mm, false);
 	if (!uemm)
 		return -ENOENT;
 

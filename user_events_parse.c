@@ -631,19 +631,36 @@ static void user_event_print_hex(struct trace_seq *s, const u8 *pos,
 	}
 }
 
-/* An integer field of 1, 2, 4 or 8 bytes, zero-extended */
+/*
+ * An integer field of 1, 2, 4 or 8 bytes, zero-extended. Fields are packed
+ * (a field's offset is the sum of the sizes before it), so the loads are
+ * unaligned: memcpy() of a constant size, which is what get_unaligned()
+ * does, without the header that moved in 6.12.
+ */
 static u64 user_field_unsigned(const void *pos, int size)
 {
+	u16 v16;
+	u32 v32;
+	u64 v64;
+
 	switch (size) {
 	case 1:
-		return *(u8 *)pos;
+		return *(const u8 *)pos;
 	case 2:
-		return *(u16 *)pos;
+		memcpy(&v16, pos, sizeof(v16));
+		return v16;
 	case 4:
-		return *(u32 *)pos;
+		memcpy(&v32, pos, sizeof(v32));
+		return v32;
 	default:
-		return *(u64 *)pos;
+		memcpy(&v64, pos, sizeof(v64));
+		return v64;
 	}
+}
+
+static u32 user_field_u32(const void *pos)
+{
+	return user_field_unsigned(pos, sizeof(u32));
 }
 
 static s64 user_field_signed(const void *pos, int size)
@@ -684,7 +701,7 @@ static void user_event_print_field(struct trace_seq *s,
 		return;
 	case FIELD_DATA_LOC:
 	case FIELD_REL_LOC:
-		loc_off = user_field_loc(field, *(u32 *)pos, &loc_size);
+		loc_off = user_field_loc(field, user_field_u32(pos), &loc_size);
 		if (loc_off + loc_size > entry_size) {
 			trace_seq_puts(s, "<invalid>");
 			return;

@@ -689,11 +689,6 @@ int user_event_call_set_visible(struct trace_event_call *call, bool visible)
 	return ret;
 }
 
-static int user_event_set_call_visible(struct user_event *user, bool visible)
-{
-	return user_event_call_set_visible(&user->call, visible);
-}
-
 static void user_event_free_rcu(struct rcu_head *rcu)
 {
 	free_user_event(container_of(rcu, struct user_event, rcu));
@@ -715,7 +710,7 @@ static int destroy_user_event(struct user_event *user)
 
 	/* From now on readers print its records as a deleted event's */
 	WRITE_ONCE(user->type->user, NULL);
-	ret = user_event_set_call_visible(user, false);
+	ret = user_event_call_set_visible(&user->call, false);
 	if (ret) {
 		WRITE_ONCE(user->type->user, user);
 		return ret;
@@ -1389,7 +1384,7 @@ static int user_event_register(struct user_event *user)
 
 	/* A failed add makes no directory: no ghost can take a reference */
 	refcount_set(&user->memref, 1);
-	ret = user_event_set_call_visible(user, true);
+	ret = user_event_call_set_visible(&user->call, true);
 	if (ret) {
 		user_event_type_put(user->type, false);
 		goto put_module;

@@ -29,8 +29,8 @@
  * changes, which call user_event_enablers_update() with it: that only
  * queues the writing of the bits, done after event_mutex is released by
  * the task that changed the state, and which only tries the two below:
- * user_event_mm_update()), then user_event_update_mutex (a writer's
- * fallback when it has no memory), then uemm->lock, then the mm's
+ * user_event_mm_update()), then user_event_update_mutex (one such writer
+ * at a time), then uemm->lock, then the mm's
  * mmap_lock. uemm->lock covers an address
  * space's enabler list, hash, count and fault list, and every write of its
  * bits: an update, a registration (whose (address, bit) uniqueness check
@@ -207,7 +207,10 @@ struct linux_binprm;
 static DEFINE_HASHTABLE(user_event_mms, 10);
 static DEFINE_SPINLOCK(user_event_mms_lock);
 static DEFINE_MUTEX(user_event_mm_mutex);
-/* update_link of every record: user_event_enablers_write_linked() */
+/*
+ * One writer of a state change's bits at a time (user_event_enablers_write()),
+ * and the records' update_link of the writer without memory for its array.
+ */
 static DEFINE_MUTEX(user_event_update_mutex);
 static atomic_t user_event_nr_mms = ATOMIC_INIT(0);
 static struct workqueue_struct *user_event_mm_wq;
@@ -1054,6 +1057,8 @@ static void user_event_mm_update(struct user_event_mm *uemm,
 	unsigned int n = 0;
 	bool resync;
 
+	lockdep_assert_held(&user_event_update_mutex);
+
 	if (!mutex_trylock(&uemm->lock))
 		goto defer;
 	if (!mmap_read_trylock(uemm->mm)) {
@@ -1117,11 +1122,17 @@ static void user_event_enablers_write_linked(const struct user_event *user)
 }
 
 /*
- * Writes @user's state into every address space that registered it.
- * Writers of several state changes run at once, with no lock in common:
- * each takes its own array of referenced records from the table (under
- * RCU), then writes them one by one with no lock of ours but each
- * record's (tried).
+ * Writes @user's state into every address space that registered it: takes
+ * an array of referenced records from the table (under RCU), then writes
+ * them one by one under user_event_update_mutex, trying each record's lock.
+ * One writer at a time: two writers at once meet at the record's lock of an
+ * address space that holds many enablers (each walks them all), and the one
+ * that finds it taken hands that address space's whole rewrite to its own
+ * task (a resync, interrupting it). So one tenant toggling its own event
+ * from two threads kept another tenant's process busy rewriting its bits
+ * (75-100 % of a CPU), and root's enable of that process's event returned
+ * with the bits not yet set (issue 30, red team). A writer holds the mutex
+ * for a bounded time: it only tries locks and never faults.
  */
 static void user_event_enablers_write(const struct user_event *user)
 {
@@ -1160,8 +1171,10 @@ again:
 		goto again;
 	}
 
+	mutex_lock(&user_event_update_mutex);
 	for (i = 0; i < n; i++)
 		user_event_mm_update_put(mms[i], user);
+	mutex_unlock(&user_event_update_mutex);
 	kvfree(mms);
 }
 

@@ -17,6 +17,8 @@
  */
 #define _GNU_SOURCE
 #include <grp.h>
+#include <sys/epoll.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 
@@ -549,6 +551,176 @@ TEST_F(tenant, perf_only_by_owner_or_privileged)
 	ASSERT_EQ(0, set_isolation("owner"));
 
 	EXPECT_EQ(0, as_user(UID_A, del, PREFIX "pa"));
+}
+
+/*
+ * Issue 30, red team of the deferred bit writes: A holds many enable bits
+ * on its own event and idles in epoll_wait(); B toggles its own events
+ * with perf open and close from several processes; root enables and
+ * disables A's event. Two of B's writers at once met at A's record lock
+ * (each walks A's enablers), and the one that found it taken handed A's
+ * whole rewrite to A's own task: A spun at 75-100 % of a CPU, its
+ * epoll_wait() returned EINTR with no signal sent, and root's enable
+ * returned before A's bits were set. Now writers run one at a time.
+ */
+#define STEER_BITS	32768
+#define STEER_B		3
+#define STEER_ROUNDS	20
+
+struct steer {
+	__u32 a_words[STEER_BITS / 32];
+	__u32 b_words[STEER_B];
+	long ids[STEER_B];
+	int a_ready, b_ready, go, stop;
+	int eintr, toggles;
+};
+
+/* A: its bits, then epoll_wait() until told to stop, counting EINTR */
+static int steer_run_a(void *arg)
+{
+	struct steer *s = arg;
+	struct epoll_event ev;
+	int fd = ue_open_data(), ep, i, ret;
+
+	if (fd < 0)
+		return -errno;
+	for (i = 0; i < STEER_BITS; i++) {
+		ret = ue_wreg(fd, PREFIX "steer_a u32 x", &s->a_words[i / 32],
+			      4, i % 32, 0, NULL);
+		if (ret)
+			return ret;
+	}
+	ep = epoll_create1(EPOLL_CLOEXEC);
+	if (ep < 0)
+		return -errno;
+	__atomic_store_n(&s->a_ready, 1, __ATOMIC_SEQ_CST);
+	while (!__atomic_load_n(&s->stop, __ATOMIC_SEQ_CST))
+		if (epoll_wait(ep, &ev, 1, 50) < 0 && errno == EINTR)
+			__atomic_add_fetch(&s->eintr, 1, __ATOMIC_SEQ_CST);
+	return 0;
+}
+
+/* One of B's processes: its own event, toggled with perf until stopped */
+static int steer_run_b(struct steer *s, int k)
+{
+	struct perf_event_attr pe;
+	char desc[64];
+	int fd = ue_open_data(), pfd, ret;
+
+	if (fd < 0)
+		return -errno;
+	snprintf(desc, sizeof(desc), PREFIX "steer_b%d u32 x", k);
+	ret = ue_wreg(fd, desc, &s->b_words[k], 4, 0, 0, NULL);
+	if (ret)
+		return ret;
+	__atomic_add_fetch(&s->b_ready, 1, __ATOMIC_SEQ_CST);
+	while (!__atomic_load_n(&s->go, __ATOMIC_SEQ_CST))
+		usleep(1000);
+	memset(&pe, 0, sizeof(pe));
+	pe.type = PERF_TYPE_TRACEPOINT;
+	pe.size = sizeof(pe);
+	pe.config = s->ids[k];
+	pe.disabled = 1;
+	pe.exclude_kernel = 1;
+	pe.exclude_hv = 1;
+	while (!__atomic_load_n(&s->stop, __ATOMIC_SEQ_CST)) {
+		pfd = syscall(__NR_perf_event_open, &pe, 0, -1, -1,
+			      PERF_FLAG_FD_CLOEXEC);
+		if (pfd < 0)
+			return -errno;
+		close(pfd);
+		__atomic_add_fetch(&s->toggles, 1, __ATOMIC_SEQ_CST);
+	}
+	return 0;
+}
+
+/* Forks A (@k < 0) or B's process @k as @uid; its pid */
+static pid_t steer_fork(uid_t uid, struct steer *s, int k)
+{
+	gid_t groups[1] = { GID };
+	pid_t pid = fork();
+
+	if (pid)
+		return pid;
+	if (setgroups(1, groups) || setresgid(GID, GID, GID) ||
+	    setresuid(uid, uid, uid))
+		_exit(255);
+	_exit(-(k < 0 ? steer_run_a(s) : steer_run_b(s, k)) & 0xff);
+}
+
+/* Waits for @flag to reach @want for up to @s seconds */
+static bool steer_wait(int *flag, int want, int s)
+{
+	int i;
+
+	for (i = 0; i < s * 100; i++) {
+		if (__atomic_load_n(flag, __ATOMIC_SEQ_CST) >= want)
+			return true;
+		usleep(10 * 1000);
+	}
+	return false;
+}
+
+TEST_F_TIMEOUT(tenant, others_toggles_cost_a_tenant_nothing, UE_TIMEOUT(300))
+{
+	pid_t pids[1 + STEER_B];
+	int i, k, status, stale = 0;
+	char name[64];
+	struct steer *s;
+
+	ASSERT_LT(0, ue_read_file(PARANOID, paranoid_old,
+				  sizeof(paranoid_old)));
+	ASSERT_EQ(0, ue_write_file(PARANOID, "2\n", false));
+	s = mmap(NULL, sizeof(*s), PROT_READ | PROT_WRITE,
+		 MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, s);
+	memset(s, 0, sizeof(*s));
+
+	pids[0] = steer_fork(UID_A, s, -1);
+	ASSERT_LT(0, pids[0]);
+	for (k = 0; k < STEER_B; k++) {
+		pids[1 + k] = steer_fork(UID_B, s, k);
+		ASSERT_LT(0, pids[1 + k]);
+	}
+	ASSERT_TRUE(steer_wait(&s->a_ready, 1, UE_TIMEOUT(120)));
+	ASSERT_TRUE(steer_wait(&s->b_ready, STEER_B, UE_TIMEOUT(30)));
+	for (k = 0; k < STEER_B; k++) {
+		snprintf(name, sizeof(name), PREFIX "steer_b%d", k);
+		s->ids[k] = ue_event_id(name);
+		ASSERT_LT(0, s->ids[k]);
+	}
+	__atomic_store_n(&s->go, 1, __ATOMIC_SEQ_CST);
+
+	for (i = 0; i < STEER_ROUNDS; i++) {
+		bool on = !(i & 1);
+		int bad = 0, w;
+
+		usleep(100 * 1000);
+		ASSERT_EQ(0, ue_enable(PREFIX "steer_a", on));
+		/* Set or clear when the write returns, every one of them */
+		for (w = 0; w < STEER_BITS / 32; w++)
+			bad += __atomic_load_n(&s->a_words[w],
+					       __ATOMIC_SEQ_CST) !=
+			       (on ? ~0U : 0U);
+		if (bad)
+			TH_LOG("round %d (%s): %d of %d words not yet written",
+			       i, on ? "enable" : "disable", bad,
+			       STEER_BITS / 32);
+		stale += !!bad;
+	}
+	__atomic_store_n(&s->stop, 1, __ATOMIC_SEQ_CST);
+	for (k = 0; k < 1 + STEER_B; k++) {
+		ASSERT_EQ(pids[k], waitpid(pids[k], &status, 0));
+		EXPECT_TRUE(WIFEXITED(status) && !WEXITSTATUS(status))
+			TH_LOG("process %d: status 0x%x", k, status);
+	}
+	TH_LOG("B toggled its events %d times; A saw %d EINTR", s->toggles,
+	       s->eintr);
+	EXPECT_EQ(0, stale);
+	EXPECT_EQ(0, s->eintr);
+	/* B's writers did run while root's did */
+	EXPECT_LT(STEER_ROUNDS, s->toggles);
+	munmap(s, sizeof(*s));
 }
 
 TEST_F(tenant, root_event_is_shared_and_root_deletes_it)

@@ -29,8 +29,8 @@
  * changes, which call user_event_enablers_update() with it: that only
  * queues the writing of the bits, done after event_mutex is released by
  * the task that changed the state, and which only tries the two below:
- * user_event_mm_update()), then user_event_update_mutex (one such writer
- * at a time), then uemm->lock, then the mm's
+ * user_event_mm_update()), then user_event_update_mutex (a writer's
+ * fallback when it has no memory), then uemm->lock, then the mm's
  * mmap_lock. uemm->lock covers an address
  * space's enabler list, hash, count and fault list, and every write of its
  * bits: an update, a registration (whose (address, bit) uniqueness check
@@ -166,6 +166,12 @@ struct user_event_mm {
 	 */
 	atomic64_t seq;
 	atomic_t forks_pending;
+	/*
+	 * Registrations (and fork merges) in flight: a writer that finds
+	 * none and no enabler of its event leaves the record alone
+	 * (user_event_mm_may_have())
+	 */
+	atomic_t adding;
 	unsigned int nr_enablers;	/* registered, under lock */
 	struct list_head update_link;	/* user_event_update_mutex */
 	struct user_event_fork *spares[FORK_SPARES];
@@ -207,10 +213,7 @@ struct linux_binprm;
 static DEFINE_HASHTABLE(user_event_mms, 10);
 static DEFINE_SPINLOCK(user_event_mms_lock);
 static DEFINE_MUTEX(user_event_mm_mutex);
-/*
- * One writer of a state change's bits at a time (user_event_enablers_write()),
- * and the records' update_link of the writer without memory for its array.
- */
+/* update_link of every record: user_event_enablers_write_linked() */
 static DEFINE_MUTEX(user_event_update_mutex);
 static atomic_t user_event_nr_mms = ATOMIC_INIT(0);
 static struct workqueue_struct *user_event_mm_wq;
@@ -1033,6 +1036,59 @@ static void user_event_mm_work_here(struct user_event_mm *uemm)
 }
 
 /*
+ * Whether @uemm may hold an enabler of @user: a look without its lock, so
+ * that a writer never takes the lock of an address space that did not
+ * register the event. Writers walk every record; two at once met at the
+ * lock of an address space with many enablers of other events, and the
+ * one that found it taken handed that address space's whole rewrite to
+ * its own task: one tenant toggling its own events from two processes
+ * kept another's process rewriting its bits at 75-100 % of a CPU,
+ * interrupted its epoll_wait() with EINTR, and made root's enable of that
+ * process's event return before its bits were set; and a tenant's writer
+ * slowed on purpose (SCHED_IDLE beside its own CPU hogs) held the other's
+ * lock as long as it liked (issue 30, red teams). A registration in flight
+ * counts as "may": it reads the event's state after announcing itself
+ * (full barriers on both sides, with the state change's in
+ * user_event_enablers_update()), so either it reads the new state or this
+ * sees it; one that is done has its enabler on the list (release, then
+ * acquire). A resync due is left to the address space's task, kicked
+ * already.
+ */
+static bool user_event_mm_may_have(struct user_event_mm *uemm,
+				   const struct user_event *user)
+{
+	struct user_event_enabler *enabler;
+	bool found = false;
+
+	if (atomic_read_acquire(&uemm->adding))
+		return true;
+
+	rcu_read_lock();
+	list_for_each_entry_rcu(enabler, &uemm->enablers, link) {
+		if (enabler->event == user) {
+			found = true;
+			break;
+		}
+	}
+	rcu_read_unlock();
+	return found;
+}
+
+/* Around a registration's or a fork merge's reading of event states */
+static void user_event_mm_adding_begin(struct user_event_mm *uemm)
+{
+	atomic_inc(&uemm->adding);
+	smp_mb__after_atomic();	/* pairs with user_event_enablers_update() */
+}
+
+static void user_event_mm_adding_end(struct user_event_mm *uemm)
+{
+	/* The enablers added are on the list before the count drops */
+	smp_mb__before_atomic();
+	atomic_dec(&uemm->adding);
+}
+
+/*
  * Writes the state of @user's event into the bits of one address space
  * (every event's, if a resync is due). Never under event_mutex (see
  * user_event_enablers_update()), but in the context of whoever changed
@@ -1057,8 +1113,8 @@ static void user_event_mm_update(struct user_event_mm *uemm,
 	unsigned int n = 0;
 	bool resync;
 
-	lockdep_assert_held(&user_event_update_mutex);
-
+	if (!user_event_mm_may_have(uemm, user))
+		return;
 	if (!mutex_trylock(&uemm->lock))
 		goto defer;
 	if (!mmap_read_trylock(uemm->mm)) {
@@ -1122,17 +1178,12 @@ static void user_event_enablers_write_linked(const struct user_event *user)
 }
 
 /*
- * Writes @user's state into every address space that registered it: takes
- * an array of referenced records from the table (under RCU), then writes
- * them one by one under user_event_update_mutex, trying each record's lock.
- * One writer at a time: two writers at once meet at the record's lock of an
- * address space that holds many enablers (each walks them all), and the one
- * that finds it taken hands that address space's whole rewrite to its own
- * task (a resync, interrupting it). So one tenant toggling its own event
- * from two threads kept another tenant's process busy rewriting its bits
- * (75-100 % of a CPU), and root's enable of that process's event returned
- * with the bits not yet set (issue 30, red team). A writer holds the mutex
- * for a bounded time: it only tries locks and never faults.
+ * Writes @user's state into every address space that registered it.
+ * Writers of several state changes run at once, with no lock in common:
+ * each takes its own array of referenced records from the table (under
+ * RCU), then writes them one by one with no lock of ours but the records'
+ * (tried), and only those of records that may hold an enabler of @user
+ * (user_event_mm_may_have()).
  */
 static void user_event_enablers_write(const struct user_event *user)
 {
@@ -1171,10 +1222,8 @@ again:
 		goto again;
 	}
 
-	mutex_lock(&user_event_update_mutex);
 	for (i = 0; i < n; i++)
 		user_event_mm_update_put(mms[i], user);
-	mutex_unlock(&user_event_update_mutex);
 	kvfree(mms);
 }
 
@@ -1321,6 +1370,7 @@ int user_event_enabler_create(struct user_event *user,
 	}
 
 	for (attempt = 0; attempt < MAX_FAULT_ATTEMPTS; attempt++) {
+		user_event_mm_adding_begin(uemm);
 		mutex_lock(&uemm->lock);
 		/* One (address, bit) per address space, whatever the event */
 		if (user_event_enabler_find(uemm, enabler->uaddr,
@@ -1340,6 +1390,7 @@ int user_event_enabler_create(struct user_event *user,
 			}
 		}
 		mutex_unlock(&uemm->lock);
+		user_event_mm_adding_end(uemm);
 
 		if (ret != -EFAULT)
 			break;
@@ -1644,6 +1695,7 @@ static void user_event_mm_fork_copy(struct user_event_mm *parent,
 		mutex_unlock(&uemm->lock);
 		user_event_mm_discard(uemm);
 
+		user_event_mm_adding_begin(found);
 		mutex_lock(&found->lock);
 		list_for_each_entry_safe(enabler, next, &copies, free_link) {
 			if (user_event_enabler_find(found, enabler->uaddr,
@@ -1655,6 +1707,7 @@ static void user_event_mm_fork_copy(struct user_event_mm *parent,
 		}
 		user_event_mm_resync(found);
 		mutex_unlock(&found->lock);
+		user_event_mm_adding_end(found);
 		list_splice(&copies, &gone);
 		user_event_mm_put(found);
 		goto free;

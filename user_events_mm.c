@@ -1052,7 +1052,7 @@ static void user_event_mm_work_here(struct user_event_mm *uemm)
  * user_event_enablers_update()), so either it reads the new state or this
  * sees it; one that is done has its enabler on the list (release, then
  * acquire). A resync due is left to the address space's task, kicked
- * already.
+ * when it became due (or to the exit and exec probes' scan).
  */
 static bool user_event_mm_may_have(struct user_event_mm *uemm,
 				   const struct user_event *user)

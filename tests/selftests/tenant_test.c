@@ -58,6 +58,15 @@ FIXTURE_TEARDOWN(tenant)
 	EXPECT_EQ(0, ue_mod_reload(""));
 }
 
+/* Makes the caller @uid (real, effective, saved) in the granted group */
+static int become_user(uid_t uid)
+{
+	gid_t groups[1] = { GID };
+
+	return setgroups(1, groups) || setresgid(GID, GID, GID) ||
+	       setresuid(uid, uid, uid) ? -1 : 0;
+}
+
 /* Runs fn(arg) as @uid in the granted group; its 0 or -errno */
 static int as_user(uid_t uid, int (*fn)(void *), void *arg)
 {
@@ -71,8 +80,7 @@ static int as_user(uid_t uid, int (*fn)(void *), void *arg)
 	if (!pid) {
 		if (uid == UID_NOCAP ? setgroups(1, groups) ||
 				       ue_drop_perfmon_caps() :
-		    setgroups(1, groups) || setresgid(GID, GID, GID) ||
-		    setresuid(uid, uid, uid))
+		    become_user(uid))
 			_exit(255);
 		_exit(-fn(arg) & 0xff);
 	}
@@ -464,7 +472,6 @@ static int perf_count(void *arg)
  */
 static int fork_with_inherited_counter(long id)
 {
-	gid_t groups[1] = { GID };
 	struct perf_event_attr pe;
 	int go[2], status, fd;
 	pid_t pid, child;
@@ -476,9 +483,7 @@ static int fork_with_inherited_counter(long id)
 	if (pid < 0)
 		return -errno;
 	if (!pid) {
-		if (setgroups(1, groups) || setresgid(GID, GID, GID) ||
-		    setresuid(UID_B, UID_B, UID_B) ||
-		    read(go[0], &c, 1) != 1)
+		if (become_user(UID_B) || read(go[0], &c, 1) != 1)
 			_exit(255);
 		child = fork();
 		if (child < 0)
@@ -603,9 +608,8 @@ static int steer_run_a(void *arg)
 /* One of B's processes: its own event, toggled with perf until stopped */
 static int steer_run_b(struct steer *s, int k)
 {
-	struct perf_event_attr pe;
 	char desc[64];
-	int fd = ue_open_data(), pfd, ret;
+	int fd = ue_open_data(), ret;
 
 	if (fd < 0)
 		return -errno;
@@ -616,19 +620,10 @@ static int steer_run_b(struct steer *s, int k)
 	__atomic_add_fetch(&s->b_ready, 1, __ATOMIC_SEQ_CST);
 	while (!__atomic_load_n(&s->go, __ATOMIC_SEQ_CST))
 		usleep(1000);
-	memset(&pe, 0, sizeof(pe));
-	pe.type = PERF_TYPE_TRACEPOINT;
-	pe.size = sizeof(pe);
-	pe.config = s->ids[k];
-	pe.disabled = 1;
-	pe.exclude_kernel = 1;
-	pe.exclude_hv = 1;
 	while (!__atomic_load_n(&s->stop, __ATOMIC_SEQ_CST)) {
-		pfd = syscall(__NR_perf_event_open, &pe, 0, -1, -1,
-			      PERF_FLAG_FD_CLOEXEC);
-		if (pfd < 0)
-			return -errno;
-		close(pfd);
+		ret = perf_count(&s->ids[k]);
+		if (ret)
+			return ret;
 		__atomic_add_fetch(&s->toggles, 1, __ATOMIC_SEQ_CST);
 	}
 	return 0;
@@ -637,13 +632,11 @@ static int steer_run_b(struct steer *s, int k)
 /* Forks A (@k < 0) or B's process @k as @uid; its pid */
 static pid_t steer_fork(uid_t uid, struct steer *s, int k)
 {
-	gid_t groups[1] = { GID };
 	pid_t pid = fork();
 
 	if (pid)
 		return pid;
-	if (setgroups(1, groups) || setresgid(GID, GID, GID) ||
-	    setresuid(uid, uid, uid))
+	if (become_user(uid))
 		_exit(255);
 	_exit(-(k < 0 ? steer_run_a(s) : steer_run_b(s, k)) & 0xff);
 }

@@ -15,8 +15,7 @@
  *    this module (taken at creation, dropped as the very last thing its
  *    free_work does). Its refcnt counts: the table user_event_mms (one,
  *    until it is killed; a killed record stays listed, marked dead, until
- *    its teardown freed the enablers, so that the address space's last
- *    exit can find it), each queued fork task work of a child (the
+ *    its teardown freed the enablers), each queued fork task work of a child (the
  *    parent's record), the queued refill and fault task works, the
  *    queued teardown work, and short-lived users (registration, update).
  *  - struct user_event_enabler: on exactly one uemm's list; holds one
@@ -74,12 +73,13 @@
  *    task's mmput(), and our own mmput()s that read mm_users 0 afterwards,
  *    queue one scan that kills the records of dead address spaces: it
  *    unpublishes them and queues their teardown, which frees the enablers
- *    once no fork is pending on them. The exit that puts the last
- *    mm_users kills its own record and waits, in task work before its
- *    parent can see the exit, up to a second for the teardown
- *    (user_event_mm_exit_probe()). Another holder of mm_users (say
- *    /proc/PID/mem) that puts the last one leaves the record until the
- *    next exit or exec in the system, or until module exit.
+ *    once no fork is pending on them. The exit does not wait for that:
+ *    as upstream's, an event that only the address space kept is
+ *    deleted shortly after the parent's wait() may have returned (its
+ *    files are guarded against a late open: user_events_dirs.c). Another
+ *    holder of mm_users (say /proc/PID/mem) that puts the last one leaves
+ *    the record until the next exit or exec in the system, or until
+ *    module exit.
  *
  * What pins the module: each record (so rmmod is refused while any
  * address space has enablers). Task work of ours still runs module code
@@ -96,7 +96,6 @@
 
 #include <linux/hashtable.h>
 #include <linux/highmem.h>
-#include <linux/kprobes.h>
 #include <linux/llist.h>
 #include <linux/mm.h>
 #include <linux/module.h>
@@ -154,7 +153,6 @@ struct user_event_mm {
 	struct list_head faults;	/* enablers to fault in, under lock */
 	struct mm_struct *mm;		/* grabbed while this exists */
 	bool dead;			/* the address space went away */
-	bool enablers_freed;		/* by the teardown, for a waiting exit */
 	bool torn_down;			/* enablers freed, under lock */
 	refcount_t refcnt;
 	/*
@@ -283,36 +281,28 @@ static void user_event_mm_put(struct user_event_mm *uemm)
 }
 
 /*
- * The record of @mm, under RCU; a dead one (killed, not torn down yet)
- * only if @dead_too. An mm has one record at most: a dead record's mm has
- * no user left, so no new record can be made for it.
+ * The live record of @mm, under RCU. An mm has one record at most: a dead
+ * record's mm has no user left, so no new record can be made for it.
  */
-static struct user_event_mm *user_event_mm_lookup(struct mm_struct *mm,
-						  bool dead_too)
+static struct user_event_mm *user_event_mm_find(struct mm_struct *mm)
 {
 	struct user_event_mm *uemm;
 
 	hash_for_each_possible_rcu(user_event_mms, uemm, node,
 				   (unsigned long)mm)
-		if (uemm->mm == mm && (dead_too || !READ_ONCE(uemm->dead)))
+		if (uemm->mm == mm && !READ_ONCE(uemm->dead))
 			return uemm;
 
 	return NULL;
 }
 
-static struct user_event_mm *user_event_mm_find(struct mm_struct *mm)
-{
-	return user_event_mm_lookup(mm, false);
-}
-
-/* The record of @mm with a reference taken, or NULL (as the lookup) */
-static struct user_event_mm *user_event_mm_lookup_get(struct mm_struct *mm,
-						      bool dead_too)
+/* The live record of @mm with a reference taken, or NULL */
+static struct user_event_mm *user_event_mm_lookup_get(struct mm_struct *mm)
 {
 	struct user_event_mm *uemm;
 
 	rcu_read_lock();
-	uemm = user_event_mm_lookup(mm, dead_too);
+	uemm = user_event_mm_find(mm);
 	if (uemm && !refcount_inc_not_zero(&uemm->refcnt))
 		uemm = NULL;
 	rcu_read_unlock();
@@ -322,10 +312,8 @@ static struct user_event_mm *user_event_mm_lookup_get(struct mm_struct *mm,
 /*
  * Unpublishes an address space; its enablers are freed by a work item.
  * Returns whether this call did it (only one does). Any context but NMI.
- * The record stays in the table, marked dead (lookups for a registration
- * or an update skip it), until its teardown has freed the enablers: so
- * the last exit of the address space finds it and waits for it even if a
- * scan killed it first (user_event_mm_exit_twork()).
+ * The record stays in the table, marked dead (lookups skip it), until its
+ * teardown has freed the enablers.
  */
 static bool user_event_mm_kill(struct user_event_mm *uemm)
 {
@@ -370,182 +358,6 @@ static void user_event_mm_scan_work(struct work_struct *work)
 	}
 	rcu_read_unlock();
 }
-
-static bool user_event_mm_enablers_freed(struct user_event_mm *uemm)
-{
-	/* Acquire: pairs with the release in the teardown */
-	return smp_load_acquire(&uemm->enablers_freed);
-}
-
-/*
- * The last exit of an address space waits for its teardown.
- *
- * Events that only an address space's enablers kept are deleted by its
- * teardown. If that ran in a worker some time after the exit, the parent's
- * wait() could return first, and an administrator's (or a test's) open of
- * such an event's files right after would race the deletion, which on
- * 5.10 and 6.1 reads freed memory (Documentation/security.rst, open issue
- * 1; upstream's abi_test met it between two of its tests). So each
- * exiting task that used an address space with a record learns it before
- * it lets go of it (user_event_mm_exit_probe()), and, in task work (which
- * do_exit() runs in exit_task_work(), after exit_mm() and before
- * exit_notify() lets the parent see the exit), finds out whether it was
- * the last user: then it kills the record (unless a scan did already; the
- * record stays in the table until its teardown is done) and waits for the
- * teardown, up to a second. Bounded because a teardown can wait for
- * event_mutex, which root's tracing operations may hold long, or for a
- * fork in flight; past the second the teardown finishes in the worker.
- * Several threads can each find mm_users 0 after their own exit_mm(); each
- * waits (the process's exit is seen after the last of them anyway).
- */
-struct user_event_mm_exit {
-	union {
-		struct llist_node spare;	/* in a CPU's pool */
-		struct callback_head twork;	/* queued on the exiting task */
-	};
-	struct user_event_mm *uemm;	/* a reference */
-};
-
-/*
- * The kprobe allocates nothing: on PREEMPT_RT the slab allocator's locks
- * sleep, and a kprobe handler runs with preemption disabled (red team
- * red13: "scheduling while atomic", then a use-after-free of a
- * task_struct, from kmalloc(GFP_ATOMIC) there). It takes a struct from
- * its CPU's pool instead. Each pool has one consumer, the handler on that
- * CPU (preemption disabled, and it cannot nest: an exit runs in task
- * context only), so llist_del_first() is safe beside the refill's
- * llist_add(). The refill work tops the pools up in process context;
- * module exit frees them after unregistering the kprobe. A burst of more
- * exits than a pool holds takes GFP_ATOMIC memory where that does not
- * sleep (not PREEMPT_RT), and otherwise leaves the rest to the scan
- * (those exits do not wait).
- */
-#define UEMM_EXIT_POOL 32
-
-struct user_event_mm_exit_pool {
-	struct llist_head spares;
-	atomic_t nr;
-};
-
-static DEFINE_PER_CPU(struct user_event_mm_exit_pool, user_event_mm_exit_pools);
-
-static void user_event_mm_exit_refill(struct work_struct *work)
-{
-	struct user_event_mm_exit_pool *pool;
-	struct user_event_mm_exit *ex;
-	int cpu;
-
-	for_each_possible_cpu(cpu) {
-		pool = per_cpu_ptr(&user_event_mm_exit_pools, cpu);
-		while (atomic_read(&pool->nr) < UEMM_EXIT_POOL) {
-			ex = kmalloc(sizeof(*ex), GFP_KERNEL);
-			if (!ex)
-				return;
-			llist_add(&ex->spare, &pool->spares);
-			atomic_inc(&pool->nr);
-		}
-	}
-}
-
-static DECLARE_WORK(user_event_mm_exit_refill_work, user_event_mm_exit_refill);
-
-/* In the kprobe handler: preemption is disabled */
-static struct user_event_mm_exit *user_event_mm_exit_take(void)
-{
-	struct user_event_mm_exit_pool *pool =
-		this_cpu_ptr(&user_event_mm_exit_pools);
-	struct llist_node *node = llist_del_first(&pool->spares);
-
-	if (node)
-		atomic_dec(&pool->nr);
-	if (atomic_read(&pool->nr) < UEMM_EXIT_POOL / 2)
-		queue_work(user_event_mm_wq, &user_event_mm_exit_refill_work);
-	if (node)
-		return llist_entry(node, struct user_event_mm_exit, spare);
-	if (IS_ENABLED(CONFIG_PREEMPT_RT))
-		return NULL;
-	return kmalloc(sizeof(struct user_event_mm_exit),
-		       GFP_ATOMIC | __GFP_NOWARN);
-}
-
-/* After the kprobe is gone and the refill work cancelled */
-static void user_event_mm_exit_pools_free(void)
-{
-	struct user_event_mm_exit *ex, *next;
-	struct llist_node *all;
-	int cpu;
-
-	for_each_possible_cpu(cpu) {
-		all = llist_del_all(&per_cpu_ptr(&user_event_mm_exit_pools,
-						 cpu)->spares);
-		llist_for_each_entry_safe(ex, next, all, spare)
-			kfree(ex);
-		atomic_set(&per_cpu_ptr(&user_event_mm_exit_pools, cpu)->nr, 0);
-	}
-}
-
-static void user_event_mm_exit_twork(struct callback_head *twork)
-{
-	struct user_event_mm_exit *ex = container_of(twork,
-						     struct user_event_mm_exit,
-						     twork);
-	struct user_event_mm *uemm = ex->uemm;
-
-	kfree(ex);
-	/* After exit_mm(): no user left means this exit was a last one */
-	if (!atomic_read(&uemm->mm->mm_users)) {
-		user_event_mm_kill(uemm);
-		wait_var_event_timeout(&uemm->enablers_freed,
-				       user_event_mm_enablers_freed(uemm), HZ);
-	}
-	user_event_mm_put(uemm);
-	user_event_twork_end();
-}
-
-/*
- * A kprobe on exit_mm_release(), which exit_mm() calls while current->mm
- * is still the address space the task is about to put (after it, the mm
- * is reachable only as active_mm, lazily, and only until the task's next
- * switch: its last mmput() may sleep in __mmput()). If that address space
- * has a record, queue the task work above with a reference of it. Only
- * exits of tasks whose address space has enablers get here past the
- * lookup. Atomic context (a kprobe handler), so the struct comes from a
- * pool (above); without one the record is left to the scan, as before the
- * wait existed.
- */
-static int user_event_mm_exit_probe(struct kprobe *kp, struct pt_regs *regs)
-{
-	struct mm_struct *mm = current->mm;
-	struct user_event_mm_exit *ex;
-	struct user_event_mm *found;
-
-	if (!mm || (current->flags & PF_KTHREAD))
-		return 0;
-
-	found = user_event_mm_lookup_get(mm, true);
-	if (!found)
-		return 0;
-
-	ex = user_event_mm_exit_take();
-	if (ex) {
-		ex->uemm = found;
-		init_task_work(&ex->twork, user_event_mm_exit_twork);
-		user_event_twork_start();
-		if (!task_work_add(current, &ex->twork, TWA_NONE))
-			return 0;
-		user_event_twork_end();
-		kfree(ex);
-	}
-	user_event_mm_put(found);
-	return 0;
-}
-
-static struct kprobe user_event_mm_exit_kprobe = {
-	.symbol_name	= "exit_mm_release",
-	.pre_handler	= user_event_mm_exit_probe,
-};
-
-static bool user_event_mm_exit_kprobe_registered;
 
 /* Frees an enabler that is on no list; no lock may be held */
 static void user_event_enabler_free(struct user_event_enabler *enabler)
@@ -615,12 +427,8 @@ static void user_event_mm_teardown_work(struct work_struct *work)
 	mutex_unlock(&uemm->lock);
 
 	user_event_enablers_free(&gone);
-	if (reaped) {
+	if (reaped)
 		user_event_mm_unhash(uemm);
-		/* Release: an exit waiting in user_event_mm_exit_twork() */
-		smp_store_release(&uemm->enablers_freed, true);
-		wake_up_var(&uemm->enablers_freed);
-	}
 	user_event_mm_put(uemm);
 }
 
@@ -678,7 +486,7 @@ static struct user_event_mm *user_event_mm_publish(struct user_event_mm *uemm)
 
 	lockdep_assert_held(&user_event_mm_mutex);
 
-	old = user_event_mm_lookup_get(uemm->mm, false);
+	old = user_event_mm_lookup_get(uemm->mm);
 	if (old)
 		return old;
 
@@ -727,7 +535,7 @@ static struct user_event_mm *user_event_mm_current(void)
 	struct user_event_mm *uemm, *found;
 	struct mm_struct *mm = current->mm;
 
-	found = user_event_mm_lookup_get(mm, false);
+	found = user_event_mm_lookup_get(mm);
 	if (found)
 		goto out;
 
@@ -1311,7 +1119,7 @@ bool user_event_enabler_exists(unsigned long uaddr, u8 ubit)
 	struct user_event_mm *uemm;
 	bool found = false;
 
-	uemm = user_event_mm_lookup_get(current->mm, false);
+	uemm = user_event_mm_lookup_get(current->mm);
 	if (!uemm)
 		return false;
 
@@ -1427,7 +1235,7 @@ int user_event_enabler_remove(const struct user_write_unreg *unreg)
 	bool keep = false;
 	int attempt, ret = 0;
 
-	uemm = user_event_mm_lookup_get(mm, false);
+	uemm = user_event_mm_lookup_get(mm);
 	if (!uemm)
 		return -ENOENT;
 
@@ -1932,15 +1740,6 @@ int user_events_mm_init(void)
 	if (ret)
 		goto unregister_exec;
 
-	/* Without it, exits do not wait: the scan tears records down */
-	user_event_mm_exit_refill(NULL);
-	ret = register_kprobe(&user_event_mm_exit_kprobe);
-	if (ret)
-		pr_warn("cannot probe exit_mm_release() (%d): an exit does not wait for its address space's teardown\n",
-			ret);
-	else
-		user_event_mm_exit_kprobe_registered = true;
-
 	return 0;
 
 unregister_exec:
@@ -1959,10 +1758,6 @@ void user_events_mm_exit(void)
 	struct hlist_node *tmp;
 	int bkt;
 
-	if (user_event_mm_exit_kprobe_registered)
-		unregister_kprobe(&user_event_mm_exit_kprobe);
-	cancel_work_sync(&user_event_mm_exit_refill_work);
-	user_event_mm_exit_pools_free();
 	tracepoint_probe_unregister(fork_tp, user_event_fork_probe, NULL);
 	tracepoint_probe_unregister(exec_tp, user_event_exec_probe, NULL);
 	tracepoint_probe_unregister(exit_tp, user_event_exit_probe, NULL);

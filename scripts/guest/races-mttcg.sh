@@ -21,8 +21,8 @@
 # day). races_test's enable toggles
 # (enable_racing_rmmod) made most of those patches; with record-cmd off
 # they patch nothing, and what the test races (our enable against rmmod)
-# is the same. The module's exit kprobe is still armed and disarmed at
-# each load and unload.
+# is the same. The module's kprobe on remove_event_file_dir()
+# (user_events_dirs.c) is still armed and disarmed at each load and unload.
 set -uo pipefail
 
 # shellcheck source=scripts/lib.sh

@@ -1132,31 +1132,19 @@ bool user_event_enabler_exists(unsigned long uaddr, u8 ubit)
 }
 
 /*
- * Adds an enabler for @user in the calling process and writes the current
- * state into it. The bit must be writable now (it is faulted in here, in
- * the caller's own context, with no lock of ours held), otherwise the
- * registration fails. The caller holds a reference of @user and no lock.
+ * A new enabler of @user at the caller's (address, bit) of @reg, to be
+ * charged to the caller; on no list yet. NULL without memory.
  */
-int user_event_enabler_create(struct user_event *user,
-			      const struct user_write_reg *reg)
+static struct user_event_enabler *
+user_event_enabler_alloc(struct user_event *user,
+			 const struct user_write_reg *reg)
 {
 	struct user_event_enabler *enabler;
-	struct mm_struct *mm = current->mm;
-	struct user_event_mm *uemm;
 	unsigned long offset;
-	int attempt, ret;
-
-	might_sleep();
 
 	enabler = kzalloc(sizeof(*enabler), GFP_KERNEL_ACCOUNT);
 	if (!enabler)
-		return -ENOMEM;
-
-	uemm = user_event_mm_current();
-	if (!uemm) {
-		kfree(enabler);
-		return -ENOMEM;
-	}
+		return NULL;
 
 	enabler->uaddr = reg->enable_addr;
 	enabler->ubit = reg->enable_bit;
@@ -1169,6 +1157,68 @@ int user_event_enabler_create(struct user_event *user,
 	enabler->bit = enabler->ubit + offset * BITS_PER_BYTE;
 	enabler->event = user;
 	user_event_payer_current(&enabler->payer);
+	return enabler;
+}
+
+/*
+ * One attempt at writing @enabler's bit and adding it to @uemm, the
+ * caller's record, under its lock: -EFAULT if the word's page must be
+ * faulted in first, -EADDRINUSE or -EMFILE if it may not be added.
+ */
+static int user_event_enabler_insert(struct user_event_mm *uemm,
+				     struct user_event_enabler *enabler)
+{
+	struct user_event *user = enabler->event;
+	struct mm_struct *mm = uemm->mm;
+	int ret;
+
+	user_event_mm_adding_begin(uemm);
+	mutex_lock(&uemm->lock);
+	/* One (address, bit) per address space, whatever the event */
+	if (user_event_enabler_find(uemm, enabler->uaddr, enabler->ubit)) {
+		ret = -EADDRINUSE;
+	} else if (uemm->nr_enablers >= max_enablers) {
+		ret = -EMFILE;
+	} else {
+		mmap_read_lock(mm);
+		ret = user_event_enabler_write(mm, enabler,
+					       user_event_status(user));
+		mmap_read_unlock(mm);
+		if (!ret) {
+			/* Legal: the caller holds a reference */
+			user_event_get(user);
+			user_event_enabler_add(uemm, enabler);
+		}
+	}
+	mutex_unlock(&uemm->lock);
+	user_event_mm_adding_end(uemm);
+	return ret;
+}
+
+/*
+ * Adds an enabler for @user in the calling process and writes the current
+ * state into it. The bit must be writable now (it is faulted in here, in
+ * the caller's own context, with no lock of ours held), otherwise the
+ * registration fails. The caller holds a reference of @user and no lock.
+ */
+int user_event_enabler_create(struct user_event *user,
+			      const struct user_write_reg *reg)
+{
+	struct user_event_enabler *enabler;
+	struct user_event_mm *uemm;
+	int attempt, ret;
+
+	might_sleep();
+
+	enabler = user_event_enabler_alloc(user, reg);
+	if (!enabler)
+		return -ENOMEM;
+
+	uemm = user_event_mm_current();
+	if (!uemm) {
+		kfree(enabler);
+		return -ENOMEM;
+	}
 
 	ret = user_event_charge(&enabler->payer, UE_QUOTA_ENABLERS, 1, false);
 	if (ret) {
@@ -1178,31 +1228,10 @@ int user_event_enabler_create(struct user_event *user,
 	}
 
 	for (attempt = 0; attempt < MAX_FAULT_ATTEMPTS; attempt++) {
-		user_event_mm_adding_begin(uemm);
-		mutex_lock(&uemm->lock);
-		/* One (address, bit) per address space, whatever the event */
-		if (user_event_enabler_find(uemm, enabler->uaddr,
-					    enabler->ubit)) {
-			ret = -EADDRINUSE;
-		} else if (uemm->nr_enablers >= max_enablers) {
-			ret = -EMFILE;
-		} else {
-			mmap_read_lock(mm);
-			ret = user_event_enabler_write(mm, enabler,
-						       user_event_status(user));
-			mmap_read_unlock(mm);
-			if (!ret) {
-				/* Legal: the caller holds a reference */
-				user_event_get(user);
-				user_event_enabler_add(uemm, enabler);
-			}
-		}
-		mutex_unlock(&uemm->lock);
-		user_event_mm_adding_end(uemm);
-
+		ret = user_event_enabler_insert(uemm, enabler);
 		if (ret != -EFAULT)
 			break;
-		ret = user_event_fault_in(mm, enabler->uaddr);
+		ret = user_event_fault_in(uemm->mm, enabler->uaddr);
 		if (ret)
 			break;
 		ret = -EFAULT;
@@ -1223,21 +1252,18 @@ int user_event_enabler_create(struct user_event *user,
 }
 
 /*
- * Removes the caller's enabler of (address, bit) and clears the bit. As
- * upstream, the enabler is gone even when the bit cannot be cleared (its
- * page was unmapped or made read-only): then the result is -EFAULT.
+ * Takes the caller's enabler of (address, bit) off @uemm's lists (or
+ * marks it, if a fork in flight may still copy it: *@keep) and clears its
+ * bit, under the record's lock. Returns the enabler, a copy of it in
+ * @word and the clear's result in *@ret; NULL if there is none.
  */
-int user_event_enabler_remove(const struct user_write_unreg *unreg)
+static struct user_event_enabler *
+user_event_enabler_unlink(struct user_event_mm *uemm,
+			  const struct user_write_unreg *unreg,
+			  struct user_event_enabler *word, bool *keep,
+			  int *ret)
 {
-	struct user_event_enabler *enabler, word;
-	struct mm_struct *mm = current->mm;
-	struct user_event_mm *uemm;
-	bool keep = false;
-	int attempt, ret = 0;
-
-	uemm = user_event_mm_lookup_get(mm);
-	if (!uemm)
-		return -ENOENT;
+	struct user_event_enabler *enabler;
 
 	mutex_lock(&uemm->lock);
 	enabler = user_event_enabler_find(uemm, unreg->disable_addr,
@@ -1251,40 +1277,73 @@ int user_event_enabler_remove(const struct user_write_unreg *unreg)
 		enabler->del_seq = atomic64_inc_return(&uemm->seq);
 		uemm->nr_enablers--;
 		list_del_init(&enabler->fault_link);
-		keep = atomic_read(&uemm->forks_pending);
-		if (!keep) {
+		*keep = atomic_read(&uemm->forks_pending);
+		if (!*keep) {
 			list_del_rcu(&enabler->link);
 			hash_del(&enabler->hnode);
 		}
-		word = *enabler;
-		mmap_read_lock(mm);
-		ret = user_event_enabler_write(mm, &word, false);
-		mmap_read_unlock(mm);
+		*word = *enabler;
+		mmap_read_lock(uemm->mm);
+		*ret = user_event_enabler_write(uemm->mm, word, false);
+		mmap_read_unlock(uemm->mm);
 	}
 	mutex_unlock(&uemm->lock);
+	return enabler;
+}
 
+/*
+ * Clears the bit of an unregistered enabler (@word, a copy) whose page
+ * was not there, faulting it in; unless it was registered again
+ * meanwhile: the bit is then the new one's. Returns 0 or -EFAULT.
+ */
+static int user_event_enabler_clear_late(struct user_event_mm *uemm,
+					 struct user_event_enabler *word)
+{
+	int attempt, ret = -EFAULT;
+
+	for (attempt = 1; ret == -EFAULT && attempt < MAX_FAULT_ATTEMPTS;
+	     attempt++) {
+		ret = user_event_fault_in(uemm->mm, word->uaddr);
+		if (ret)
+			break;
+		mutex_lock(&uemm->lock);
+		if (user_event_enabler_find(uemm, word->uaddr, word->ubit)) {
+			ret = 0;
+		} else {
+			mmap_read_lock(uemm->mm);
+			ret = user_event_enabler_write(uemm->mm, word, false);
+			mmap_read_unlock(uemm->mm);
+		}
+		mutex_unlock(&uemm->lock);
+	}
+	return ret;
+}
+
+/*
+ * Removes the caller's enabler of (address, bit) and clears the bit. As
+ * upstream, the enabler is gone even when the bit cannot be cleared (its
+ * page was unmapped or made read-only): then the result is -EFAULT.
+ */
+int user_event_enabler_remove(const struct user_write_unreg *unreg)
+{
+	struct user_event_enabler *enabler, word;
+	struct user_event_mm *uemm;
+	bool keep = false;
+	int ret = 0;
+
+	uemm = user_event_mm_lookup_get(current->mm);
+	if (!uemm)
+		return -ENOENT;
+
+	enabler = user_event_enabler_unlink(uemm, unreg, &word, &keep, &ret);
 	if (!enabler) {
 		user_event_mm_put(uemm);
 		return -ENOENT;
 	}
 
 	/* No longer updated: clear the bit even if it must fault in */
-	for (attempt = 1; ret == -EFAULT && attempt < MAX_FAULT_ATTEMPTS;
-	     attempt++) {
-		ret = user_event_fault_in(mm, word.uaddr);
-		if (ret)
-			break;
-		mutex_lock(&uemm->lock);
-		/* Registered again meanwhile: the bit is the new one's */
-		if (user_event_enabler_find(uemm, word.uaddr, word.ubit)) {
-			ret = 0;
-		} else {
-			mmap_read_lock(mm);
-			ret = user_event_enabler_write(mm, &word, false);
-			mmap_read_unlock(mm);
-		}
-		mutex_unlock(&uemm->lock);
-	}
+	if (ret == -EFAULT)
+		ret = user_event_enabler_clear_late(uemm, &word);
 
 	if (!keep)
 		user_event_enabler_free(enabler);
@@ -1435,6 +1494,62 @@ static void user_event_mm_fork_trim(struct mm_struct *mm,
 }
 
 /*
+ * Charges the @n copies on @copies to the child's @payer, as registrations
+ * are: a copy past the quota is refused (the child does not inherit it),
+ * else every process of a user could hold max_enablers copies and fork
+ * would multiply the quota. Returns how many the child keeps.
+ */
+static unsigned int user_event_mm_fork_charge(struct mm_struct *mm,
+					      struct user_event_payer *payer,
+					      struct list_head *copies,
+					      unsigned int n)
+{
+	unsigned int charged;
+
+	charged = user_event_charge_upto(payer, UE_QUOTA_ENABLERS, n);
+	if (charged < n)
+		user_event_mm_fork_trim(mm, copies, charged);
+	return charged;
+}
+
+/*
+ * The child registered enablers of its own before its fork copy was
+ * published (only possible for a task work that ran late): @found is its
+ * record (referenced; put here). Moves the copies of @uemm (not
+ * published, discarded here) into it, keeping the child's own where both
+ * have an (address, bit), and up to max_enablers; the rest go to @gone.
+ */
+static void user_event_mm_fork_merge(struct user_event_mm *uemm,
+				     struct user_event_mm *found,
+				     struct list_head *gone)
+{
+	struct user_event_enabler *enabler, *next;
+	LIST_HEAD(copies);
+
+	mutex_lock(&uemm->lock);
+	WRITE_ONCE(uemm->dead, true);
+	user_event_mm_reap(uemm, &copies);
+	mutex_unlock(&uemm->lock);
+	user_event_mm_discard(uemm);
+
+	user_event_mm_adding_begin(found);
+	mutex_lock(&found->lock);
+	list_for_each_entry_safe(enabler, next, &copies, free_link) {
+		if (user_event_enabler_find(found, enabler->uaddr,
+					    enabler->ubit) ||
+		    found->nr_enablers >= max_enablers)
+			continue;
+		list_del(&enabler->free_link);
+		user_event_enabler_add(found, enabler);
+	}
+	user_event_mm_resync(found);
+	mutex_unlock(&found->lock);
+	user_event_mm_adding_end(found);
+	list_splice(&copies, gone);
+	user_event_mm_put(found);
+}
+
+/*
  * Gives the child's address space @mm (held, the caller's) the enablers
  * of @parent at the fork numbered @seq, as many as the child's quota
  * (max_enablers_per_uid of its uid and tenant) allows. No global lock: the
@@ -1448,25 +1563,14 @@ static void user_event_mm_fork_copy(struct user_event_mm *parent,
 	struct user_event_enabler *enabler, *next;
 	struct user_event_mm *uemm, *found;
 	struct user_event_payer payer;
-	unsigned int n, charged;
 	LIST_HEAD(copies);
+	unsigned int n;
 	LIST_HEAD(gone);
 	u64 changes;
 
 	user_event_payer_current(&payer);
 	n = user_event_mm_fork_snapshot(parent, seq, &payer, &copies);
-	if (!n)
-		return;
-
-	/*
-	 * Charged as registrations are: a copy past the quota is refused
-	 * (the child does not inherit it), else every process of a user
-	 * could hold max_enablers copies and fork would multiply the quota.
-	 */
-	charged = user_event_charge_upto(&payer, UE_QUOTA_ENABLERS, n);
-	if (charged < n)
-		user_event_mm_fork_trim(mm, &copies, charged);
-	if (!charged)
+	if (!n || !user_event_mm_fork_charge(mm, &payer, &copies, n))
 		return;
 
 	uemm = user_event_mm_alloc(mm);
@@ -1492,32 +1596,7 @@ static void user_event_mm_fork_copy(struct user_event_mm *parent,
 	mutex_unlock(&user_event_mm_mutex);
 
 	if (found != uemm) {
-		/*
-		 * The child registered enablers of its own first (only
-		 * possible for a task work that ran late): merge, keeping
-		 * its own.
-		 */
-		mutex_lock(&uemm->lock);
-		WRITE_ONCE(uemm->dead, true);
-		user_event_mm_reap(uemm, &copies);
-		mutex_unlock(&uemm->lock);
-		user_event_mm_discard(uemm);
-
-		user_event_mm_adding_begin(found);
-		mutex_lock(&found->lock);
-		list_for_each_entry_safe(enabler, next, &copies, free_link) {
-			if (user_event_enabler_find(found, enabler->uaddr,
-						    enabler->ubit) ||
-			    found->nr_enablers >= max_enablers)
-				continue;
-			list_del(&enabler->free_link);
-			user_event_enabler_add(found, enabler);
-		}
-		user_event_mm_resync(found);
-		mutex_unlock(&found->lock);
-		user_event_mm_adding_end(found);
-		list_splice(&copies, &gone);
-		user_event_mm_put(found);
+		user_event_mm_fork_merge(uemm, found, &gone);
 		goto free;
 	}
 

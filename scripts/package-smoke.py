@@ -4,9 +4,10 @@
 # scripts/package-smoke.py <tracefs dir> (run by scripts/package-smoke.sh in
 # a guest with the DKMS-built module loaded): register an event through the
 # status page ABI (struct user_reg, size 24), enable it in ftrace, write one
-# record, find it in the trace, delete the event. Prints the trace line;
-# fails with an exception.
-import ctypes, fcntl, os, struct, sys
+# record, find it in the trace, delete the event; then user-events-clear
+# right after the exit of a process that kept an event (below). Prints the
+# trace line; fails with an exception.
+import ctypes, fcntl, os, struct, subprocess, sys
 
 tracing = sys.argv[1]
 name = "ue_pkg_smoke"
@@ -35,3 +36,32 @@ fd = os.open(tracing + "/user_events_data", os.O_RDWR)
 fcntl.ioctl(fd, DIAG_IOCSDEL, name.encode() + b"\0")
 os.close(fd)
 assert not os.path.exists("%s/events/user_events/%s" % (tracing, name))
+
+# A process that registered through the remote write ABI (struct user_reg,
+# size 28) 2,048 bits of an event exits with them registered: right after
+# its parent's wait(), user-events-clear deletes the event (it waits for
+# the exit's teardown, which a work item does after the exit) and exits 0.
+# Five rounds.
+words = (ctypes.c_uint32 * 64)()
+for rnd in range(5):
+    pid = os.fork()
+    if pid == 0:
+        try:
+            desc = ctypes.create_string_buffer((name + "_exit u32 a").encode())
+            fd = os.open(tracing + "/user_events_data", os.O_RDWR)
+            for i in range(64 * 32):
+                reg = bytearray(struct.pack(
+                    "<IBBHQQI", 28, i % 32, 4, 0,
+                    ctypes.addressof(words) + 4 * (i // 32),
+                    ctypes.addressof(desc), 0))
+                fcntl.ioctl(fd, DIAG_IOCSREG, reg)
+        except OSError:
+            os._exit(1)
+        os._exit(0)
+    _, status = os.waitpid(pid, 0)
+    assert status == 0, "round %d: the child's registration failed" % rnd
+    clear = os.environ.get("UE_CLEAR", "/usr/sbin/user-events-clear")
+    rc = subprocess.run([clear, tracing]).returncode
+    assert rc == 0, "round %d: user-events-clear exited %d" % (rnd, rc)
+    assert not os.path.exists("%s/events/user_events/%s_exit" %
+                              (tracing, name)), "round %d: event left" % rnd

@@ -60,9 +60,9 @@ ue_check "$tracing/user_events_status exists" test -e $tracing/user_events_statu
 if command -v python3 >/dev/null; then
 	echo >$tracing/trace
 	if out=$(python3 "$UE_REPO/scripts/package-smoke.py" "$tracing" 2>&1); then
-		ue_ok "register, enable, write, trace, delete an event (${out##*: })"
+		ue_ok "register, enable, write, trace, delete an event; clear after an exit (${out##*: })"
 	else
-		ue_notok "register, enable, write, trace, delete an event"
+		ue_notok "register, enable, write, trace, delete an event; clear after an exit"
 		printf '%s\n' "$out" | sed 's/^/# /'
 	fi
 else

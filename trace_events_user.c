@@ -2314,8 +2314,8 @@ out:
  * ABI, the status page one of 5.18-6.3 (user_events_status.c) or the
  * remote write one of 6.4 and later.
  */
-static long user_events_ioctl_reg(struct user_event_file *info,
-				  unsigned long uarg)
+static long user_events_ioctl_reg_once(struct user_event_file *info,
+				       unsigned long uarg)
 {
 	void __user *ureg = (void __user *)uarg;
 	u32 size;
@@ -2335,6 +2335,34 @@ static long user_events_ioctl_reg(struct user_event_file *info,
 	return -EINVAL;
 }
 
+/*
+ * A name or a quota still held by a process that just exited (its
+ * address space's teardown runs after the exit): once those teardowns are
+ * done, the registration is tried once more (user_event_mm_settle())
+ */
+static long user_events_ioctl_reg(struct user_event_file *info,
+				  unsigned long uarg)
+{
+	long ret = user_events_ioctl_reg_once(info, uarg);
+
+	if ((ret == -EADDRINUSE || ret == -EMFILE) && user_event_mm_settle())
+		ret = user_events_ioctl_reg_once(info, uarg);
+
+	return ret;
+}
+
+static long user_events_del_name(const char *name)
+{
+	long ret;
+
+	ue_event_mutex_lock();
+	user_event_reap_all();
+	ret = delete_user_event(name);
+	ue_event_mutex_unlock();
+
+	return ret;
+}
+
 static long user_events_ioctl_del(unsigned long uarg)
 {
 	char *name;
@@ -2344,10 +2372,10 @@ static long user_events_ioctl_del(unsigned long uarg)
 	if (IS_ERR(name))
 		return PTR_ERR(name);
 
-	ue_event_mutex_lock();
-	user_event_reap_all();
-	ret = delete_user_event(name);
-	ue_event_mutex_unlock();
+	ret = user_events_del_name(name);
+	/* Still held by a process that just exited: as for registrations */
+	if (ret == -EBUSY && user_event_mm_settle())
+		ret = user_events_del_name(name);
 
 	kfree(name);
 	return ret;

@@ -108,6 +108,7 @@ int user_event_enabler_create(struct user_event *user,
 bool user_event_enabler_exists(unsigned long addr, u8 bit);
 int user_event_enabler_remove(const struct user_write_unreg *unreg);
 void user_event_enablers_update(struct user_event *user);
+bool user_event_mm_settle(void);
 int user_events_mm_init(void);
 void user_events_mm_exit(void);
 

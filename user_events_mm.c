@@ -248,6 +248,15 @@ static bool user_event_mm_has_work(struct user_event_mm *uemm)
 	return data_race(!list_empty(&uemm->faults));
 }
 
+/*
+ * Killed records whose teardown has not freed their enablers yet (each
+ * counted from its kill to that free): what an exited process held, its
+ * events and its quota charges, goes with the teardown, shortly after
+ * the exit (see user_event_mm_settle())
+ */
+static atomic_t user_event_mm_dying = ATOMIC_INIT(0);
+static DECLARE_WAIT_QUEUE_HEAD(user_event_mm_settled);
+
 /* Looks for address spaces that went away, soon; any context */
 static void user_event_mm_kick_scan(void)
 {
@@ -323,6 +332,7 @@ static bool user_event_mm_kill(struct user_event_mm *uemm)
 	if (!uemm->dead) {
 		WRITE_ONCE(uemm->dead, true);
 		atomic_dec(&user_event_nr_mms);
+		atomic_inc(&user_event_mm_dying);
 		killed = true;
 	}
 	spin_unlock(&user_event_mms_lock);
@@ -357,6 +367,30 @@ static void user_event_mm_scan_work(struct work_struct *work)
 		user_event_mm_put(uemm);
 	}
 	rcu_read_unlock();
+}
+
+/*
+ * For a registration or deletion that failed on a name in use, a quota or
+ * an event still held: an exit does not wait for its address space's
+ * teardown, so a process that just exited may still hold them. Kills the
+ * records of address spaces that went away (as the scan the exit queued
+ * will) and waits, killably and up to a second, for the teardowns under
+ * way. Returns whether there were any: the caller then tries once more.
+ * The wait is the failing caller's, only on that error path; it may wait
+ * for others' teardowns too (a teardown waits for event_mutex), never
+ * longer than the second. No lock may be held.
+ */
+bool user_event_mm_settle(void)
+{
+	might_sleep();
+
+	user_event_mm_scan_work(NULL);
+	if (!atomic_read(&user_event_mm_dying))
+		return false;
+
+	wait_event_killable_timeout(user_event_mm_settled,
+				    !atomic_read(&user_event_mm_dying), HZ);
+	return true;
 }
 
 /* Frees an enabler that is on no list; no lock may be held */
@@ -427,8 +461,11 @@ static void user_event_mm_teardown_work(struct work_struct *work)
 	mutex_unlock(&uemm->lock);
 
 	user_event_enablers_free(&gone);
-	if (reaped)
+	if (reaped) {
 		user_event_mm_unhash(uemm);
+		if (atomic_dec_and_test(&user_event_mm_dying))
+			wake_up_all(&user_event_mm_settled);
+	}
 	user_event_mm_put(uemm);
 }
 

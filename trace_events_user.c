@@ -999,6 +999,73 @@ static struct user_event_probes *user_event_probes_alloc(unsigned int capacity)
 }
 
 /*
+ * For an attach to @n files: the array of n + 1 slots to publish and, if
+ * n >= 1, the spare of n slots it pushes on user->spare_probes (the
+ * invariant of user_event_probe_file()). NULL, with nothing allocated or
+ * pushed, if memory is short. event_mutex held.
+ */
+static struct user_event_probes *
+user_event_probes_grow(struct user_event *user, unsigned int n)
+{
+	struct user_event_probes *new, *spare = NULL;
+
+	ue_lockdep_assert_event_mutex();
+
+	new = user_event_probes_alloc(n + 1);
+	if (n)
+		spare = user_event_probes_alloc(n);
+	if (!new || (n && !spare)) {
+		kfree(new);
+		kfree(spare);
+		return NULL;
+	}
+	if (spare) {
+		spare->next_spare = user->spare_probes;
+		user->spare_probes = spare;
+	}
+	return new;
+}
+
+/*
+ * For a detach from @n >= 2 files: the top spare, popped off
+ * user->spare_probes, with room for n - 1 (the invariant of
+ * user_event_probe_file()). Allocates nothing. event_mutex held.
+ */
+static struct user_event_probes *
+user_event_probes_shrink(struct user_event *user, unsigned int n)
+{
+	struct user_event_probes *new = user->spare_probes;
+
+	ue_lockdep_assert_event_mutex();
+
+	/* Not reachable while the invariant holds */
+	if (WARN_ON_ONCE(!new || new->capacity < n - 1))
+		return NULL;
+	user->spare_probes = new->next_spare;
+	new->next_spare = NULL;
+	return new;
+}
+
+/*
+ * Fills the unpublished @new with the @n files of @old: all of them and
+ * @file last for an attach (@add), all but @file for a detach
+ */
+static void user_event_probes_fill(struct user_event_probes *new,
+				   const struct user_event_probes *old,
+				   unsigned int n,
+				   struct trace_event_file *file, bool add)
+{
+	unsigned int i;
+
+	new->nr_files = 0;
+	for (i = 0; i < n; i++)
+		if (add || old->files[i] != file)
+			new->files[new->nr_files++] = old->files[i];
+	if (add)
+		new->files[new->nr_files++] = file;
+}
+
+/*
  * Attaches or detaches an ftrace event file, under event_mutex (the core
  * calls class->reg under it), and never waits for a grace period there:
  * the replaced array is freed with kfree_rcu(), which needs no module
@@ -1027,7 +1094,7 @@ static struct user_event_probes *user_event_probes_alloc(unsigned int capacity)
 static int user_event_probe_file(struct user_event *user,
 				 struct trace_event_file *file, bool add)
 {
-	struct user_event_probes *old, *new = NULL, *spare = NULL;
+	struct user_event_probes *old, *new = NULL;
 	unsigned int i, n;
 
 	ue_lockdep_assert_event_mutex();
@@ -1041,41 +1108,23 @@ static int user_event_probe_file(struct user_event *user,
 
 		if (ret)
 			return ret;
-		new = user_event_probes_alloc(n + 1);
-		if (n)
-			spare = user_event_probes_alloc(n);
-		if (!new || (n && !spare)) {
-			kfree(new);
-			kfree(spare);
+		new = user_event_probes_grow(user, n);
+		if (!new)
 			return -ENOMEM;
-		}
-		if (spare) {
-			spare->next_spare = user->spare_probes;
-			user->spare_probes = spare;
-		}
 	} else {
 		for (i = 0; i < n && old->files[i] != file; i++)
 			;
 		if (i == n)
 			return 0;
 		if (n > 1) {
-			new = user->spare_probes;
-			/* Not reachable while the invariant above holds */
-			if (WARN_ON_ONCE(!new || new->capacity < n - 1))
+			new = user_event_probes_shrink(user, n);
+			if (!new)
 				return -ENOMEM;
-			user->spare_probes = new->next_spare;
-			new->next_spare = NULL;
 		}
 	}
 
-	if (new) {
-		new->nr_files = 0;
-		for (i = 0; i < n; i++)
-			if (add || old->files[i] != file)
-				new->files[new->nr_files++] = old->files[i];
-		if (add)
-			new->files[new->nr_files++] = file;
-	}
+	if (new)
+		user_event_probes_fill(new, old, n, file, add);
 
 	rcu_assign_pointer(user->probes, new);
 	if (add)

@@ -1347,6 +1347,112 @@ static void user_event_dyn_unregister(void)
 	ue_dyn_event_unregister(&user_event_dops);
 }
 
+/*
+ * The name of @user's call: its name, or NAME.<id> for a multi-format
+ * event, whose id is used up only once the name is accepted. event_mutex
+ * held (user_event_multi_id).
+ */
+static int user_event_set_call_name(struct user_event *user)
+{
+	ue_lockdep_assert_event_mutex();
+
+	if (user->multi)
+		user->call_name = kasprintf(GFP_KERNEL_ACCOUNT, "%s.%llx",
+					    user->name,
+					    user_event_multi_id + 1);
+	else
+		user->call_name = kstrdup(user->name, GFP_KERNEL_ACCOUNT);
+	if (!user->call_name)
+		return -ENOMEM;
+	/*
+	 * Every event gets its directory, and tracefs takes no longer name:
+	 * NAME.<id> of a multi-format event can be. Refused like an over-long
+	 * name, before anything is charged or logged.
+	 */
+	if (strlen(user->call_name) > NAME_MAX)
+		return -EINVAL;
+	if (user->multi)
+		user_event_multi_id++;
+	return 0;
+}
+
+/*
+ * Fills in @user's trace event call and class from its parsed fields: the
+ * print fmt, the fields array, the system and the call's name. What it
+ * allocates is freed with @user (free_user_event()). event_mutex held.
+ */
+static int user_event_init_call(struct user_event *user)
+{
+	int ret;
+
+	ue_lockdep_assert_event_mutex();
+
+	ret = user_event_build_print_fmt(&user->fields, &user->call.print_fmt);
+	if (ret)
+		return ret;
+
+	ret = user_event_build_fields_array(&user->fields,
+					    &user->class.fields_array);
+	if (ret)
+		return ret;
+
+	INIT_LIST_HEAD(&user->class.fields);
+	user->class.system = user->multi ? USER_EVENTS_MULTI_SYSTEM :
+					   USER_EVENTS_SYSTEM;
+	ret = user_event_set_call_name(user);
+	if (ret)
+		return ret;
+	INIT_LIST_HEAD(&user->reap_link);
+	user->class.reg = user_event_reg;
+
+	user->tracepoint.name = user->call_name;
+	user->call.tp = &user->tracepoint;
+	user->call.class = &user->class;
+	user->call.data = user;
+	user->call.flags = TRACE_EVENT_FL_TRACEPOINT | UE_TRACE_EVENT_FL_DYNAMIC;
+#ifdef CONFIG_PERF_EVENTS
+	user->call.perf_perm = user_event_perf_perm;
+#endif
+	return 0;
+}
+
+/*
+ * Registers @user's call with the tracing core: the purge event first,
+ * then the type id, the call and its directories, and the listing in
+ * dynamic_events. On failure the type id is put back; the purge event
+ * stays (it holds the module by itself). event_mutex held.
+ */
+static int user_event_add_call(struct user_event *user)
+{
+	int ret;
+
+	ue_lockdep_assert_event_mutex();
+
+	/*
+	 * The purge event exists whenever an event of ours does: one made
+	 * after the unload was prepared (through dynamic_events) brings it
+	 * back, so that its enable can mark its instance
+	 */
+	ret = user_event_purge_add();
+	if (ret)
+		return ret;
+
+	ret = user_event_type_get(user);
+	if (ret)
+		return ret;
+
+	/* A failed add makes no directory: no ghost can take a reference */
+	refcount_set(&user->memref, 1);
+	ret = user_event_call_set_visible(&user->call, true);
+	if (ret) {
+		user_event_type_put(user->type, false);
+		return ret;
+	}
+
+	ue_dyn_event_add(&user->devent, &user_event_dops);
+	return 0;
+}
+
 /* Makes a parsed event a live trace event; takes ownership of @user */
 static int user_event_register(struct user_event *user)
 {
@@ -1359,50 +1465,9 @@ static int user_event_register(struct user_event *user)
 		goto free;
 	}
 
-	ret = user_event_build_print_fmt(&user->fields, &user->call.print_fmt);
+	ret = user_event_init_call(user);
 	if (ret)
 		goto free;
-
-	ret = user_event_build_fields_array(&user->fields,
-					    &user->class.fields_array);
-	if (ret)
-		goto free;
-
-	INIT_LIST_HEAD(&user->class.fields);
-	user->class.system = user->multi ? USER_EVENTS_MULTI_SYSTEM :
-					   USER_EVENTS_SYSTEM;
-	if (user->multi)
-		user->call_name = kasprintf(GFP_KERNEL_ACCOUNT, "%s.%llx",
-					    user->name,
-					    user_event_multi_id + 1);
-	else
-		user->call_name = kstrdup(user->name, GFP_KERNEL_ACCOUNT);
-	if (!user->call_name) {
-		ret = -ENOMEM;
-		goto free;
-	}
-	/*
-	 * Every event gets its directory, and tracefs takes no longer name:
-	 * NAME.<id> of a multi-format event can be. Refused like an over-long
-	 * name, before anything is charged or logged.
-	 */
-	if (strlen(user->call_name) > NAME_MAX) {
-		ret = -EINVAL;
-		goto free;
-	}
-	if (user->multi)
-		user_event_multi_id++;
-	INIT_LIST_HEAD(&user->reap_link);
-	user->class.reg = user_event_reg;
-
-	user->tracepoint.name = user->call_name;
-	user->call.tp = &user->tracepoint;
-	user->call.class = &user->class;
-	user->call.data = user;
-	user->call.flags = TRACE_EVENT_FL_TRACEPOINT | UE_TRACE_EVENT_FL_DYNAMIC;
-#ifdef CONFIG_PERF_EVENTS
-	user->call.perf_perm = user_event_perf_perm;
-#endif
 
 	/* Everything that can fail below is undone by the labels at the end */
 	user->owner = current_uid();
@@ -1418,28 +1483,9 @@ static int user_event_register(struct user_event *user)
 		goto uncharge;
 	}
 
-	/*
-	 * The purge event exists whenever an event of ours does: one made
-	 * after the unload was prepared (through dynamic_events) brings it
-	 * back, so that its enable can mark its instance
-	 */
-	ret = user_event_purge_add();
+	ret = user_event_add_call(user);
 	if (ret)
 		goto put_module;
-
-	ret = user_event_type_get(user);
-	if (ret)
-		goto put_module;
-
-	/* A failed add makes no directory: no ghost can take a reference */
-	refcount_set(&user->memref, 1);
-	ret = user_event_call_set_visible(&user->call, true);
-	if (ret) {
-		user_event_type_put(user->type, false);
-		goto put_module;
-	}
-
-	ue_dyn_event_add(&user->devent, &user_event_dops);
 
 	/* The caller's reference */
 	refcount_set(&user->refcnt, 1);

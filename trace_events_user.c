@@ -2320,6 +2320,55 @@ static int user_write_reg_check(const struct user_write_reg *reg)
 }
 
 /*
+ * Finds or creates the event @desc names (@desc is modified), adds it to
+ * @info and makes @reg's enabler of it. Returns the write index, or an
+ * error. Takes user_event_mutex, and event_mutex inside it for the
+ * lookup; the enabler is made with neither held (it faults the word in).
+ */
+static int user_events_reg_enabler(struct user_event_file *info, char *desc,
+				   const struct user_write_reg *reg)
+{
+	struct user_event *user;
+	bool created = false;
+	int index, ret;
+
+	mutex_lock(&user_event_mutex);
+
+	/*
+	 * One (address, bit) per address space, whatever the event: a quick
+	 * look first, so that a taken bit creates no event. The check that
+	 * counts is made again atomically with the insertion.
+	 */
+	if (user_event_enabler_exists(reg->enable_addr, reg->enable_bit)) {
+		ret = -EADDRINUSE;
+		goto unlock;
+	}
+
+	ue_event_mutex_lock();
+	ret = user_event_parse(desc, reg->flags, false, &user, &created);
+	ue_event_mutex_unlock();
+	if (ret)
+		goto unlock;
+
+	/* Holds the event until the file is closed, even if the rest fails */
+	index = user_events_ref_add(info, user, created);
+	mutex_unlock(&user_event_mutex);
+
+	/* Faults the word in: no global lock held */
+	if (index >= 0) {
+		ret = user_event_enabler_create(user, reg);
+		if (ret)
+			index = ret;
+	}
+
+	user_event_put(user);
+	return index;
+unlock:
+	mutex_unlock(&user_event_mutex);
+	return ret;
+}
+
+/*
  * Remote write ABI: the event's state is kept in a bit of a word in the
  * caller's memory, which user_events_mm.c sets and clears.
  */
@@ -2328,10 +2377,8 @@ static long user_events_reg_write(struct user_event_file *info,
 				  u32 size)
 {
 	struct user_write_reg reg;
-	struct user_event *user;
-	bool created = false;
-	int index = 0;
 	char *desc;
+	int index;
 	long ret;
 
 	ret = copy_struct_from_user(&reg, sizeof(reg), ureg, size);
@@ -2346,44 +2393,10 @@ static long user_events_reg_write(struct user_event_file *info,
 	if (IS_ERR(desc))
 		return PTR_ERR(desc);
 
-	mutex_lock(&user_event_mutex);
-
-	/*
-	 * One (address, bit) per address space, whatever the event: a quick
-	 * look first, so that a taken bit creates no event. The check that
-	 * counts is made again atomically with the insertion.
-	 */
-	if (user_event_enabler_exists(reg.enable_addr, reg.enable_bit)) {
-		ret = -EADDRINUSE;
-		goto unlock;
-	}
-
-	ue_event_mutex_lock();
-	ret = user_event_parse(desc, reg.flags, false, &user,
-			       &created);
-	ue_event_mutex_unlock();
-	if (ret)
-		goto unlock;
-
-	/* Holds the event until the file is closed, even if the rest fails */
-	index = user_events_ref_add(info, user, created);
-	mutex_unlock(&user_event_mutex);
-
-	/* Faults the word in: no global lock held */
-	if (index < 0)
-		ret = index;
-	else
-		ret = user_event_enabler_create(user, &reg);
-
-	user_event_put(user);
-	goto out;
-unlock:
-	mutex_unlock(&user_event_mutex);
-out:
+	index = user_events_reg_enabler(info, desc, &reg);
 	kfree(desc);
-
-	if (ret)
-		return ret;
+	if (index < 0)
+		return index;
 
 	/*
 	 * A registration the caller is told failed must not stay: the bit

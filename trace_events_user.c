@@ -999,6 +999,73 @@ static struct user_event_probes *user_event_probes_alloc(unsigned int capacity)
 }
 
 /*
+ * For an attach to @n files: the array of n + 1 slots to publish and, if
+ * n >= 1, the spare of n slots it pushes on user->spare_probes (the
+ * invariant of user_event_probe_file()). NULL, with nothing allocated or
+ * pushed, if memory is short. event_mutex held.
+ */
+static struct user_event_probes *
+user_event_probes_grow(struct user_event *user, unsigned int n)
+{
+	struct user_event_probes *new, *spare = NULL;
+
+	ue_lockdep_assert_event_mutex();
+
+	new = user_event_probes_alloc(n + 1);
+	if (n)
+		spare = user_event_probes_alloc(n);
+	if (!new || (n && !spare)) {
+		kfree(new);
+		kfree(spare);
+		return NULL;
+	}
+	if (spare) {
+		spare->next_spare = user->spare_probes;
+		user->spare_probes = spare;
+	}
+	return new;
+}
+
+/*
+ * For a detach from @n >= 2 files: the top spare, popped off
+ * user->spare_probes, with room for n - 1 (the invariant of
+ * user_event_probe_file()). Allocates nothing. event_mutex held.
+ */
+static struct user_event_probes *
+user_event_probes_shrink(struct user_event *user, unsigned int n)
+{
+	struct user_event_probes *new = user->spare_probes;
+
+	ue_lockdep_assert_event_mutex();
+
+	/* Not reachable while the invariant holds */
+	if (WARN_ON_ONCE(!new || new->capacity < n - 1))
+		return NULL;
+	user->spare_probes = new->next_spare;
+	new->next_spare = NULL;
+	return new;
+}
+
+/*
+ * Fills the unpublished @new with the @n files of @old: all of them and
+ * @file last for an attach (@add), all but @file for a detach
+ */
+static void user_event_probes_fill(struct user_event_probes *new,
+				   const struct user_event_probes *old,
+				   unsigned int n,
+				   struct trace_event_file *file, bool add)
+{
+	unsigned int i;
+
+	new->nr_files = 0;
+	for (i = 0; i < n; i++)
+		if (add || old->files[i] != file)
+			new->files[new->nr_files++] = old->files[i];
+	if (add)
+		new->files[new->nr_files++] = file;
+}
+
+/*
  * Attaches or detaches an ftrace event file, under event_mutex (the core
  * calls class->reg under it), and never waits for a grace period there:
  * the replaced array is freed with kfree_rcu(), which needs no module
@@ -1027,7 +1094,7 @@ static struct user_event_probes *user_event_probes_alloc(unsigned int capacity)
 static int user_event_probe_file(struct user_event *user,
 				 struct trace_event_file *file, bool add)
 {
-	struct user_event_probes *old, *new = NULL, *spare = NULL;
+	struct user_event_probes *old, *new = NULL;
 	unsigned int i, n;
 
 	ue_lockdep_assert_event_mutex();
@@ -1041,41 +1108,23 @@ static int user_event_probe_file(struct user_event *user,
 
 		if (ret)
 			return ret;
-		new = user_event_probes_alloc(n + 1);
-		if (n)
-			spare = user_event_probes_alloc(n);
-		if (!new || (n && !spare)) {
-			kfree(new);
-			kfree(spare);
+		new = user_event_probes_grow(user, n);
+		if (!new)
 			return -ENOMEM;
-		}
-		if (spare) {
-			spare->next_spare = user->spare_probes;
-			user->spare_probes = spare;
-		}
 	} else {
 		for (i = 0; i < n && old->files[i] != file; i++)
 			;
 		if (i == n)
 			return 0;
 		if (n > 1) {
-			new = user->spare_probes;
-			/* Not reachable while the invariant above holds */
-			if (WARN_ON_ONCE(!new || new->capacity < n - 1))
+			new = user_event_probes_shrink(user, n);
+			if (!new)
 				return -ENOMEM;
-			user->spare_probes = new->next_spare;
-			new->next_spare = NULL;
 		}
 	}
 
-	if (new) {
-		new->nr_files = 0;
-		for (i = 0; i < n; i++)
-			if (add || old->files[i] != file)
-				new->files[new->nr_files++] = old->files[i];
-		if (add)
-			new->files[new->nr_files++] = file;
-	}
+	if (new)
+		user_event_probes_fill(new, old, n, file, add);
 
 	rcu_assign_pointer(user->probes, new);
 	if (add)
@@ -1298,6 +1347,112 @@ static void user_event_dyn_unregister(void)
 	ue_dyn_event_unregister(&user_event_dops);
 }
 
+/*
+ * The name of @user's call: its name, or NAME.<id> for a multi-format
+ * event, whose id is used up only once the name is accepted. event_mutex
+ * held (user_event_multi_id).
+ */
+static int user_event_set_call_name(struct user_event *user)
+{
+	ue_lockdep_assert_event_mutex();
+
+	if (user->multi)
+		user->call_name = kasprintf(GFP_KERNEL_ACCOUNT, "%s.%llx",
+					    user->name,
+					    user_event_multi_id + 1);
+	else
+		user->call_name = kstrdup(user->name, GFP_KERNEL_ACCOUNT);
+	if (!user->call_name)
+		return -ENOMEM;
+	/*
+	 * Every event gets its directory, and tracefs takes no longer name:
+	 * NAME.<id> of a multi-format event can be. Refused like an over-long
+	 * name, before anything is charged or logged.
+	 */
+	if (strlen(user->call_name) > NAME_MAX)
+		return -EINVAL;
+	if (user->multi)
+		user_event_multi_id++;
+	return 0;
+}
+
+/*
+ * Fills in @user's trace event call and class from its parsed fields: the
+ * print fmt, the fields array, the system and the call's name. What it
+ * allocates is freed with @user (free_user_event()). event_mutex held.
+ */
+static int user_event_init_call(struct user_event *user)
+{
+	int ret;
+
+	ue_lockdep_assert_event_mutex();
+
+	ret = user_event_build_print_fmt(&user->fields, &user->call.print_fmt);
+	if (ret)
+		return ret;
+
+	ret = user_event_build_fields_array(&user->fields,
+					    &user->class.fields_array);
+	if (ret)
+		return ret;
+
+	INIT_LIST_HEAD(&user->class.fields);
+	user->class.system = user->multi ? USER_EVENTS_MULTI_SYSTEM :
+					   USER_EVENTS_SYSTEM;
+	ret = user_event_set_call_name(user);
+	if (ret)
+		return ret;
+	INIT_LIST_HEAD(&user->reap_link);
+	user->class.reg = user_event_reg;
+
+	user->tracepoint.name = user->call_name;
+	user->call.tp = &user->tracepoint;
+	user->call.class = &user->class;
+	user->call.data = user;
+	user->call.flags = TRACE_EVENT_FL_TRACEPOINT | UE_TRACE_EVENT_FL_DYNAMIC;
+#ifdef CONFIG_PERF_EVENTS
+	user->call.perf_perm = user_event_perf_perm;
+#endif
+	return 0;
+}
+
+/*
+ * Registers @user's call with the tracing core: the purge event first,
+ * then the type id, the call and its directories, and the listing in
+ * dynamic_events. On failure the type id is put back; the purge event
+ * stays (it holds the module by itself). event_mutex held.
+ */
+static int user_event_add_call(struct user_event *user)
+{
+	int ret;
+
+	ue_lockdep_assert_event_mutex();
+
+	/*
+	 * The purge event exists whenever an event of ours does: one made
+	 * after the unload was prepared (through dynamic_events) brings it
+	 * back, so that its enable can mark its instance
+	 */
+	ret = user_event_purge_add();
+	if (ret)
+		return ret;
+
+	ret = user_event_type_get(user);
+	if (ret)
+		return ret;
+
+	/* A failed add makes no directory: no ghost can take a reference */
+	refcount_set(&user->memref, 1);
+	ret = user_event_call_set_visible(&user->call, true);
+	if (ret) {
+		user_event_type_put(user->type, false);
+		return ret;
+	}
+
+	ue_dyn_event_add(&user->devent, &user_event_dops);
+	return 0;
+}
+
 /* Makes a parsed event a live trace event; takes ownership of @user */
 static int user_event_register(struct user_event *user)
 {
@@ -1310,50 +1465,9 @@ static int user_event_register(struct user_event *user)
 		goto free;
 	}
 
-	ret = user_event_build_print_fmt(&user->fields, &user->call.print_fmt);
+	ret = user_event_init_call(user);
 	if (ret)
 		goto free;
-
-	ret = user_event_build_fields_array(&user->fields,
-					    &user->class.fields_array);
-	if (ret)
-		goto free;
-
-	INIT_LIST_HEAD(&user->class.fields);
-	user->class.system = user->multi ? USER_EVENTS_MULTI_SYSTEM :
-					   USER_EVENTS_SYSTEM;
-	if (user->multi)
-		user->call_name = kasprintf(GFP_KERNEL_ACCOUNT, "%s.%llx",
-					    user->name,
-					    user_event_multi_id + 1);
-	else
-		user->call_name = kstrdup(user->name, GFP_KERNEL_ACCOUNT);
-	if (!user->call_name) {
-		ret = -ENOMEM;
-		goto free;
-	}
-	/*
-	 * Every event gets its directory, and tracefs takes no longer name:
-	 * NAME.<id> of a multi-format event can be. Refused like an over-long
-	 * name, before anything is charged or logged.
-	 */
-	if (strlen(user->call_name) > NAME_MAX) {
-		ret = -EINVAL;
-		goto free;
-	}
-	if (user->multi)
-		user_event_multi_id++;
-	INIT_LIST_HEAD(&user->reap_link);
-	user->class.reg = user_event_reg;
-
-	user->tracepoint.name = user->call_name;
-	user->call.tp = &user->tracepoint;
-	user->call.class = &user->class;
-	user->call.data = user;
-	user->call.flags = TRACE_EVENT_FL_TRACEPOINT | UE_TRACE_EVENT_FL_DYNAMIC;
-#ifdef CONFIG_PERF_EVENTS
-	user->call.perf_perm = user_event_perf_perm;
-#endif
 
 	/* Everything that can fail below is undone by the labels at the end */
 	user->owner = current_uid();
@@ -1369,28 +1483,9 @@ static int user_event_register(struct user_event *user)
 		goto uncharge;
 	}
 
-	/*
-	 * The purge event exists whenever an event of ours does: one made
-	 * after the unload was prepared (through dynamic_events) brings it
-	 * back, so that its enable can mark its instance
-	 */
-	ret = user_event_purge_add();
+	ret = user_event_add_call(user);
 	if (ret)
 		goto put_module;
-
-	ret = user_event_type_get(user);
-	if (ret)
-		goto put_module;
-
-	/* A failed add makes no directory: no ghost can take a reference */
-	refcount_set(&user->memref, 1);
-	ret = user_event_call_set_visible(&user->call, true);
-	if (ret) {
-		user_event_type_put(user->type, false);
-		goto put_module;
-	}
-
-	ue_dyn_event_add(&user->devent, &user_event_dops);
 
 	/* The caller's reference */
 	refcount_set(&user->refcnt, 1);
@@ -2225,6 +2320,55 @@ static int user_write_reg_check(const struct user_write_reg *reg)
 }
 
 /*
+ * Finds or creates the event @desc names (@desc is modified), adds it to
+ * @info and makes @reg's enabler of it. Returns the write index, or an
+ * error. Takes user_event_mutex, and event_mutex inside it for the
+ * lookup; the enabler is made with neither held (it faults the word in).
+ */
+static int user_events_reg_enabler(struct user_event_file *info, char *desc,
+				   const struct user_write_reg *reg)
+{
+	struct user_event *user;
+	bool created = false;
+	int index, ret;
+
+	mutex_lock(&user_event_mutex);
+
+	/*
+	 * One (address, bit) per address space, whatever the event: a quick
+	 * look first, so that a taken bit creates no event. The check that
+	 * counts is made again atomically with the insertion.
+	 */
+	if (user_event_enabler_exists(reg->enable_addr, reg->enable_bit)) {
+		ret = -EADDRINUSE;
+		goto unlock;
+	}
+
+	ue_event_mutex_lock();
+	ret = user_event_parse(desc, reg->flags, false, &user, &created);
+	ue_event_mutex_unlock();
+	if (ret)
+		goto unlock;
+
+	/* Holds the event until the file is closed, even if the rest fails */
+	index = user_events_ref_add(info, user, created);
+	mutex_unlock(&user_event_mutex);
+
+	/* Faults the word in: no global lock held */
+	if (index >= 0) {
+		ret = user_event_enabler_create(user, reg);
+		if (ret)
+			index = ret;
+	}
+
+	user_event_put(user);
+	return index;
+unlock:
+	mutex_unlock(&user_event_mutex);
+	return ret;
+}
+
+/*
  * Remote write ABI: the event's state is kept in a bit of a word in the
  * caller's memory, which user_events_mm.c sets and clears.
  */
@@ -2233,10 +2377,8 @@ static long user_events_reg_write(struct user_event_file *info,
 				  u32 size)
 {
 	struct user_write_reg reg;
-	struct user_event *user;
-	bool created = false;
-	int index = 0;
 	char *desc;
+	int index;
 	long ret;
 
 	ret = copy_struct_from_user(&reg, sizeof(reg), ureg, size);
@@ -2251,44 +2393,10 @@ static long user_events_reg_write(struct user_event_file *info,
 	if (IS_ERR(desc))
 		return PTR_ERR(desc);
 
-	mutex_lock(&user_event_mutex);
-
-	/*
-	 * One (address, bit) per address space, whatever the event: a quick
-	 * look first, so that a taken bit creates no event. The check that
-	 * counts is made again atomically with the insertion.
-	 */
-	if (user_event_enabler_exists(reg.enable_addr, reg.enable_bit)) {
-		ret = -EADDRINUSE;
-		goto unlock;
-	}
-
-	ue_event_mutex_lock();
-	ret = user_event_parse(desc, reg.flags, false, &user,
-			       &created);
-	ue_event_mutex_unlock();
-	if (ret)
-		goto unlock;
-
-	/* Holds the event until the file is closed, even if the rest fails */
-	index = user_events_ref_add(info, user, created);
-	mutex_unlock(&user_event_mutex);
-
-	/* Faults the word in: no global lock held */
-	if (index < 0)
-		ret = index;
-	else
-		ret = user_event_enabler_create(user, &reg);
-
-	user_event_put(user);
-	goto out;
-unlock:
-	mutex_unlock(&user_event_mutex);
-out:
+	index = user_events_reg_enabler(info, desc, &reg);
 	kfree(desc);
-
-	if (ret)
-		return ret;
+	if (index < 0)
+		return index;
 
 	/*
 	 * A registration the caller is told failed must not stay: the bit

@@ -188,14 +188,65 @@ static int fn_scan(struct ue_fn *fn)
 	return 0;
 }
 
+/*
+ * The addresses @insn reads, writes or loads (with the registers known in
+ * @cur before it), and the call or tail call it makes
+ */
+static void fn_note_refs(struct ue_fn *fn, const struct ue_insn *insn,
+			 const struct ue_regs *cur)
+{
+	if (insn->has_mem) {
+		if (insn->mem_abs)
+			fn_add_addr(fn, insn->mem_disp);
+		else if (cur->known & BIT(insn->mem_base))
+			fn_add_addr(fn, cur->val[insn->mem_base] +
+				    insn->mem_disp);
+	}
+	if (insn->has_imm_addr)
+		fn_add_addr(fn, insn->imm_addr);
+	if (insn->kind == UE_INSN_CALL ||
+	    (insn->kind == UE_INSN_JUMP && !in_fn(fn, insn->target)))
+		fn_add_call(fn, insn->target, cur);
+}
+
+/*
+ * Carries the state @cur of a branch to its target @target, inside the
+ * function: 1 if the target's state changed, 0 if not, -EINVAL (with
+ * fn->error) if fn_scan() did not record the target
+ */
+static int fn_join(struct ue_fn *fn, unsigned long target,
+		   const struct ue_regs *cur)
+{
+	struct ue_slot *s = fn_slot(fn, target);
+	bool changed = false;
+	struct ue_regs old;
+
+	if (!s) {	/* fn_scan() found every target */
+		fn->error = "branch target not scanned";
+		return -EINVAL;
+	}
+	old = s->regs;
+	if (s->visited) {
+		regs_meet(&s->regs, cur);
+	} else {
+		s->regs = *cur;
+		s->visited = true;
+		changed = true;
+	}
+	if (!regs_equal(&old, &s->regs))
+		changed = true;
+	return changed;
+}
+
 /* One pass over the function; true if a join point's state changed */
 static bool fn_pass(struct ue_fn *fn)
 {
-	struct ue_regs cur = { 0 }, old;
+	struct ue_regs cur = { 0 };
 	bool reachable = true, changed = false;
 	struct ue_insn insn;
 	struct ue_slot *s;
 	unsigned long pc;
+	int joined;
 
 	fn->nr_calls = 0;
 	fn->nr_addrs = 0;
@@ -216,39 +267,17 @@ static bool fn_pass(struct ue_fn *fn)
 		if (!reachable)
 			continue;
 
-		if (insn.has_mem) {
-			if (insn.mem_abs)
-				fn_add_addr(fn, insn.mem_disp);
-			else if (cur.known & BIT(insn.mem_base))
-				fn_add_addr(fn, cur.val[insn.mem_base] +
-					    insn.mem_disp);
-		}
-		if (insn.has_imm_addr)
-			fn_add_addr(fn, insn.imm_addr);
-		if (insn.kind == UE_INSN_CALL ||
-		    (insn.kind == UE_INSN_JUMP && !in_fn(fn, insn.target)))
-			fn_add_call(fn, insn.target, &cur);
-
+		fn_note_refs(fn, &insn, &cur);
 		apply_ops(&insn, &cur, fn);
 		if (insn.kind == UE_INSN_CALL || insn.kind == UE_INSN_ICALL)
 			cur.known &= ~ue_arch_call_clobbers;
 
 		if ((insn.kind == UE_INSN_BRANCH || insn.kind == UE_INSN_JUMP) &&
 		    in_fn(fn, insn.target)) {
-			s = fn_slot(fn, insn.target);
-			if (!s) {	/* fn_scan() found every target */
-				fn->error = "branch target not scanned";
+			joined = fn_join(fn, insn.target, &cur);
+			if (joined < 0)
 				return false;
-			}
-			old = s->regs;
-			if (s->visited) {
-				regs_meet(&s->regs, &cur);
-			} else {
-				s->regs = cur;
-				s->visited = true;
-				changed = true;
-			}
-			if (!regs_equal(&old, &s->regs))
+			if (joined)
 				changed = true;
 		}
 		if (insn.kind == UE_INSN_JUMP || insn.kind == UE_INSN_RETURN ||

@@ -315,6 +315,64 @@ static const size_t derived_sizes[UE_DV_COUNT] = {
 };
 
 /*
+ * Variable @v of enum ue_derived where kallsyms gives @ks, in the core
+ * kernel's data: set from @ks, unless the derivation @d found another
+ * address (-EOPNOTSUPP, the load refused)
+ */
+static int resolve_derived_kallsyms(const struct ue_derived *d,
+				    unsigned int v, unsigned long ks)
+{
+	const char *name = ue_derived_names[v];
+
+	/* ksyms_test=disagree: as if the derivation differed */
+	if (d->addr[v] == ks && name != test_disagree) {
+		set_field(derived_offsets[v], ks);
+		report("%s: kallsyms, derivation agrees (%s)",
+		       name, d->how[v]);
+		return 0;
+	}
+	if (d->addr[v] || name == test_disagree) {
+		pr_err("%s: the derivation found another address than kallsyms (%s): not loading\n",
+		       name, d->how[v]);
+		report("%s: kallsyms, derivation DISAGREES (%s)",
+		       name, d->how[v]);
+		return -EOPNOTSUPP;
+	}
+	set_field(derived_offsets[v], ks);
+	pr_warn("%s: derivation failed (%s); using kallsyms' address\n",
+		name, d->failed[v]);
+	report("%s: kallsyms, derivation FAILED (%s)",
+	       name, d->failed[v]);
+	return 0;
+}
+
+/*
+ * Variable @v of enum ue_derived where kallsyms gives no usable address:
+ * set from the derivation @d, or -EOPNOTSUPP (the load refused) if it
+ * found none, or one outside the core kernel's data
+ */
+static int resolve_derived_only(const struct ue_derived *d, unsigned int v)
+{
+	const char *name = ue_derived_names[v];
+
+	if (d->addr[v] && !in_core_data(d->addr[v], derived_sizes[v])) {
+		pr_err("%s: the derived address is outside the core kernel's data: not loading\n",
+		       name);
+		report("%s: not found (derived address outside the core kernel's data)",
+		       name);
+		return -EOPNOTSUPP;
+	}
+	if (d->addr[v]) {
+		set_field(derived_offsets[v], d->addr[v]);
+		report("%s: derived (%s)", name, d->how[v]);
+		return 0;
+	}
+	pr_err("cannot locate %s: failed check: %s\n", name, d->failed[v]);
+	report("%s: not found (%s)", name, d->failed[v]);
+	return -EOPNOTSUPP;
+}
+
+/*
  * The four variables of enum ue_derived. Where kallsyms lists them (unless
  * ksyms_test=derived), its addresses are used and the derivation is
  * checked against them: a different address refuses the load, naming the
@@ -330,7 +388,7 @@ static int resolve_derived(bool use_kallsyms)
 	struct ue_derived *d;
 	unsigned long ks;
 	unsigned int v;
-	int ret = 0;
+	int ret = 0, err;
 
 	d = kzalloc(sizeof(*d), GFP_KERNEL);
 	if (!d)
@@ -339,53 +397,17 @@ static int resolve_derived(bool use_kallsyms)
 
 	for (v = 0; v < UE_DV_COUNT; v++) {
 		const char *name = ue_derived_names[v];
-		size_t size = derived_sizes[v];
 
 		ks = use_kallsyms ? lookup(kln_addr, name) : 0;
-		if (ks && !in_core_data(ks, size)) {
+		if (ks && !in_core_data(ks, derived_sizes[v])) {
 			pr_warn("%s: kallsyms gives an address outside the core kernel's data (a module's symbol): not used\n",
 				name);
 			ks = 0;
 		}
-		if (ks) {
-			/* ksyms_test=disagree: as if the derivation differed */
-			if (d->addr[v] == ks && name != test_disagree) {
-				set_field(derived_offsets[v], ks);
-				report("%s: kallsyms, derivation agrees (%s)",
-				       name, d->how[v]);
-				continue;
-			}
-			if (d->addr[v] || name == test_disagree) {
-				pr_err("%s: the derivation found another address than kallsyms (%s): not loading\n",
-				       name, d->how[v]);
-				report("%s: kallsyms, derivation DISAGREES (%s)",
-				       name, d->how[v]);
-				ret = -EOPNOTSUPP;
-				continue;
-			}
-			set_field(derived_offsets[v], ks);
-			pr_warn("%s: derivation failed (%s); using kallsyms' address\n",
-				name, d->failed[v]);
-			report("%s: kallsyms, derivation FAILED (%s)",
-			       name, d->failed[v]);
-			continue;
-		}
-		if (d->addr[v] && !in_core_data(d->addr[v], size)) {
-			pr_err("%s: the derived address is outside the core kernel's data: not loading\n",
-			       name);
-			report("%s: not found (derived address outside the core kernel's data)",
-			       name);
-			ret = -EOPNOTSUPP;
-			continue;
-		}
-		if (d->addr[v]) {
-			set_field(derived_offsets[v], d->addr[v]);
-			report("%s: derived (%s)", name, d->how[v]);
-			continue;
-		}
-		pr_err("cannot locate %s: failed check: %s\n", name, d->failed[v]);
-		report("%s: not found (%s)", name, d->failed[v]);
-		ret = -EOPNOTSUPP;
+		err = ks ? resolve_derived_kallsyms(d, v, ks) :
+			   resolve_derived_only(d, v);
+		if (err)
+			ret = err;
 	}
 	kfree(d);
 	return ret;

@@ -479,12 +479,51 @@ static int user_event_build_args(struct user_event_desc *desc)
 	return 0;
 }
 
+/* The print fmt argument that shows @field */
+static void user_text_print_arg(struct user_text *t,
+				const struct user_event_field *field)
+{
+	const char *name = field->name;
+
+	switch (field->kind) {
+	case FIELD_DATA_LOC:
+		if (field->is_char)
+			user_text_printf(t, ", __get_str(%s)", name);
+		else
+			user_text_printf(t, ", __print_hex(%s%s), %s%s))",
+					 "__get_dynamic_array(", name,
+					 "__get_dynamic_array_len(", name);
+		break;
+	case FIELD_REL_LOC:
+		if (field->is_char)
+			user_text_printf(t, ", __get_rel_str(%s)", name);
+		else
+			/*
+			 * The length from the loc word itself: libtraceevent
+			 * 1.7 (trace-cmd) crashes on
+			 * __get_rel_dynamic_array_len()
+			 */
+			user_text_printf(t,
+					 ", __print_hex(%s%s), REC->%s >> 16)",
+					 "__get_rel_dynamic_array(", name,
+					 name);
+		break;
+	case FIELD_ARRAY:
+	case FIELD_STRUCT:
+		user_text_printf(t, ", __print_hex(REC->%s, %d)",
+				 name, field->size);
+		break;
+	default:
+		user_text_printf(t, ", REC->%s", name);
+		break;
+	}
+}
+
 /* The print fmt of an event with these fields, in *@out */
 int user_event_build_print_fmt(const struct list_head *fields, char **out)
 {
 	struct user_event_field *field;
 	struct user_text t = { .size = 64 };
-	const char *name;
 
 	list_for_each_entry(field, fields, link)
 		t.size += 3 * strlen(field->name) + 96;
@@ -500,43 +539,8 @@ int user_event_build_print_fmt(const struct list_head *fields, char **out)
 				 field->name, field->fmt);
 	user_text_printf(&t, "\"");
 
-	list_for_each_entry(field, fields, link) {
-		name = field->name;
-		switch (field->kind) {
-		case FIELD_DATA_LOC:
-			if (field->is_char)
-				user_text_printf(&t, ", __get_str(%s)", name);
-			else
-				user_text_printf(&t, ", __print_hex(%s%s), %s%s))",
-						 "__get_dynamic_array(", name,
-						 "__get_dynamic_array_len(",
-						 name);
-			break;
-		case FIELD_REL_LOC:
-			if (field->is_char)
-				user_text_printf(&t, ", __get_rel_str(%s)",
-						 name);
-			else
-				/*
-				 * The length from the loc word itself:
-				 * libtraceevent 1.7 (trace-cmd) crashes on
-				 * __get_rel_dynamic_array_len()
-				 */
-				user_text_printf(&t,
-						 ", __print_hex(%s%s), REC->%s >> 16)",
-						 "__get_rel_dynamic_array(", name,
-						 name);
-			break;
-		case FIELD_ARRAY:
-		case FIELD_STRUCT:
-			user_text_printf(&t, ", __print_hex(REC->%s, %d)",
-					 name, field->size);
-			break;
-		default:
-			user_text_printf(&t, ", REC->%s", name);
-			break;
-		}
-	}
+	list_for_each_entry(field, fields, link)
+		user_text_print_arg(&t, field);
 
 	if (user_text_overflowed(&t)) {
 		kfree(t.buf);

@@ -2453,8 +2453,14 @@ static long user_events_ioctl_reg(struct user_event_file *info,
 {
 	long ret = user_events_ioctl_reg_once(info, uarg);
 
-	if ((ret == -EADDRINUSE || ret == -EMFILE) && user_event_mm_settle())
+	if (ret == -EADDRINUSE || ret == -EMFILE) {
+		/*
+		 * Even with no teardown left to wait for: one may have put
+		 * the event while this attempt held it from its lookup
+		 */
+		user_event_mm_settle();
 		ret = user_events_ioctl_reg_once(info, uarg);
+	}
 
 	return ret;
 }
@@ -2482,8 +2488,10 @@ static long user_events_ioctl_del(unsigned long uarg)
 
 	ret = user_events_del_name(name);
 	/* Still held by a process that just exited: as for registrations */
-	if (ret == -EBUSY && user_event_mm_settle())
+	if (ret == -EBUSY) {
+		user_event_mm_settle();
 		ret = user_events_del_name(name);
+	}
 
 	kfree(name);
 	return ret;

@@ -375,7 +375,7 @@ static void user_event_mm_scan_work(struct work_struct *work)
  * teardown, so a process that just exited may still hold them. Kills the
  * records of address spaces that went away (as the scan the exit queued
  * will) and waits, killably and up to a second, for the teardowns under
- * way. Returns whether there were any: the caller then tries once more.
+ * way; the caller then tries once more. Returns whether there were any.
  * The wait is the failing caller's, only on that error path; it may wait
  * for others' teardowns too (a teardown waits for event_mutex), never
  * longer than the second. No lock may be held.

@@ -154,6 +154,7 @@ struct user_event_mm {
 	struct mm_struct *mm;		/* grabbed while this exists */
 	bool dead;			/* the address space went away */
 	bool torn_down;			/* enablers freed, under lock */
+	bool dying;			/* counted in user_event_mm_dying */
 	refcount_t refcnt;
 	/*
 	 * Enablers are numbered as they are added and unregistered, and
@@ -249,10 +250,10 @@ static bool user_event_mm_has_work(struct user_event_mm *uemm)
 }
 
 /*
- * Killed records whose teardown has not freed their enablers yet (each
- * counted from its kill to that free): what an exited process held, its
- * events and its quota charges, goes with the teardown, shortly after
- * the exit (see user_event_mm_settle())
+ * Killed records whose first teardown run has not ended (each counted
+ * from its kill to the end of that run, uemm->dying): what an exited
+ * process held, its events and its quota charges, goes with the
+ * teardown, shortly after the exit (see user_event_mm_settle())
  */
 static atomic_t user_event_mm_dying = ATOMIC_INIT(0);
 static DECLARE_WAIT_QUEUE_HEAD(user_event_mm_settled);
@@ -332,6 +333,7 @@ static bool user_event_mm_kill(struct user_event_mm *uemm)
 	if (!uemm->dead) {
 		WRITE_ONCE(uemm->dead, true);
 		atomic_dec(&user_event_nr_mms);
+		WRITE_ONCE(uemm->dying, true);
 		atomic_inc(&user_event_mm_dying);
 		killed = true;
 	}
@@ -369,28 +371,58 @@ static void user_event_mm_scan_work(struct work_struct *work)
 	rcu_read_unlock();
 }
 
+#define UEMM_SETTLE_MAX 32
+
+static bool user_event_mm_settled_all(struct user_event_mm **snap, int n)
+{
+	int i;
+
+	for (i = 0; i < n; i++)
+		if (READ_ONCE(snap[i]->dying))
+			return false;
+	return true;
+}
+
 /*
  * For a registration or deletion that failed on a name in use, a quota or
  * an event still held: an exit does not wait for its address space's
  * teardown, so a process that just exited may still hold them. Kills the
  * records of address spaces that went away (as the scan the exit queued
- * will) and waits, killably and up to a second, for the teardowns under
- * way; the caller then tries once more. Returns whether there were any.
- * The wait is the failing caller's, only on that error path; it may wait
- * for others' teardowns too (a teardown waits for event_mutex), never
- * longer than the second. No lock may be held.
+ * will) and waits, killably and up to a second, for the first teardown
+ * run of those killed now (at most UEMM_SETTLE_MAX of them): records
+ * killed later, and children of a fork in flight, do not lengthen the
+ * wait (red team of 3ddb695: a tenant that kept the global count above 0
+ * made every other user's failing registration wait the whole second).
+ * Returns whether there were any; the caller then tries once more. The
+ * wait is the failing caller's, only on that error path. No lock may be
+ * held.
  */
 bool user_event_mm_settle(void)
 {
+	struct user_event_mm *snap[UEMM_SETTLE_MAX], *uemm;
+	int n = 0, bkt, i;
+
 	might_sleep();
 
 	user_event_mm_scan_work(NULL);
 	if (!atomic_read(&user_event_mm_dying))
 		return false;
 
+	rcu_read_lock();
+	hash_for_each_rcu(user_event_mms, bkt, uemm, node) {
+		if (n == UEMM_SETTLE_MAX)
+			break;
+		if (READ_ONCE(uemm->dying) &&
+		    refcount_inc_not_zero(&uemm->refcnt))
+			snap[n++] = uemm;
+	}
+	rcu_read_unlock();
+
 	wait_event_killable_timeout(user_event_mm_settled,
-				    !atomic_read(&user_event_mm_dying), HZ);
-	return true;
+				    user_event_mm_settled_all(snap, n), HZ);
+	for (i = 0; i < n; i++)
+		user_event_mm_put(snap[i]);
+	return n > 0;
 }
 
 /* Frees an enabler that is on no list; no lock may be held */
@@ -461,10 +493,17 @@ static void user_event_mm_teardown_work(struct work_struct *work)
 	mutex_unlock(&uemm->lock);
 
 	user_event_enablers_free(&gone);
-	if (reaped) {
+	if (reaped)
 		user_event_mm_unhash(uemm);
-		if (atomic_dec_and_test(&user_event_mm_dying))
-			wake_up_all(&user_event_mm_settled);
+	/*
+	 * The first run after the kill ends the count, reaped or not: with
+	 * forks in flight the children hold the enablers (a settle does not
+	 * wait for them: when they run is not the teardown's to say)
+	 */
+	if (READ_ONCE(uemm->dying)) {
+		WRITE_ONCE(uemm->dying, false);
+		atomic_dec(&user_event_mm_dying);
+		wake_up_all(&user_event_mm_settled);
 	}
 	user_event_mm_put(uemm);
 }
@@ -1496,7 +1535,7 @@ user_event_mm_fork_snapshot(struct user_event_mm *parent, u64 seq,
 	}
 	rcu_read_unlock();
 
-	return n;
+	return n > 0;
 }
 
 /*

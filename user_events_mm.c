@@ -1535,7 +1535,7 @@ user_event_mm_fork_snapshot(struct user_event_mm *parent, u64 seq,
 	}
 	rcu_read_unlock();
 
-	return n > 0;
+	return n;
 }
 
 /*

@@ -155,6 +155,8 @@ struct user_event_mm {
 	bool dead;			/* the address space went away */
 	bool torn_down;			/* enablers freed, under lock */
 	bool dying;			/* counted in user_event_mm_dying */
+	/* Whose process made it: a settle waits for its own tenant's only */
+	struct user_event_payer payer;
 	refcount_t refcnt;
 	/*
 	 * Enablers are numbered as they are added and unregistered, and
@@ -389,17 +391,21 @@ static bool user_event_mm_settled_all(struct user_event_mm **snap, int n)
  * teardown, so a process that just exited may still hold them. Kills the
  * records of address spaces that went away (as the scan the exit queued
  * will) and waits, killably and up to a second, for the first teardown
- * run of those killed now (at most UEMM_SETTLE_MAX of them): records
- * killed later, and children of a fork in flight, do not lengthen the
- * wait (red team of 3ddb695: a tenant that kept the global count above 0
- * made every other user's failing registration wait the whole second).
- * Returns whether there were any; the caller then tries once more. The
- * wait is the failing caller's, only on that error path. No lock may be
- * held.
+ * run of those killed now that the caller's own tenant made (at most
+ * UEMM_SETTLE_MAX): records killed later, other tenants' records (root
+ * is a tenant of its own) and children of a fork in flight do not
+ * lengthen the wait. Red teams of 3ddb695 and 3772afa: a tenant that kept
+ * the global count above 0 (a fork child held back), then one whose
+ * records' first teardown runs were slow (2,048 events each to delete),
+ * made every other user's failing registration or deletion wait about a
+ * second, root's included. Returns whether there were any; the caller
+ * tries once more anyway. The wait is the failing caller's, only on that
+ * error path. No lock may be held.
  */
 bool user_event_mm_settle(void)
 {
 	struct user_event_mm *snap[UEMM_SETTLE_MAX], *uemm;
+	struct user_event_payer me;
 	int n = 0, bkt, i;
 
 	might_sleep();
@@ -408,21 +414,25 @@ bool user_event_mm_settle(void)
 	if (!atomic_read(&user_event_mm_dying))
 		return false;
 
+	user_event_payer_current(&me);
 	rcu_read_lock();
 	hash_for_each_rcu(user_event_mms, bkt, uemm, node) {
 		if (n == UEMM_SETTLE_MAX)
 			break;
 		if (READ_ONCE(uemm->dying) &&
+		    uid_eq(uemm->payer.tenant, me.tenant) &&
 		    refcount_inc_not_zero(&uemm->refcnt))
 			snap[n++] = uemm;
 	}
 	rcu_read_unlock();
+	if (!n)
+		return false;
 
 	wait_event_killable_timeout(user_event_mm_settled,
 				    user_event_mm_settled_all(snap, n), HZ);
 	for (i = 0; i < n; i++)
 		user_event_mm_put(snap[i]);
-	return n > 0;
+	return true;
 }
 
 /* Frees an enabler that is on no list; no lock may be held */
@@ -548,6 +558,8 @@ static struct user_event_mm *user_event_mm_alloc(struct mm_struct *mm)
 	refcount_set(&uemm->refcnt, 1);
 	mmgrab(mm);
 	uemm->mm = mm;
+	/* Made in a task of @mm: the registrant, or a fork child */
+	user_event_payer_current(&uemm->payer);
 	return uemm;
 }
 

@@ -105,11 +105,12 @@ static void decode_ldst(u32 i, unsigned long pc, struct ue_insn *insn)
 		/* LDP/STP/LDNP/STNP/LDPSW */
 		unsigned int opc = i >> 30, mode = (i >> 23) & 3;
 		unsigned int scale = simd ? 4 << opc : (opc == 2 ? 8 : 4);
+		long off;
 
 		/* STGP (opc 01, a store): offsets in granules of 16 bytes */
 		if (!simd && opc == 1 && !(i & BIT(22)))
 			scale = 16;
-		long off = sext((i >> 15) & 0x7f, 7) * scale;
+		off = sext((i >> 15) & 0x7f, 7) * scale;
 
 		mem(insn, rn, mode == 1 ? 0 : off);
 		if (!simd && (i & BIT(22))) {

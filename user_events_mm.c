@@ -154,7 +154,7 @@ struct user_event_mm {
 	struct mm_struct *mm;		/* grabbed while this exists */
 	bool dead;			/* the address space went away */
 	bool torn_down;			/* enablers freed, under lock */
-	bool dying;			/* counted in user_event_mm_dying */
+	bool dying;			/* killed, first teardown run not ended */
 	/* Whose process made it: a settle waits for its own tenant's only */
 	struct user_event_payer payer;
 	refcount_t refcnt;
@@ -252,12 +252,10 @@ static bool user_event_mm_has_work(struct user_event_mm *uemm)
 }
 
 /*
- * Killed records whose first teardown run has not ended (each counted
- * from its kill to the end of that run, uemm->dying): what an exited
- * process held, its events and its quota charges, goes with the
- * teardown, shortly after the exit (see user_event_mm_settle())
+ * Woken when a killed record's first teardown run ends (uemm->dying):
+ * what an exited process held, its events and its quota charges, goes
+ * with the teardown, shortly after the exit (see user_event_mm_settle())
  */
-static atomic_t user_event_mm_dying = ATOMIC_INIT(0);
 static DECLARE_WAIT_QUEUE_HEAD(user_event_mm_settled);
 
 /* Looks for address spaces that went away, soon; any context */
@@ -336,7 +334,6 @@ static bool user_event_mm_kill(struct user_event_mm *uemm)
 		WRITE_ONCE(uemm->dead, true);
 		atomic_dec(&user_event_nr_mms);
 		WRITE_ONCE(uemm->dying, true);
-		atomic_inc(&user_event_mm_dying);
 		killed = true;
 	}
 	spin_unlock(&user_event_mms_lock);
@@ -411,9 +408,6 @@ bool user_event_mm_settle(void)
 	might_sleep();
 
 	user_event_mm_scan_work(NULL);
-	if (!atomic_read(&user_event_mm_dying))
-		return false;
-
 	user_event_payer_current(&me);
 	rcu_read_lock();
 	hash_for_each_rcu(user_event_mms, bkt, uemm, node) {
@@ -512,7 +506,6 @@ static void user_event_mm_teardown_work(struct work_struct *work)
 	 */
 	if (READ_ONCE(uemm->dying)) {
 		WRITE_ONCE(uemm->dying, false);
-		atomic_dec(&user_event_mm_dying);
 		wake_up_all(&user_event_mm_settled);
 	}
 	user_event_mm_put(uemm);

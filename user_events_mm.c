@@ -180,6 +180,14 @@ struct user_event_mm {
 	unsigned long refill_queued;	/* bit 0: refill_twork is queued */
 	struct callback_head fault_twork;
 	unsigned long twork_flags;	/* UEMM_TWORK_*, atomic bit ops */
+	/* The task fault_twork is queued on, referenced; under twork_lock */
+	struct task_struct *twork_task;
+	spinlock_t twork_lock;
+	struct callback_head nudge_twork;
+	/* Tries of a contended update (retry_work), and the nudge */
+	struct delayed_work retry_work;
+	unsigned int retries;		/* only retry_work's function */
+	struct delayed_work nudge_work;
 	struct work_struct teardown_work;
 	struct work_struct free_work;
 	struct rcu_head rcu;
@@ -189,7 +197,16 @@ struct user_event_mm {
 enum {
 	UEMM_TWORK_QUEUED,	/* fault_twork is queued */
 	UEMM_TWORK_RESYNC,	/* an update could not write: rewrite all */
+	UEMM_TWORK_NUDGE,	/* nudge_twork is queued */
 };
+
+/*
+ * A contended update is tried again from a work item this many times, a
+ * tick apart, before a task of the address space is asked; a task asked
+ * is interrupted (TWA_SIGNAL) only if its work has not run this long after
+ */
+#define UEMM_RETRIES 16
+#define UEMM_NUDGE_DELAY (HZ / 10)
 
 struct user_event_enabler {
 	struct list_head link;
@@ -241,6 +258,8 @@ static void user_event_twork_end(void)
 static void user_event_mm_scan_work(struct work_struct *work);
 static DECLARE_WORK(user_event_mm_scan, user_event_mm_scan_work);
 static void user_event_twork_kick(struct user_event_mm *uemm);
+static struct task_struct *user_event_twork_task_get(struct user_event_mm *uemm,
+						      bool take);
 
 /* Work for a task of the address space: a resync, or bits to fault in */
 static bool user_event_mm_has_work(struct user_event_mm *uemm)
@@ -528,6 +547,9 @@ static void user_event_mm_free_work(struct work_struct *work)
 }
 
 static void user_event_mm_fault_twork(struct callback_head *twork);
+static void user_event_mm_nudge_twork(struct callback_head *twork);
+static void user_event_mm_nudge_work(struct work_struct *work);
+static void user_event_mm_retry_work(struct work_struct *work);
 static void user_event_mm_resync(struct user_event_mm *uemm);
 
 static struct user_event_mm *user_event_mm_alloc(struct mm_struct *mm)
@@ -546,6 +568,10 @@ static struct user_event_mm *user_event_mm_alloc(struct mm_struct *mm)
 	INIT_LIST_HEAD(&uemm->faults);
 	INIT_LIST_HEAD(&uemm->update_link);
 	init_task_work(&uemm->fault_twork, user_event_mm_fault_twork);
+	init_task_work(&uemm->nudge_twork, user_event_mm_nudge_twork);
+	spin_lock_init(&uemm->twork_lock);
+	INIT_DELAYED_WORK(&uemm->retry_work, user_event_mm_retry_work);
+	INIT_DELAYED_WORK(&uemm->nudge_work, user_event_mm_nudge_work);
 	INIT_WORK(&uemm->teardown_work, user_event_mm_teardown_work);
 	INIT_WORK(&uemm->free_work, user_event_mm_free_work);
 	refcount_set(&uemm->refcnt, 1);
@@ -761,14 +787,18 @@ static int user_event_fault_in(struct mm_struct *mm, unsigned long uaddr)
 
 /*
  * Has a task of the address space do its work (faults, a resync): the
- * caller, when it is one, else the mm's owner, interrupted like a signal
- * would. Nothing happens if no task can take it now (none found, or it
- * is exiting): the work stays marked, and is done or handed over again
- * by the next update that gets the locks (it does a due resync itself),
- * the next registration or unregistration (they do it themselves), or the
+ * caller, when it is one, else the mm's owner, when it next returns to
+ * user space (TWA_RESUME: no system call of its is cut short). A task
+ * asleep would leave the bits stale for the address space's other
+ * threads: if the work has not run UEMM_NUDGE_DELAY later, the task is
+ * interrupted as by a signal after all (user_event_mm_nudge_work()).
+ * Nothing happens if no task can take it now (none found, or it is
+ * exiting): the work stays marked, and is done or handed over again by
+ * the next update that gets the locks (it does a due resync itself), the
+ * next registration or unregistration (they do it themselves), or the
  * next exit or exec of a task of the address space
- * (user_event_mm_scan_work()). Any context but NMI; no
- * lock needed.
+ * (user_event_mm_scan_work()). Any context but NMI and hard interrupts;
+ * no lock needed.
  */
 static void user_event_twork_kick(struct user_event_mm *uemm)
 {
@@ -786,13 +816,80 @@ static void user_event_twork_kick(struct user_event_mm *uemm)
 
 	user_event_mm_get(uemm);
 	user_event_twork_start();
-	if (!task || task_work_add(task, &uemm->fault_twork, TWA_SIGNAL)) {
+	/* The callback puts the task; until then the nudge may find it */
+	spin_lock(&uemm->twork_lock);
+	uemm->twork_task = task;
+	spin_unlock(&uemm->twork_lock);
+	if (!task || task_work_add(task, &uemm->fault_twork, TWA_RESUME)) {
+		task = user_event_twork_task_get(uemm, true);
+		if (task)
+			put_task_struct(task);
 		user_event_twork_end();
 		clear_bit(UEMM_TWORK_QUEUED, &uemm->twork_flags);
 		user_event_mm_put(uemm);	/* not the last: ours is held */
+		return;
+	}
+
+	user_event_mm_get(uemm);
+	if (!queue_delayed_work(user_event_mm_wq, &uemm->nudge_work,
+				UEMM_NUDGE_DELAY))
+		user_event_mm_put(uemm);	/* not the last: ours is held */
+}
+
+/* The task the fault work is queued on, or NULL if it ran; referenced */
+static struct task_struct *user_event_twork_task_get(struct user_event_mm *uemm,
+						      bool take)
+{
+	struct task_struct *task;
+
+	spin_lock(&uemm->twork_lock);
+	task = uemm->twork_task;
+	if (take)
+		uemm->twork_task = NULL;
+	else if (task)
+		get_task_struct(task);
+	spin_unlock(&uemm->twork_lock);
+	return task;
+}
+
+/* Does nothing: its only job was to have the task run its task work */
+static void user_event_mm_nudge_twork(struct callback_head *twork)
+{
+	struct user_event_mm *uemm = container_of(twork, struct user_event_mm,
+						  nudge_twork);
+
+	clear_bit(UEMM_TWORK_NUDGE, &uemm->twork_flags);
+	user_event_mm_put(uemm);
+	user_event_twork_end();
+}
+
+/*
+ * The fault work queued UEMM_NUDGE_DELAY ago has not run: its task has
+ * not returned to user space since (asleep in a system call, say), so it
+ * is interrupted as by a signal, which runs it. The one case where a task
+ * gets EINTR with no signal sent (Documentation/security.rst, open issue
+ * 5): a word that needed a fault or an address space contended for
+ * longer than the retries, with its task asleep.
+ */
+static void user_event_mm_nudge_work(struct work_struct *work)
+{
+	struct user_event_mm *uemm = container_of(to_delayed_work(work),
+						  struct user_event_mm,
+						  nudge_work);
+	struct task_struct *task = user_event_twork_task_get(uemm, false);
+
+	if (task && !test_and_set_bit(UEMM_TWORK_NUDGE, &uemm->twork_flags)) {
+		user_event_mm_get(uemm);
+		user_event_twork_start();
+		if (task_work_add(task, &uemm->nudge_twork, TWA_SIGNAL)) {
+			user_event_twork_end();
+			clear_bit(UEMM_TWORK_NUDGE, &uemm->twork_flags);
+			user_event_mm_put(uemm);	/* ours is held */
+		}
 	}
 	if (task)
 		put_task_struct(task);
+	user_event_mm_put(uemm);
 }
 
 /*
@@ -895,6 +992,11 @@ static void user_event_mm_fault_twork(struct callback_head *twork)
 	struct user_event_mm *uemm = container_of(twork, struct user_event_mm,
 						  fault_twork);
 
+	struct task_struct *task = user_event_twork_task_get(uemm, true);
+
+	/* Queued on this task: ours is not the last reference */
+	if (task)
+		put_task_struct(task);
 	clear_bit(UEMM_TWORK_QUEUED, &uemm->twork_flags);
 	user_event_mm_do_work(uemm, true);
 
@@ -979,36 +1081,33 @@ static void user_event_mm_adding_end(struct user_event_mm *uemm)
 
 /*
  * Writes the state of @user's event into the bits of one address space
- * (every event's, if a resync is due). Never under event_mutex (see
+ * (every event's, if a resync is due), if it gets the locks at once;
+ * returns false if not. Never under event_mutex (see
  * user_event_enablers_update()), but in the context of whoever changed
- * the state (root's write to "enable", a perf open or close), which must
- * never wait for something the address space's owner controls: its
- * mmap_lock can be held for ever by a thread of its own (a /proc/self/mem
- * read of a page whose FUSE server never answers, with a writer queued
- * behind it), and its record's lock by a thread of its own waiting for
- * that mmap_lock. So both are only tried; if either is taken, a task of
- * the address space rewrites all its bits from the events' state later,
- * in its own context (user_event_twork_kick()). Each bit is written with
- * its event's state as read under the record's lock, not the state of
- * the change that queued this: writers of one address space are ordered
+ * the state (root's write to "enable", a perf open or close), or of the
+ * retry work, which must never wait for something the address space's
+ * owner controls: its mmap_lock can be held for ever by a thread of its
+ * own (a /proc/self/mem read of a page whose FUSE server never answers,
+ * with a writer queued behind it), and its record's lock by a thread of
+ * its own waiting for that mmap_lock. Each bit is written with its
+ * event's state as read under the record's lock, not the state of the
+ * change that asked for this: writers of one address space are ordered
  * by that lock, and each change is followed by a writer that reads the
  * state after it, so the last write is always of the latest state.
  * @user is only compared, never dereferenced: it may be gone.
  */
-static void user_event_mm_update(struct user_event_mm *uemm,
-				 const struct user_event *user)
+static bool user_event_mm_try_write(struct user_event_mm *uemm,
+				    const struct user_event *user)
 {
 	struct user_event_enabler *enabler;
 	unsigned int n = 0;
 	bool resync;
 
-	if (!user_event_mm_may_have(uemm, user))
-		return;
 	if (!mutex_trylock(&uemm->lock))
-		goto defer;
+		return false;
 	if (!mmap_read_trylock(uemm->mm)) {
 		mutex_unlock(&uemm->lock);
-		goto defer;
+		return false;
 	}
 	/* A resync that an earlier update deferred is done here if still due */
 	resync = test_and_clear_bit(UEMM_TWORK_RESYNC, &uemm->twork_flags);
@@ -1024,11 +1123,55 @@ static void user_event_mm_update(struct user_event_mm *uemm,
 	}
 	mmap_read_unlock(uemm->mm);
 	mutex_unlock(&uemm->lock);
-	return;
+	return true;
+}
 
-defer:
+/*
+ * A state change's writing of one address space's bits. If either lock
+ * is taken, all its bits are rewritten later from the events' state: by
+ * the retry work, which only tries the locks too (a thread of the address
+ * space that holds one for ever stalls nobody but itself), then by a task
+ * of the address space (user_event_twork_kick()).
+ */
+static void user_event_mm_update(struct user_event_mm *uemm,
+				 const struct user_event *user)
+{
+	if (!user_event_mm_may_have(uemm, user) ||
+	    user_event_mm_try_write(uemm, user))
+		return;
+
 	set_bit(UEMM_TWORK_RESYNC, &uemm->twork_flags);
-	user_event_twork_kick(uemm);
+	user_event_mm_get(uemm);
+	if (!queue_delayed_work(user_event_mm_wq, &uemm->retry_work, 1))
+		user_event_mm_put(uemm);	/* not the last: ours is held */
+}
+
+/*
+ * The resync a contended update left due, tried UEMM_RETRIES times a
+ * tick apart, then handed to a task of the address space. Each queued
+ * run holds a reference of the record.
+ */
+static void user_event_mm_retry_work(struct work_struct *work)
+{
+	struct user_event_mm *uemm = container_of(to_delayed_work(work),
+						  struct user_event_mm,
+						  retry_work);
+	bool again = false;
+
+	if (!READ_ONCE(uemm->dead) && mmget_not_zero(uemm->mm)) {
+		if (test_bit(UEMM_TWORK_RESYNC, &uemm->twork_flags) &&
+		    !user_event_mm_try_write(uemm, NULL)) {
+			again = ++uemm->retries < UEMM_RETRIES;
+			if (!again)
+				user_event_twork_kick(uemm);
+		}
+		if (!again)
+			uemm->retries = 0;
+		user_event_mm_mmput(uemm->mm);
+	}
+	if (!again || !queue_delayed_work(user_event_mm_wq, &uemm->retry_work,
+					  1))
+		user_event_mm_put(uemm);
 }
 
 /* One address space's part of user_event_enablers_write() */

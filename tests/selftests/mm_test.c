@@ -14,6 +14,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <time.h>
+#include <sys/epoll.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
 #include <linux/userfaultfd.h>
@@ -104,6 +105,7 @@ FIXTURE_TEARDOWN(mm)
 	ue_enable(PREFIX "many", false);
 	ue_enable(PREFIX "heldmany", false);
 	ue_enable(PREFIX "sync", false);
+	ue_enable(PREFIX "contend", false);
 	cleanup();
 }
 
@@ -950,6 +952,91 @@ TEST_F_TIMEOUT(mm, registration_in_uffd_handler, UE_TIMEOUT(60))
 	ASSERT_GT(UE_BOUND_S(1.0), reg_s);
 	ASSERT_TRUE(WIFEXITED(status));
 	ASSERT_EQ(0, WEXITSTATUS(status));
+}
+
+/*
+ * House II item 4 (security.rst open issue 5): a state change that finds
+ * an address space's mmap_lock taken (here by a thread of its own that
+ * maps and unmaps in a loop) is tried again from a work item, not handed
+ * to the owner as a signal would be: the owner's epoll_wait() never
+ * returns EINTR, and its bit still follows the last state. Before, each
+ * contended change interrupted the owner.
+ */
+#define CONTEND_ROUNDS	300
+
+struct contend {
+	int ready, stop, eintr, churns, final;
+};
+
+static void *contend_churn(void *arg)
+{
+	struct contend *c = arg;
+	void *p;
+
+	while (!__atomic_load_n(&c->stop, __ATOMIC_SEQ_CST)) {
+		p = mmap(NULL, 16 * 4096, PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+		if (p != MAP_FAILED)
+			munmap(p, 16 * 4096);
+		__atomic_add_fetch(&c->churns, 1, __ATOMIC_SEQ_CST);
+	}
+	return NULL;
+}
+
+/* The owner: its bit, a thread that churns its mappings, epoll_wait() */
+static int contend_run(struct contend *c)
+{
+	volatile uint32_t *word = map_pages(1);
+	struct epoll_event ev;
+	int fd = ue_open_data(), ep;
+	pthread_t t;
+
+	if (!word || fd < 0 || wreg(fd, PREFIX "contend u32 a", word, 0))
+		return 2;
+	ep = epoll_create1(EPOLL_CLOEXEC);
+	if (ep < 0 || pthread_create(&t, NULL, contend_churn, c))
+		return 3;
+	__atomic_store_n(&c->ready, 1, __ATOMIC_SEQ_CST);
+	while (!__atomic_load_n(&c->stop, __ATOMIC_SEQ_CST))
+		if (epoll_wait(ep, &ev, 1, 50) < 0 && errno == EINTR)
+			__atomic_add_fetch(&c->eintr, 1, __ATOMIC_SEQ_CST);
+	pthread_join(t, NULL);
+	/* The last change was a disable */
+	c->final = word_wait(word, 0, UE_BOUND_MS(WAIT_MS)) ? 1 : 0;
+	return 0;
+}
+
+TEST_F_TIMEOUT(mm, contended_update_interrupts_nobody, UE_TIMEOUT(120))
+{
+	struct contend *c;
+	int i, status;
+	pid_t pid;
+
+	c = mmap(NULL, sizeof(*c), PROT_READ | PROT_WRITE,
+		 MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, c);
+	memset(c, 0, sizeof(*c));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid)
+		_exit(contend_run(c));
+	for (i = 0; i < UE_BOUND_MS(10000) &&
+	     !__atomic_load_n(&c->ready, __ATOMIC_SEQ_CST); i++)
+		usleep(1000);
+	ASSERT_TRUE(__atomic_load_n(&c->ready, __ATOMIC_SEQ_CST));
+	for (i = 0; i < CONTEND_ROUNDS; i++) {
+		ASSERT_EQ(0, ue_enable(PREFIX "contend", !(i & 1)));
+		usleep(2000);
+	}
+	__atomic_store_n(&c->stop, 1, __ATOMIC_SEQ_CST);
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	TH_LOG("%d changes, %d mapping churns, %d EINTR", CONTEND_ROUNDS,
+	       c->churns, c->eintr);
+	ASSERT_TRUE(WIFEXITED(status));
+	ASSERT_EQ(0, WEXITSTATUS(status));
+	EXPECT_EQ(0, c->final);
+	EXPECT_EQ(0, c->eintr);
+	munmap(c, sizeof(*c));
 }
 
 TEST_HARNESS_MAIN

@@ -16,8 +16,9 @@
  *    free_work does). Its refcnt counts: the table user_event_mms (one,
  *    until it is killed; a killed record stays listed, marked dead, until
  *    its teardown freed the enablers), each queued fork task work of a child (the
- *    parent's record), the queued refill and fault task works, the
- *    queued teardown work, and short-lived users (registration, update).
+ *    parent's record), the queued refill, fault and nudge task works, the
+ *    queued teardown, retry and nudge works, and short-lived users
+ *    (registration, update).
  *  - struct user_event_enabler: on exactly one uemm's list; holds one
  *    reference of its event (user_event_get() while the registrant, or the
  *    parent's enabler being copied, holds one). It is freed, and that
@@ -41,7 +42,8 @@
  * lock but the mm's own mmap_lock, by a task of that address space: the
  * registrant itself, a fork child before its first instruction, or, after
  * a state change, the task the fault task work is queued on (the caller
- * if it is one, else the mm's owner, interrupted as by a signal), at most
+ * if it is one, else the mm's owner, when it returns to user space; if it
+ * has not UEMM_NUDGE_DELAY later, interrupted as by a signal), at most
  * MAX_FAULT_ATTEMPTS per enabler and state change. No kernel thread
  * faults user memory in: a wait that user space can hold (FUSE,
  * userfaultfd, NFS, a page lock) holds only a task of the address space
@@ -180,9 +182,9 @@ struct user_event_mm {
 	unsigned long refill_queued;	/* bit 0: refill_twork is queued */
 	struct callback_head fault_twork;
 	unsigned long twork_flags;	/* UEMM_TWORK_*, atomic bit ops */
-	/* The task fault_twork is queued on, referenced; under twork_lock */
+	/* The task fault_twork is queued on, referenced */
 	struct task_struct *twork_task;
-	spinlock_t twork_lock;
+	spinlock_t twork_lock;		/* covers twork_task */
 	struct callback_head nudge_twork;
 	/* Tries of a contended update (retry_work), and the nudge */
 	struct delayed_work retry_work;
@@ -258,8 +260,8 @@ static void user_event_twork_end(void)
 static void user_event_mm_scan_work(struct work_struct *work);
 static DECLARE_WORK(user_event_mm_scan, user_event_mm_scan_work);
 static void user_event_twork_kick(struct user_event_mm *uemm);
-static struct task_struct *user_event_twork_task_get(struct user_event_mm *uemm,
-						      bool take);
+static struct task_struct *
+user_event_twork_task_get(struct user_event_mm *uemm, bool take);
 
 /* Work for a task of the address space: a resync, or bits to fault in */
 static bool user_event_mm_has_work(struct user_event_mm *uemm)
@@ -837,8 +839,8 @@ static void user_event_twork_kick(struct user_event_mm *uemm)
 }
 
 /* The task the fault work is queued on, or NULL if it ran; referenced */
-static struct task_struct *user_event_twork_task_get(struct user_event_mm *uemm,
-						      bool take)
+static struct task_struct *
+user_event_twork_task_get(struct user_event_mm *uemm, bool take)
 {
 	struct task_struct *task;
 

@@ -106,6 +106,7 @@ FIXTURE_TEARDOWN(mm)
 	ue_enable(PREFIX "heldmany", false);
 	ue_enable(PREFIX "sync", false);
 	ue_enable(PREFIX "contend", false);
+	ue_enable(PREFIX "sleep", false);
 	cleanup();
 }
 
@@ -991,7 +992,7 @@ static int contend_run(struct contend *c)
 	int fd = ue_open_data(), ep;
 	pthread_t t;
 
-	if (!word || fd < 0 || wreg(fd, PREFIX "contend u32 a", word, 0))
+	if (!word || fd < 0 || wreg(fd, PREFIX "contend u32 a", (void *)word, 0))
 		return 2;
 	ep = epoll_create1(EPOLL_CLOEXEC);
 	if (ep < 0 || pthread_create(&t, NULL, contend_churn, c))
@@ -1037,6 +1038,106 @@ TEST_F_TIMEOUT(mm, contended_update_interrupts_nobody, UE_TIMEOUT(120))
 	EXPECT_EQ(0, c->final);
 	EXPECT_EQ(0, c->eintr);
 	munmap(c, sizeof(*c));
+}
+
+/*
+ * The other side of the test above: a word whose page must be faulted in
+ * (a shared mapping whose page table entry was dropped) is left to the
+ * owner, which here sleeps in epoll_wait() with no timeout. Its other
+ * thread, running, must still see the bit soon: the owner is interrupted
+ * after all when its work has not run (the nudge), once.
+ */
+struct sleeper {
+	volatile uint32_t *word;	/* the child's */
+	int go_fd;			/* the watcher reads after enable */
+	int ready, seen, stop, eintr;
+};
+
+static void *sleeper_watch(void *arg)
+{
+	struct sleeper *s = arg;
+	char c;
+
+	/* Not a touch of the word before the enable: it would map it */
+	if (read(s->go_fd, &c, 1) != 1)
+		return NULL;
+	while (!__atomic_load_n(&s->stop, __ATOMIC_SEQ_CST)) {
+		if (word_read(s->word) & 1) {
+			__atomic_store_n(&s->seen, 1, __ATOMIC_SEQ_CST);
+			break;
+		}
+		sched_yield();
+	}
+	return NULL;
+}
+
+/* The owner: the word, its watcher, then epoll_wait() on @stop_fd */
+static int sleeper_run(struct sleeper *s, int stop_fd, int go_fd)
+{
+	struct epoll_event ev = { .events = EPOLLIN };
+	int fd = ue_open_data(), mfd = memfd_create("ue_mm", 0), ep;
+	pthread_t t;
+
+	if (fd < 0 || mfd < 0 || ftruncate(mfd, 4096))
+		return 2;
+	s->go_fd = go_fd;
+	s->word = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, mfd,
+		       0);
+	if (s->word == MAP_FAILED ||
+	    wreg(fd, PREFIX "sleep u32 a", (void *)s->word, 0) ||
+	    madvise((void *)s->word, 4096, MADV_DONTNEED))
+		return 3;
+	ep = epoll_create1(EPOLL_CLOEXEC);
+	if (ep < 0 || epoll_ctl(ep, EPOLL_CTL_ADD, stop_fd, &ev) ||
+	    pthread_create(&t, NULL, sleeper_watch, s))
+		return 4;
+	__atomic_store_n(&s->ready, 1, __ATOMIC_SEQ_CST);
+	while (!__atomic_load_n(&s->stop, __ATOMIC_SEQ_CST))
+		if (epoll_wait(ep, &ev, 1, -1) < 0 && errno == EINTR)
+			__atomic_add_fetch(&s->eintr, 1, __ATOMIC_SEQ_CST);
+	pthread_join(t, NULL);
+	return 0;
+}
+
+TEST_F_TIMEOUT(mm, faulted_bit_reaches_threads_of_sleeping_owner,
+	       UE_TIMEOUT(60))
+{
+	struct sleeper *s;
+	int i, status, stop[2], go[2];
+	pid_t pid;
+
+	s = mmap(NULL, sizeof(*s), PROT_READ | PROT_WRITE,
+		 MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, s);
+	memset(s, 0, sizeof(*s));
+	ASSERT_EQ(0, pipe(stop));
+	ASSERT_EQ(0, pipe(go));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid)
+		_exit(sleeper_run(s, stop[0], go[0]));
+	for (i = 0; i < UE_BOUND_MS(10000) &&
+	     !__atomic_load_n(&s->ready, __ATOMIC_SEQ_CST); i++)
+		usleep(1000);
+	ASSERT_TRUE(__atomic_load_n(&s->ready, __ATOMIC_SEQ_CST));
+	/* The owner is asleep in epoll_wait() by now */
+	usleep(200 * 1000);
+	ASSERT_EQ(0, ue_enable(PREFIX "sleep", true));
+	ASSERT_EQ(1, write(go[1], "g", 1));
+	for (i = 0; i < UE_BOUND_MS(WAIT_MS) &&
+	     !__atomic_load_n(&s->seen, __ATOMIC_SEQ_CST); i++)
+		usleep(1000);
+	__atomic_store_n(&s->stop, 1, __ATOMIC_SEQ_CST);
+	ASSERT_EQ(1, write(stop[1], "s", 1));
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	ASSERT_EQ(0, ue_enable(PREFIX "sleep", false));
+	TH_LOG("the thread saw the bit: %d, the owner's EINTR: %d", s->seen,
+	       s->eintr);
+	ASSERT_TRUE(WIFEXITED(status));
+	ASSERT_EQ(0, WEXITSTATUS(status));
+	EXPECT_EQ(1, s->seen);
+	EXPECT_GE(1, s->eintr);
+	munmap(s, sizeof(*s));
 }
 
 TEST_HARNESS_MAIN

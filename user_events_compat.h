@@ -303,6 +303,22 @@ static inline struct task_struct *ue_mm_owner_get(struct mm_struct *mm)
 #endif
 }
 
+/*
+ * Whether no task uses @mm any more, though something else (a reader of
+ * /proc/PID/cmdline, through get_task_mm()) still holds an mm_users
+ * reference: the exit or exec of its last task leaves mm->owner NULL
+ * (mm_update_next_owner(), before the exit and exec tracepoints fire).
+ * Without CONFIG_MEMCG there is no owner, and only mm_users tells.
+ */
+static inline bool ue_mm_has_no_task(struct mm_struct *mm)
+{
+#ifdef CONFIG_MEMCG
+	return !rcu_access_pointer(mm->owner);
+#else
+	return false;
+#endif
+}
+
 /* vma_lookup() appeared in Linux 5.14 */
 static inline struct vm_area_struct *ue_vma_lookup(struct mm_struct *mm,
 						   unsigned long addr)

@@ -70,7 +70,10 @@
  *    enabler it copies. No global lock, O(n) in the parent's enablers.
  *  - exit and exec: no mmu notifier (registering one takes every mapping's
  *    lock and fails on a signal). An address space is dead once mm_users
- *    is 0; every user here takes mmget_not_zero() first. The probes on
+ *    is 0, or once no task uses it (its owner is NULL: someone else, a
+ *    reader of /proc/PID/cmdline, holds mm_users, for as long as a
+ *    FUSE server or a userfaultfd lets its copy to user space wait); every
+ *    user here takes mmget_not_zero() first. The probes on
  *    sched_process_exit and sched_process_exec, which fire after the
  *    task's mmput(), and our own mmput()s that read mm_users 0 afterwards,
  *    queue one scan that kills the records of dead address spaces: it
@@ -78,10 +81,10 @@
  *    once no fork is pending on them. The exit does not wait for that:
  *    as upstream's, an event that only the address space kept is
  *    deleted shortly after the parent's wait() may have returned (its
- *    files are guarded against a late open: user_events_dirs.c). Another
- *    holder of mm_users (say /proc/PID/mem) that puts the last one leaves
- *    the record until the next exit or exec in the system, or until
- *    module exit.
+ *    files are guarded against a late open: user_events_dirs.c). A
+ *    kernel without CONFIG_MEMCG has no owner: there, another holder of
+ *    mm_users that puts the last one leaves the record until the next
+ *    exit or exec in the system, or until module exit.
  *
  * What pins the module: each record (so rmmod is refused while any
  * address space has enablers). Task work of ours still runs module code
@@ -381,7 +384,8 @@ static void user_event_mm_scan_work(struct work_struct *work)
 		if (READ_ONCE(uemm->dead) ||
 		    !refcount_inc_not_zero(&uemm->refcnt))
 			continue;
-		if (!atomic_read(&uemm->mm->mm_users))
+		if (!atomic_read(&uemm->mm->mm_users) ||
+		    ue_mm_has_no_task(uemm->mm))
 			user_event_mm_kill(uemm);
 		else if (user_event_mm_has_work(uemm))
 			/* A task of it may have left with the work queued */

@@ -1140,4 +1140,102 @@ TEST_F_TIMEOUT(mm, faulted_bit_reaches_threads_of_sleeping_owner,
 	munmap(s, sizeof(*s));
 }
 
+/*
+ * Red team of the settle (2026-12-07): a reader of a service's
+ * /proc/PID/cmdline holds the service's address space (mm_users) while
+ * its copy to user space waits, here on a userfaultfd nobody answers
+ * (any user can do the same with a FUSE file). The address space then
+ * outlived the service, and so did its enablers: the successor's
+ * registration with new fields got EADDRINUSE, and the unload was
+ * refused, for as long as the reader liked. Now an address space that no
+ * task uses is torn down after its last task's exit, whoever holds it.
+ */
+static void *pinner_hold(void *arg)
+{
+	struct uffd_holder *h = arg;
+	struct pollfd pfd = { .fd = h->uffd, .events = POLLIN };
+	struct uffd_msg msg;
+
+	/* Tells of the fault, and never answers it */
+	if (poll(&pfd, 1, -1) == 1 &&
+	    read(h->uffd, &msg, sizeof(msg)) == sizeof(msg) &&
+	    write(h->notify, "f", 1) == 1)
+		for (;;)
+			pause();
+	return NULL;
+}
+
+/* Reads @victim's cmdline into a page whose fault is held; never returns */
+static int pinner_run(pid_t victim, int notify)
+{
+	struct uffd_holder h = { .notify = notify };
+	char path[64];
+	pthread_t t;
+	int fd;
+
+	if (uffd_setup(&h))
+		return 2;
+	snprintf(path, sizeof(path), "/proc/%d/cmdline", victim);
+	fd = open(path, O_RDONLY);
+	if (fd < 0 || pthread_create(&t, NULL, pinner_hold, &h))
+		return 3;
+	return read(fd, h.page, 4096) < 0 ? 4 : 0;
+}
+
+TEST_F_TIMEOUT(mm, pinned_address_space_goes_with_its_last_task,
+	       UE_TIMEOUT(60))
+{
+	int ready[2], quit[2], got[2], status, ret;
+	pid_t svc, pinner;
+	uint64_t *word = map_pages(1);
+	double t0;
+	char c;
+
+	ASSERT_NE(NULL, word);
+	ASSERT_EQ(0, pipe(ready));
+	ASSERT_EQ(0, pipe(quit));
+	ASSERT_EQ(0, pipe(got));
+	svc = fork();
+	ASSERT_LE(0, svc);
+	if (!svc) {
+		uint32_t *mine = map_pages(1);
+		int fd = ue_open_data();
+
+		close(quit[1]);
+		if (!mine || fd < 0 || wreg(fd, PREFIX "pinsvc u32 a", mine, 0))
+			_exit(2);
+		tell_ready(ready[1]);
+		/* Exits when told, its event still registered */
+		_exit(read(quit[0], &c, 1) != 1 ? 3 : 0);
+	}
+	close(quit[0]);
+	wait_ready(_metadata, ready);
+
+	pinner = fork();
+	ASSERT_LE(0, pinner);
+	if (!pinner)
+		_exit(pinner_run(svc, got[1]));
+	close(got[1]);
+	ASSERT_TRUE(fault_arrived(got[0]));
+
+	/* The service exits while the reader holds its address space */
+	ASSERT_EQ(1, write(quit[1], "q", 1));
+	close(quit[1]);
+	ASSERT_EQ(svc, waitpid(svc, &status, 0));
+	ASSERT_TRUE(WIFEXITED(status));
+	ASSERT_EQ(0, WEXITSTATUS(status));
+
+	/* Its successor, with new fields (a settle may wait for the teardown) */
+	t0 = now_s();
+	ret = ue_wreg(self->fd, PREFIX "pinsvc u64 b", word, 8, 0, 0, NULL);
+	TH_LOG("successor's registration: %d after %.3f s", ret, now_s() - t0);
+
+	kill(pinner, SIGKILL);
+	ASSERT_EQ(pinner, waitpid(pinner, &status, 0));
+	close(got[0]);
+	EXPECT_EQ(0, ret);
+	if (!ret)
+		EXPECT_EQ(0, ue_wunreg(self->fd, word, 0));
+}
+
 TEST_HARNESS_MAIN

@@ -185,9 +185,10 @@ struct user_event_mm {
 	unsigned long refill_queued;	/* bit 0: refill_twork is queued */
 	struct callback_head fault_twork;
 	unsigned long twork_flags;	/* UEMM_TWORK_*, atomic bit ops */
-	/* The task fault_twork is queued on, referenced */
+	/* The task fault_twork is queued on, referenced, and since when */
 	struct task_struct *twork_task;
-	spinlock_t twork_lock;		/* covers twork_task */
+	unsigned long twork_since;	/* jiffies */
+	spinlock_t twork_lock;		/* covers both */
 	struct callback_head nudge_twork;
 	/* Tries of a contended update (retry_work), and the nudge */
 	struct delayed_work retry_work;
@@ -842,6 +843,7 @@ static void user_event_twork_kick(struct user_event_mm *uemm)
 	/* The callback puts the task; until then the nudge may find it */
 	spin_lock(&uemm->twork_lock);
 	uemm->twork_task = task;
+	uemm->twork_since = jiffies;
 	spin_unlock(&uemm->twork_lock);
 	if (!task || task_work_add(task, &uemm->fault_twork, TWA_RESUME)) {
 		task = user_event_twork_task_get(uemm, true);
@@ -899,8 +901,29 @@ static void user_event_mm_nudge_work(struct work_struct *work)
 	struct user_event_mm *uemm = container_of(to_delayed_work(work),
 						  struct user_event_mm,
 						  nudge_work);
-	struct task_struct *task = user_event_twork_task_get(uemm, false);
+	struct task_struct *task;
+	long left;
 
+	spin_lock(&uemm->twork_lock);
+	task = uemm->twork_task;
+	left = (long)(uemm->twork_since + UEMM_NUDGE_DELAY - jiffies);
+	if (task)
+		get_task_struct(task);
+	spin_unlock(&uemm->twork_lock);
+
+	/*
+	 * This timer was set for an earlier work, one that ran: the work
+	 * queued since gets its own delay (red team of the nudge: a task
+	 * interrupted 0-20 ms after its work was queued, toggles 20-60 ms
+	 * apart)
+	 */
+	if (task && left > 0) {
+		put_task_struct(task);
+		task = NULL;
+		if (queue_delayed_work(user_event_mm_wq, &uemm->nudge_work,
+				       left))
+			return;		/* it has our reference */
+	}
 	if (task && !test_and_set_bit(UEMM_TWORK_NUDGE, &uemm->twork_flags)) {
 		user_event_mm_get(uemm);
 		user_event_twork_start();

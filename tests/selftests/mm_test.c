@@ -107,6 +107,7 @@ FIXTURE_TEARDOWN(mm)
 	ue_enable(PREFIX "sync", false);
 	ue_enable(PREFIX "contend", false);
 	ue_enable(PREFIX "sleep", false);
+	ue_enable(PREFIX "early", false);
 	cleanup();
 }
 
@@ -1236,6 +1237,96 @@ TEST_F_TIMEOUT(mm, pinned_address_space_goes_with_its_last_task,
 	EXPECT_EQ(0, ret);
 	if (!ret)
 		EXPECT_EQ(0, ue_wunreg(self->fd, word, 0));
+}
+
+/*
+ * The late interruption waits its delay (100 ms) after each work it is
+ * for, not after the first: the owner sleeps in epoll_wait() 30 ms at a
+ * time, so it runs a work queued on it within about 30 ms, while its other
+ * thread drops the word's page every 5 ms, so that every state change
+ * needs a fault, and root toggles every 20 ms. An EINTR is a nudge that
+ * came early, unless that wait overslept past 90 ms (counted). Red team
+ * of the nudge: 43 of 300 changes interrupted the owner (6.1), 30
+ * (6.12), when a timer set for an earlier work found the next one.
+ */
+#define EARLY_ROUNDS	300
+
+struct early {
+	volatile uint32_t *word;	/* the child's */
+	int ready, stop, eintr, late;
+};
+
+static void *early_drop(void *arg)
+{
+	struct early *e = arg;
+
+	while (!__atomic_load_n(&e->stop, __ATOMIC_SEQ_CST)) {
+		madvise((void *)e->word, 4096, MADV_DONTNEED);
+		usleep(5000);
+	}
+	return NULL;
+}
+
+static int early_run(struct early *e)
+{
+	int fd = ue_open_data(), mfd = memfd_create("ue_mm", 0), ep, n;
+	struct epoll_event ev;
+	pthread_t t;
+	double t0;
+
+	if (fd < 0 || mfd < 0 || ftruncate(mfd, 4096))
+		return 2;
+	e->word = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, mfd,
+		       0);
+	if (e->word == MAP_FAILED ||
+	    wreg(fd, PREFIX "early u32 a", (void *)e->word, 0))
+		return 3;
+	ep = epoll_create1(EPOLL_CLOEXEC);
+	if (ep < 0 || pthread_create(&t, NULL, early_drop, e))
+		return 4;
+	__atomic_store_n(&e->ready, 1, __ATOMIC_SEQ_CST);
+	while (!__atomic_load_n(&e->stop, __ATOMIC_SEQ_CST)) {
+		t0 = now_s();
+		n = epoll_wait(ep, &ev, 1, 30);
+		if (n < 0 && errno == EINTR)
+			__atomic_add_fetch(&e->eintr, 1, __ATOMIC_SEQ_CST);
+		if (now_s() - t0 > 0.09)
+			__atomic_add_fetch(&e->late, 1, __ATOMIC_SEQ_CST);
+	}
+	pthread_join(t, NULL);
+	return 0;
+}
+
+TEST_F_TIMEOUT(mm, nudge_waits_for_each_work, UE_TIMEOUT(120))
+{
+	struct early *e;
+	int i, status;
+	pid_t pid;
+
+	e = mmap(NULL, sizeof(*e), PROT_READ | PROT_WRITE,
+		 MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, e);
+	memset(e, 0, sizeof(*e));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid)
+		_exit(early_run(e));
+	for (i = 0; i < UE_BOUND_MS(10000) &&
+	     !__atomic_load_n(&e->ready, __ATOMIC_SEQ_CST); i++)
+		usleep(1000);
+	ASSERT_TRUE(__atomic_load_n(&e->ready, __ATOMIC_SEQ_CST));
+	for (i = 0; i < EARLY_ROUNDS; i++) {
+		ASSERT_EQ(0, ue_enable(PREFIX "early", !(i & 1)));
+		usleep(20 * 1000);
+	}
+	__atomic_store_n(&e->stop, 1, __ATOMIC_SEQ_CST);
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	TH_LOG("%d changes: the owner's EINTR %d, its waits over 90 ms %d",
+	       EARLY_ROUNDS, e->eintr, e->late);
+	ASSERT_TRUE(WIFEXITED(status));
+	ASSERT_EQ(0, WEXITSTATUS(status));
+	EXPECT_LE(e->eintr, e->late);
+	munmap(e, sizeof(*e));
 }
 
 TEST_HARNESS_MAIN

@@ -337,7 +337,25 @@ struct dyn_event;
 typedef int (*ue_dyn_create_fn)(const char *raw_command);
 #define UE_DYN_CREATE_PARAMS const char *raw_command
 #define UE_DYN_CREATE_CALL(fn) fn(raw_command)
+/*
+ * What takes dyn_event_ops_mutex around a create callback before any
+ * operations of the module are on the list (user_events_derive.c):
+ * dyn_event_create(raw_command, ops) calls @ops' create alone.
+ */
+#define UE_DYN_OPS_CREATE "dyn_event_create"
+#define UE_DYN_OPS_CREATE_ARGS(cmd, ops) \
+	(unsigned long)(cmd), (unsigned long)(ops)
+#define UE_DYN_OPS_CREATE_CALLS_OPS true
 #else
+/*
+ * 5.10 has no dyn_event_create(): create_dyn_event(argc, argv) offers the
+ * words to each listed provider's create, which refuses (-ECANCELED) a
+ * command that does not begin with its own letter.
+ */
+#define UE_DYN_OPS_CREATE "create_dyn_event"
+#define UE_DYN_OPS_CREATE_ARGS(cmd, ops) \
+	1UL, (unsigned long)(const char *[]){ (cmd), NULL }
+#define UE_DYN_OPS_CREATE_CALLS_OPS false
 typedef int (*ue_dyn_create_fn)(int argc, const char **argv);
 #define UE_DYN_CREATE_PARAMS int argc, const char **argv
 #define UE_DYN_CREATE_CALL(fn) ue_dyn_create_argv(argc, argv, fn)

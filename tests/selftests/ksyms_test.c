@@ -393,6 +393,161 @@ TEST_F_TIMEOUT(ksyms, disagreement_refuses, UE_TIMEOUT(180))
 	ASSERT_EQ(0, ue_mod_insmod(""));
 }
 
+/*
+ * The derivation observes what the kernel's functions pass to
+ * mutex_lock(), mutex_unlock(), seq_list_start() and seq_list_next()
+ * through kprobes of its own. Others' probes and tracers on the same
+ * functions must not change what it sees; with kprobes disabled
+ * (debugfs kprobes/enabled = 0: its kprobes register but never fire) it
+ * sees nothing, and must say so.
+ */
+#define UE_KPROBES_ENABLED "/sys/kernel/debug/kprobes/enabled"
+
+/* The functions it observes (mutex_lock() apart); its callers are notrace */
+static const char * const observed_fns[] = {
+	"mutex_unlock", "seq_list_start", "seq_list_next",
+};
+
+FIXTURE(observe) {};
+FIXTURE_SETUP(observe)
+{
+	ue_delete_prefix("");
+}
+
+FIXTURE_TEARDOWN(observe)
+{
+	char cmd[64];
+	unsigned int i;
+
+	ue_write_file(UE_KPROBES_ENABLED, "1", false);
+	ue_write_file(UE_TRACEFS "/current_tracer", "nop", false);
+	ue_write_file(UE_TRACEFS "/set_ftrace_filter", "", true);
+	ue_write_file(UE_TRACEFS "/events/kprobes/enable", "0", false);
+	for (i = 0; i < ARRAY_SIZE(observed_fns); i++) {
+		snprintf(cmd, sizeof(cmd), "-:ue_kp_%u", i);
+		ue_write_file(UE_TRACEFS "/kprobe_events", cmd, false);
+	}
+	ue_write_file(UE_TRACEFS "/kprobe_events", "-:ue_kp_lock", false);
+	ue_write_file(UE_TRACEFS "/kprobe_events", "-:ue_kpr_lock", false);
+	ue_mod_reload("");
+}
+
+/* The module loads, its report as on default parameters, and derived */
+static void check_loads_and_derives(struct __test_metadata *_metadata)
+{
+	char report[4096], line[512], want[128];
+	unsigned int i;
+
+	reload(_metadata, "");
+	check_default_report(_metadata);
+	reload(_metadata, "ksyms_test=derived");
+	ASSERT_EQ(0, read_param("symbols", report, sizeof(report)));
+	for (i = 0; i < ARRAY_SIZE(vars); i++) {
+		snprintf(want, sizeof(want), "%s: derived (", vars[i]);
+		EXPECT_NE(NULL, report_line(report, vars[i], line, sizeof(line)));
+		EXPECT_EQ(0, strncmp(line, want, strlen(want)))
+			TH_LOG("want '%s...', have '%s'", want, line);
+	}
+}
+
+/* Kprobes and kretprobes of another user on the functions observed */
+TEST_F_TIMEOUT(observe, others_kprobes_on_the_functions, UE_TIMEOUT(180))
+{
+	char cmd[128];
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(observed_fns); i++) {
+		snprintf(cmd, sizeof(cmd), "p:ue_kp_%u %s", i, observed_fns[i]);
+		ASSERT_EQ(0, ue_write_file(UE_TRACEFS "/kprobe_events", cmd, false))
+			TH_LOG("%s", cmd);
+	}
+	/* mutex_lock_nested() where lockdep makes mutex_lock() a macro */
+	if (ue_write_file(UE_TRACEFS "/kprobe_events", "p:ue_kp_lock mutex_lock",
+			  false))
+		ASSERT_EQ(0, ue_write_file(UE_TRACEFS "/kprobe_events",
+					   "p:ue_kp_lock mutex_lock_nested", false));
+	ASSERT_EQ(0, ue_write_file(UE_TRACEFS "/kprobe_events",
+				   "r:ue_kpr_lock seq_list_start", false));
+	ASSERT_EQ(0, ue_write_file(UE_TRACEFS "/events/kprobes/enable", "1",
+				   false));
+	check_loads_and_derives(_metadata);
+}
+
+/* The function and function_graph tracers on the functions observed */
+TEST_F_TIMEOUT(observe, tracers_on_the_functions, UE_TIMEOUT(240))
+{
+	static const char * const tracers[] = { "function", "function_graph" };
+	char filter[1024];
+	unsigned int i;
+
+	ASSERT_EQ(0, ue_write_file(UE_TRACEFS "/set_ftrace_filter", "", true));
+	for (i = 0; i < ARRAY_SIZE(observed_fns); i++)
+		ASSERT_EQ(0, ue_write_file(UE_TRACEFS "/set_ftrace_filter",
+					   observed_fns[i], false));
+	if (ue_write_file(UE_TRACEFS "/set_ftrace_filter", "mutex_lock", false))
+		ASSERT_EQ(0, ue_write_file(UE_TRACEFS "/set_ftrace_filter",
+					   "mutex_lock_nested", false));
+	ASSERT_LT(0, ue_read_file(UE_TRACEFS "/set_ftrace_filter", filter,
+				  sizeof(filter)));
+	for (i = 0; i < ARRAY_SIZE(observed_fns); i++)
+		EXPECT_NE(NULL, strstr(filter, observed_fns[i])) TH_LOG("%s", filter);
+	for (i = 0; i < ARRAY_SIZE(tracers); i++) {
+		ASSERT_EQ(0, ue_write_file(UE_TRACEFS "/current_tracer",
+					   tracers[i], false)) TH_LOG("%s", tracers[i]);
+		check_loads_and_derives(_metadata);
+		ASSERT_EQ(0, ue_write_file(UE_TRACEFS "/current_tracer", "nop",
+					   false));
+	}
+}
+
+/*
+ * Kprobes disabled: no call is seen. Where kallsyms lists the variables
+ * the module loads on its addresses, each derivation FAILED with the
+ * reason; on derived addresses (and where kallsyms lacks them) the load
+ * is refused, the kernel log naming the variable and the reason
+ */
+TEST_F_TIMEOUT(observe, kprobes_disabled, UE_TIMEOUT(180))
+{
+	char report[4096], line[512], want[256];
+	unsigned int i;
+	int ret, fd;
+
+	ASSERT_EQ(0, ue_mod_unload_retry());
+	ASSERT_EQ(0, ue_write_file(UE_KPROBES_ENABLED, "0", false));
+	ret = ue_mod_insmod("");
+	if (!in_kallsyms("dyn_event_list")) {
+		EXPECT_EQ(-EOPNOTSUPP, ret);
+	} else {
+		ASSERT_EQ(0, ret);
+		ASSERT_EQ(0, read_param("symbols", report, sizeof(report)));
+		for (i = 0; i < ARRAY_SIZE(vars); i++) {
+			ASSERT_NE(NULL, report_line(report, vars[i], line,
+						    sizeof(line)));
+			snprintf(want, sizeof(want),
+				 "%s: kallsyms, derivation FAILED (", vars[i]);
+			EXPECT_EQ(0, strncmp(line, want, strlen(want)))
+				TH_LOG("want '%s...', have '%s'", want, line);
+			EXPECT_NE(NULL, strstr(line, i == 2 ?
+					       "needs dyn_event_ops_mutex" :
+					       ": no call seen (kprobes disabled?)"))
+				TH_LOG("%s", line);
+		}
+		ASSERT_EQ(0, ue_mod_unload_retry());
+	}
+	fd = kmsg_open();
+	ASSERT_LE(0, fd);
+	EXPECT_EQ(-EOPNOTSUPP, ue_mod_insmod("ksyms_test=derived"));
+	EXPECT_FALSE(ue_mod_loaded());
+	snprintf(want, sizeof(want),
+		 "%s: cannot locate dyn_event_list: failed check: seq_list_start in dyn_event_seq_start: no call seen (kprobes disabled?)",
+		 ue_mod_name());
+	EXPECT_TRUE(kmsg_has(fd, want)) TH_LOG("no log line '%s'", want);
+	close(fd);
+	/* Enabled again, the derivation sees the calls again */
+	ASSERT_EQ(0, ue_write_file(UE_KPROBES_ENABLED, "1", false));
+	check_loads_and_derives(_metadata);
+}
+
 /* build/<release>/test-kmod/ue_ksyms_decoy.ko, beside the module's dir */
 static int decoy_path(char *buf, size_t size)
 {

@@ -306,8 +306,7 @@ static void obs_unregister(void)
 	unregister_kprobes(kps, OBS_COUNT);	/* one grace period */
 }
 
-/* The probe operations: called only by this task, never matching */
-static struct task_struct *probe_task;
+/* The probe operations: refuse everything, never match */
 static int probe_seen;
 
 static int probe_create(UE_DYN_CREATE_PARAMS)
@@ -315,7 +314,7 @@ static int probe_create(UE_DYN_CREATE_PARAMS)
 	const struct ue_obs *o = &obs[OBS_LOCK];
 
 	/* dyn_event_create() calls it holding the mutex it has just locked */
-	if (current == probe_task)
+	if (current == READ_ONCE(obs_task))
 		probe_seen = o->hits == 1 && mutex_held_by_current(o->val) ?
 			1 : -1;
 	return -ECANCELED;
@@ -352,13 +351,14 @@ static struct dyn_event_operations probe_ops = {
 
 static void derive_ops_mutex(void)
 {
+	static const char * const argv[] = { "ue_probe", NULL };
 	const unsigned int om = UE_DV_DYN_EVENT_OPS_MUTEX;
+	unsigned long a[2];
 	const char *why;
 
-	probe_task = current;
 	probe_seen = 0;
-	observe(kfn[FN_CREATE], UE_DYN_OPS_CREATE_ARGS("ue_probe", &probe_ops), 0);
-	probe_task = NULL;
+	ue_dyn_ops_create_args(a, argv, &probe_ops);
+	observe(kfn[FN_CREATE], a[0], a[1], 0);
 	from_obs(om, OBS_LOCK, UE_DYN_OPS_CREATE);
 	from_obs(om, OBS_UNLOCK, UE_DYN_OPS_CREATE);
 	if (dv->failed[om][0])
@@ -392,22 +392,23 @@ static const char *keep_ops_node(unsigned long node, unsigned int index)
 	return NULL;
 }
 
-/* The operations on the ring include one of the kernel's providers */
+/* The ring's entries are operations, one of them a kernel provider's */
 static const char *check_ops_ring(void)
 {
 	struct dyn_event_operations ops;
-	unsigned int i, j;
+	unsigned int i, j, known = 0;
 
 	for (i = 0; i < nr_ops_nodes; i++) {
 		if (!read_kernel(&ops, ops_nodes[i] -
 				 offsetof(struct dyn_event_operations, list),
-				 sizeof(ops)))
-			return "operations not readable";
+				 sizeof(ops)) || !ops.create || !ops.show ||
+		    !ops.is_busy || !ops.free || !ops.match)
+			return "an entry is not operations";
 		for (j = 0; j < ARRAY_SIZE(provider_creates); j++)
-			if ((unsigned long)ops.create == lookup_fn(provider_creates[j]))
-				return NULL;
+			known += (unsigned long)ops.create ==
+				 lookup_fn(provider_creates[j]);
 	}
-	return "no known provider on it";
+	return known ? NULL : "no known provider on it";
 }
 
 /*

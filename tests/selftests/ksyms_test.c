@@ -5,7 +5,8 @@
  * variables").
  *
  * The module derives event_mutex, dyn_event_ops_mutex, dyn_event_ops_list
- * and dyn_event_list from the kernel's code and data on every kernel, and
+ * and dyn_event_list on every kernel (from what the kernel's functions
+ * pass to mutex_lock(), seq_list_start() and the like), and
  * says in its read-only parameter "symbols" where each address comes from.
  * Where /proc/kallsyms lists a variable, the module uses kallsyms' address
  * and its derivation must have found the same one ("kallsyms, derivation

@@ -428,6 +428,7 @@ FIXTURE_TEARDOWN(observe)
 	char cmd[64];
 	unsigned int i;
 
+	syscall(SYS_delete_module, "ue_kprobe_storm", O_NONBLOCK);
 	ue_write_file(UE_KPROBES_ENABLED, "1", false);
 	ue_write_file(UE_TRACEFS "/current_tracer", "nop", false);
 	ue_write_file(UE_TRACEFS "/set_ftrace_filter", "", true);
@@ -547,16 +548,16 @@ TEST_F_TIMEOUT(observe, kprobes_disabled, UE_TIMEOUT(180))
 	check_loads_and_derives(_metadata);
 }
 
-/* build/<release>/test-kmod/ue_ksyms_decoy.ko, beside the module's dir */
-static int decoy_path(char *buf, size_t size)
+/* build/<release>/test-kmod/<name>.ko, beside the module's dir */
+static int kmod_path(char *buf, size_t size, const char *name)
 {
 	const char *ko = getenv("UE_MODULE");
 	const char *slash = ko ? strrchr(ko, '/') : NULL;
 
 	if (!slash)
 		return -1;
-	snprintf(buf, size, "%.*s/../test-kmod/ue_ksyms_decoy.ko",
-		 (int)(slash - ko), ko);
+	snprintf(buf, size, "%.*s/../test-kmod/%s.ko", (int)(slash - ko), ko,
+		 name);
 	return access(buf, R_OK);
 }
 
@@ -614,7 +615,7 @@ TEST_F_TIMEOUT(ksyms, same_named_module_symbols_not_used, UE_TIMEOUT(240))
 	int status, i, fd;
 	pid_t pid;
 
-	if (decoy_path(ko, sizeof(ko)))
+	if (kmod_path(ko, sizeof(ko), "ue_ksyms_decoy"))
 		SKIP(return, "no %s (scripts/build-module.sh builds it)", ko);
 	ue_delete_prefix("");
 	ASSERT_EQ(0, ue_mod_unload_retry());
@@ -662,6 +663,39 @@ TEST_F_TIMEOUT(ksyms, same_named_module_symbols_not_used, UE_TIMEOUT(240))
 	EXPECT_EQ(0, status);
 	EXPECT_EQ(0, syscall(SYS_delete_module, "ue_ksyms_decoy", O_NONBLOCK));
 	ASSERT_EQ(0, ue_mod_reload(""));
+}
+
+static int storm_param(const char *param)
+{
+	char path[128], val[32];
+
+	snprintf(path, sizeof(path),
+		 "/sys/module/ue_kprobe_storm/parameters/%s", param);
+	return ue_read_file(path, val, sizeof(val)) < 0 ? -1 : atoi(val);
+}
+
+/*
+ * A kprobe at every instruction of the functions the derivation calls and
+ * observes (tests/kmod/ue_kprobe_storm.c), the attack that the decoding
+ * derivation had to survive: the observation still agrees with kallsyms,
+ * and derives alone
+ */
+TEST_F_TIMEOUT(observe, kprobe_at_every_instruction, UE_TIMEOUT(300))
+{
+	char ko[512];
+	int fd;
+
+	if (kmod_path(ko, sizeof(ko), "ue_kprobe_storm"))
+		SKIP(return, "no %s (scripts/build-module.sh builds it)", ko);
+	fd = open(ko, O_RDONLY | O_CLOEXEC);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, syscall(SYS_finit_module, fd, "", 0)) TH_LOG("%m");
+	close(fd);
+	TH_LOG("%d kprobes placed", storm_param("probes"));
+	EXPECT_LT(40, storm_param("probes"));
+	check_loads_and_derives(_metadata);
+	EXPECT_LT(0, storm_param("hits"));
+	EXPECT_EQ(0, syscall(SYS_delete_module, "ue_kprobe_storm", O_NONBLOCK));
 }
 
 TEST_HARNESS_MAIN

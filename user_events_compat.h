@@ -353,7 +353,37 @@ struct dyn_event;
 typedef int (*ue_dyn_create_fn)(const char *raw_command);
 #define UE_DYN_CREATE_PARAMS const char *raw_command
 #define UE_DYN_CREATE_CALL(fn) fn(raw_command)
+/*
+ * What takes dyn_event_ops_mutex around a create callback before any
+ * operations of the module are on the list (user_events_derive.c):
+ * dyn_event_create(raw_command, ops) calls @ops' create alone.
+ */
+#define UE_DYN_OPS_CREATE "dyn_event_create"
+#define UE_DYN_OPS_CREATE_CALLS_OPS true
+
+/* Its arguments for the command @argv[0] (argv ends with NULL) */
+static inline void ue_dyn_ops_create_args(unsigned long a[2],
+					  const char * const *argv, void *ops)
+{
+	a[0] = (unsigned long)argv[0];
+	a[1] = (unsigned long)ops;
+}
 #else
+/*
+ * 5.10 has no dyn_event_create(): create_dyn_event(argc, argv) offers the
+ * words to each listed provider's create, which refuses (-ECANCELED) a
+ * command that does not begin with its own letter.
+ */
+#define UE_DYN_OPS_CREATE "create_dyn_event"
+#define UE_DYN_OPS_CREATE_CALLS_OPS false
+
+static inline void ue_dyn_ops_create_args(unsigned long a[2],
+					  const char * const *argv, void *ops)
+{
+	a[0] = 1;
+	a[1] = (unsigned long)argv;
+}
+
 typedef int (*ue_dyn_create_fn)(int argc, const char **argv);
 #define UE_DYN_CREATE_PARAMS int argc, const char **argv
 #define UE_DYN_CREATE_CALL(fn) ue_dyn_create_argv(argc, argv, fn)

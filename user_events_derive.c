@@ -1,47 +1,33 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The tracing core's variables, found without kallsyms.
- *
- * On kernels built without CONFIG_KALLSYMS_ALL (Debian's arm64 6.1 and
- * 5.10), kallsyms lists functions only, so event_mutex,
- * dyn_event_ops_mutex, dyn_event_ops_list and dyn_event_list cannot be
- * looked up. They are derived here instead, each from at least two
- * independent sources that must agree, and checked against what lies at
- * the address; any disagreement or failed check leaves the variable
- * underived, and the module then refuses to load, naming the variable and
- * the check (user_events_ksyms.c). Nothing is guessed: there is no search
- * over candidates.
- *
- *  1. The code of small functions that kallsyms does list, read through
- *     the architecture's decoder (user_events_derive_arm64.c,
- *     user_events_derive_x86.c) with a data flow analysis of the
- *     registers: "the first argument of every call of mutex_lock() and
- *     mutex_unlock() in dyn_event_seq_stop()" is a value that the
- *     instructions before each call determine on every path to it, or the
- *     analysis fails. A variable is taken from at least two functions,
- *     which must give the same address.
- *  2. What lies at the address: a mutex whose wait list is a consistent
- *     ring and whose owner is empty or a kernel pointer; a list head whose
- *     ring is consistent and whose members are what the list holds.
- *  3. Where the kernel allows it, its own functions, run for the purpose:
- *     dyn_event_seq_start() returns holding event_mutex and the first
- *     entry of dyn_event_list; dyn_event_create() calls back with
- *     dyn_event_ops_mutex held; dyn_event_register() links a probe
- *     operations structure in front of dyn_event_ops_list's head.
- *
- * The same derivation runs on kernels whose kallsyms has the variables,
- * where user_events_ksyms.c compares its answer with kallsyms (and
- * tests/selftests/ksyms_test.c fails on a difference).
+ * The tracing core's variables, found without kallsyms (Debian's arm64 6.1
+ * and 5.10 lack CONFIG_KALLSYMS_ALL): event_mutex, dyn_event_ops_mutex,
+ * dyn_event_ops_list and dyn_event_list, by watching what the kernel's
+ * functions of the dynamic_events file, called by this module, pass to
+ * mutex_lock() (mutex_lock_nested() with lockdep), mutex_unlock(),
+ * seq_list_start() and seq_list_next(). A kprobe on each records the
+ * argument of the calls made by this task while one of those functions
+ * runs for it (the window), nothing else. Each variable comes from at
+ * least two observations that must agree, plus checks of what lies at the
+ * address and of what the functions do with it (Documentation/compat.rst
+ * has the table). A window that sees no call (kprobes disabled) or more
+ * than one value, a disagreement or a failed check leaves the variable
+ * underived: the module then refuses to load, naming the variable and
+ * the check (user_events_ksyms.c). Nothing is guessed or searched for.
+ * The same derivation runs where kallsyms has the variables, and
+ * user_events_ksyms.c compares.
  */
 
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/kernel.h>
+#include <linux/kprobes.h>
 #include <linux/list.h>
 #include <linux/mm.h>
 #include <linux/mutex.h>
+#include <linux/preempt.h>
+#include <linux/ptrace.h>
 #include <linux/sched.h>
-#include <linux/slab.h>
 #include <linux/string.h>
 #include <linux/uaccess.h>
 
@@ -59,51 +45,20 @@ const char * const ue_derived_names[UE_DV_COUNT] = {
 #define UE_OPS_MAX 64
 #define UE_DYN_EVENTS_MAX 1048576
 
-/* The kernel functions the derivation reads or calls */
-static struct {
-	unsigned long (*lookup)(const char *name);
-	unsigned long size_offset;	/* kallsyms_lookup_size_offset */
-	unsigned long text_address;	/* kernel_text_address */
-	unsigned long mutex_lock;
-	unsigned long mutex_lock_nested;	/* mutex_lock() with lockdep */
-	unsigned long mutex_unlock;
-	unsigned long seq_list_start;
-	unsigned long seq_list_next;
-} k;
+/* The kernel functions the derivation calls, found by ue_derive() */
+static unsigned long (*lookup_fn)(const char *name);
+static const char * const kfn_names[] = {
+	UE_DYN_OPS_CREATE, "dyn_event_register", "dyn_event_seq_start",
+	"dyn_event_seq_next", "dyn_event_seq_stop",
+};
 
-static bool fn_bounds(unsigned long addr, unsigned long *size,
-		      unsigned long *offset)
-{
-	return user_events_call((void *)k.size_offset, addr,
-				(unsigned long)size, (unsigned long)offset,
-				0, 0) != 0;
-}
+static unsigned long kfn[ARRAY_SIZE(kfn_names)];
+enum { FN_CREATE, FN_REGISTER, FN_START, FN_NEXT, FN_STOP };
 
 /* Reads the kernel's memory without faulting */
 static bool read_kernel(void *dst, unsigned long src, size_t size)
 {
 	return src && !copy_from_kernel_nofault(dst, (const void *)src, size);
-}
-
-static unsigned long env_lookup(const char *name)
-{
-	return k.lookup(name);
-}
-
-static struct ue_code_env env = {
-	.lookup = env_lookup,
-	.bounds = fn_bounds,
-	.read = read_kernel,
-};
-
-/* @addr is the first instruction of a function of the kernel or a module */
-static bool is_function_entry(unsigned long addr)
-{
-	unsigned long size, offset;
-
-	if (!addr || !user_events_call((void *)k.text_address, addr, 0, 0, 0, 0))
-		return false;
-	return fn_bounds(addr, &size, &offset) && offset == 0;
 }
 
 /* Structural checks, reading through copy_from_kernel_nofault() */
@@ -212,7 +167,6 @@ static const char *check_mutex(unsigned long addr, const char *name)
 /* Derivation state */
 
 static struct ue_derived *dv;
-static struct ue_fn *fnbuf;
 
 static void fail(unsigned int v, const char *check, const char *why)
 {
@@ -231,44 +185,137 @@ static void passed(unsigned int v, const char *check)
 		 len ? ", " : "", check);
 }
 
-/*
- * Evidence from code: argument @arg of the calls of @callee/@callee2 in
- * the function @name. The first source sets the candidate, every later one
- * must agree.
- */
-static void from_code(unsigned int v, const char *name, unsigned long callee,
-		      unsigned long callee2, unsigned int arg)
-{
-	const char *why = NULL;
+/* Observations: argument @arg of the calls of one function, in a window */
+struct ue_obs {
+	struct kprobe kp;
+	unsigned int arg;
+	unsigned int hits;
+	bool many;			/* more than one value */
 	unsigned long val;
-	char check[64];
+};
+
+enum { OBS_LOCK, OBS_UNLOCK, OBS_LIST_START, OBS_LIST_NEXT, OBS_COUNT };
+
+static struct ue_obs obs[OBS_COUNT] = {
+	[OBS_LOCK] = { .kp.symbol_name = IS_ENABLED(CONFIG_DEBUG_LOCK_ALLOC) ?
+		       "mutex_lock_nested" : "mutex_lock" },
+	[OBS_UNLOCK] = { .kp.symbol_name = "mutex_unlock" },
+	[OBS_LIST_START] = { .kp.symbol_name = "seq_list_start" },
+	[OBS_LIST_NEXT] = { .kp.symbol_name = "seq_list_next", .arg = 1 },
+};
+
+/* The task whose calls are recorded, while a window is open */
+static struct task_struct *obs_task;
+
+/*
+ * Runs at every call of the four functions, in every task, while the
+ * probes are registered: nothing but the test unless the call is the
+ * window's. Calls from interrupts are not the window's.
+ */
+static int obs_hit(struct kprobe *kp, struct pt_regs *regs)
+{
+	struct ue_obs *o;
+	unsigned long val;
+
+	if (READ_ONCE(obs_task) != current || !in_task())
+		return 0;
+	o = container_of(kp, struct ue_obs, kp);
+	val = regs_get_kernel_argument(regs, o->arg);
+	if (o->hits && val != o->val)
+		o->many = true;
+	o->val = val;
+	o->hits++;
+	return 0;
+}
+
+/* Calls @fn with the window open, what earlier windows saw forgotten */
+static unsigned long observe(unsigned long fn, unsigned long a0,
+			     unsigned long a1, unsigned long a2)
+{
+	unsigned long ret;
+	unsigned int i;
+
+	for (i = 0; i < OBS_COUNT; i++) {
+		obs[i].hits = 0;
+		obs[i].many = false;
+		obs[i].val = 0;
+	}
+	WRITE_ONCE(obs_task, current);
+	barrier();		/* the handler runs in this task */
+	ret = user_events_call((void *)fn, a0, a1, a2, 0, 0);
+	barrier();
+	WRITE_ONCE(obs_task, NULL);
+	return ret;
+}
+
+/* Variable @v is the one value that observation @i saw in a call of @fn */
+static void from_obs(unsigned int v, unsigned int i, const char *fn)
+{
+	const struct ue_obs *o = &obs[i];
+	const char *why = NULL;
+	char check[80];
 
 	if (dv->failed[v][0])
 		return;
-	snprintf(check, sizeof(check), "code of %s", name);
-	ue_fn_analyse(fnbuf, &env, name);
-	val = ue_fn_call_arg(fnbuf, callee, callee2, arg, &why);
-	if (!val) {
+	snprintf(check, sizeof(check), "%s in %s", o->kp.symbol_name, fn);
+	if (!o->hits)
+		why = "no call seen (kprobes disabled?)";
+	else if (o->many)
+		why = "calls with more than one address";
+	else if (!o->val)
+		why = "a NULL argument";
+	else if (dv->addr[v] && dv->addr[v] != o->val)
+		why = "another address than the sources before";
+	if (why) {
 		fail(v, check, why);
 		return;
 	}
-	if (dv->addr[v] && dv->addr[v] != val) {
-		fail(v, check, "a different address than the functions before");
-		return;
-	}
-	dv->addr[v] = val;
-	passed(v, name);
+	dv->addr[v] = o->val;
+	passed(v, check);
 }
 
-/* The probe operations: registered for a moment, never matching */
-static struct task_struct *probe_task;
+static int obs_register(void)
+{
+	unsigned int i, v;
+	char check[64];
+	int ret;
+
+	for (i = 0; i < OBS_COUNT; i++) {
+		obs[i].kp.pre_handler = obs_hit;
+		ret = register_kprobe(&obs[i].kp);
+		if (!ret)
+			continue;
+		snprintf(check, sizeof(check), "kprobe on %s (error %d)",
+			 obs[i].kp.symbol_name, ret);
+		while (i--)
+			unregister_kprobe(&obs[i].kp);
+		for (v = 0; v < UE_DV_COUNT; v++)
+			fail(v, check, NULL);
+		return ret;
+	}
+	return 0;
+}
+
+static void obs_unregister(void)
+{
+	struct kprobe *kps[OBS_COUNT];
+	unsigned int i;
+
+	for (i = 0; i < OBS_COUNT; i++)
+		kps[i] = &obs[i].kp;
+	unregister_kprobes(kps, OBS_COUNT);	/* one grace period */
+}
+
+/* The probe operations: refuse everything, never match */
 static int probe_seen;
 
 static int probe_create(UE_DYN_CREATE_PARAMS)
 {
-	/* Called by dyn_event_create() with dyn_event_ops_mutex held */
-	if (current == probe_task)
-		probe_seen = mutex_held_by_current(dv->addr[UE_DV_DYN_EVENT_OPS_MUTEX]) ?
+	const struct ue_obs *o = &obs[OBS_LOCK];
+
+	/* dyn_event_create() calls it holding the mutex it has just locked */
+	if (current == READ_ONCE(obs_task))
+		probe_seen = o->hits == 1 && mutex_held_by_current(o->val) ?
 			1 : -1;
 	return -ECANCELED;
 }
@@ -302,51 +349,32 @@ static struct dyn_event_operations probe_ops = {
 	.match = probe_match,
 };
 
-static void derive_mutexes(void)
+static void derive_ops_mutex(void)
 {
-	const unsigned int em = UE_DV_EVENT_MUTEX, om = UE_DV_DYN_EVENT_OPS_MUTEX;
-	unsigned long create;
+	static const char * const argv[] = { "ue_probe", NULL };
+	const unsigned int om = UE_DV_DYN_EVENT_OPS_MUTEX;
+	unsigned long a[2];
 	const char *why;
 
-	from_code(em, "dyn_event_seq_stop", k.mutex_lock, k.mutex_unlock, 0);
-	from_code(em, "dyn_event_seq_start", k.mutex_lock, k.mutex_unlock, 0);
-	from_code(em, "trace_put_event_file", k.mutex_lock, k.mutex_unlock, 0);
-	from_code(om, "dyn_event_register", k.mutex_lock, k.mutex_unlock, 0);
-	from_code(om, "create_dyn_event", k.mutex_lock, k.mutex_unlock, 0);
-
-	if (!dv->failed[om][0] && dv->addr[om] == dv->addr[em])
-		fail(om, "distinct from event_mutex", NULL);
-	if (!dv->failed[em][0]) {
-		why = check_mutex(dv->addr[em], "event_mutex");
-		if (why)
-			fail(em, "structure", why);
-		else
-			passed(em, "a mutex");
-	}
-	if (!dv->failed[om][0]) {
-		why = check_mutex(dv->addr[om], "dyn_event_ops_mutex");
-		if (why)
-			fail(om, "structure", why);
-		else
-			passed(om, "a mutex");
-	}
+	probe_seen = 0;
+	ue_dyn_ops_create_args(a, argv, &probe_ops);
+	observe(kfn[FN_CREATE], a[0], a[1], 0);
+	from_obs(om, OBS_LOCK, UE_DYN_OPS_CREATE);
+	from_obs(om, OBS_UNLOCK, UE_DYN_OPS_CREATE);
 	if (dv->failed[om][0])
 		return;
-
-	/* From 5.12 on: dyn_event_create() calls back with it held */
-	create = k.lookup("dyn_event_create");
-	if (!create)
+	if (UE_DYN_OPS_CREATE_CALLS_OPS && probe_seen != 1) {
+		fail(om, "held in the create callback",
+		     probe_seen ? "not by this task" : "no call back");
 		return;
-	probe_task = current;
-	probe_seen = 0;
-	user_events_call((void *)create, (unsigned long)"ue_probe",
-			 (unsigned long)&probe_ops, 0, 0, 0);
-	probe_task = NULL;
-	if (probe_seen != 1)
-		fail(om, "held in dyn_event_create()",
-		     probe_seen ? "not held by the caller" : "no call back");
+	}
+	if (UE_DYN_OPS_CREATE_CALLS_OPS)
+		passed(om, "held in the create callback");
+	why = check_mutex(dv->addr[om], "dyn_event_ops_mutex");
+	if (why)
+		fail(om, "structure", why);
 	else
-		passed(om, "held in dyn_event_create()");
+		passed(om, "a mutex");
 }
 
 /* Known dyn_event providers of the kernel, by their create function */
@@ -364,55 +392,48 @@ static const char *keep_ops_node(unsigned long node, unsigned int index)
 	return NULL;
 }
 
-/* The operations on the ring are the kernel's providers */
+/* The ring's entries are operations, one of them a kernel provider's */
 static const char *check_ops_ring(void)
 {
 	struct dyn_event_operations ops;
 	unsigned int i, j, known = 0;
-	unsigned long fns[5];
 
 	for (i = 0; i < nr_ops_nodes; i++) {
 		if (!read_kernel(&ops, ops_nodes[i] -
 				 offsetof(struct dyn_event_operations, list),
-				 sizeof(ops)))
-			return "operations not readable";
-		fns[0] = (unsigned long)ops.create;
-		fns[1] = (unsigned long)ops.show;
-		fns[2] = (unsigned long)ops.is_busy;
-		fns[3] = (unsigned long)ops.free;
-		fns[4] = (unsigned long)ops.match;
-		for (j = 0; j < ARRAY_SIZE(fns); j++)
-			if (!is_function_entry(fns[j]))
-				return "an entry's callbacks are not functions";
+				 sizeof(ops)) || !ops.create || !ops.show ||
+		    !ops.is_busy || !ops.free || !ops.match)
+			return "an entry is not operations";
 		for (j = 0; j < ARRAY_SIZE(provider_creates); j++)
-			if (fns[0] == k.lookup(provider_creates[j]))
-				known++;
+			known += (unsigned long)ops.create ==
+				 lookup_fn(provider_creates[j]);
 	}
 	return known ? NULL : "no known provider on it";
 }
 
+/*
+ * dyn_event_register() links the probe last, under dyn_event_ops_mutex
+ * (which it must lock): the entry after it is the head. The probe is taken
+ * off again at once, under the mutex established before.
+ */
 static void derive_ops_list(void)
 {
+	const unsigned int om = UE_DV_DYN_EVENT_OPS_MUTEX;
 	const unsigned int ol = UE_DV_DYN_EVENT_OPS_LIST;
-	struct mutex *ops_mutex;	/* dyn_event_ops_mutex, established */
-	unsigned long reg, head, probe = (unsigned long)&probe_ops.list;
+	unsigned long head, probe = (unsigned long)&probe_ops.list;
+	struct mutex *ops_mutex = (struct mutex *)dv->addr[om];
 	const char *why;
 
-	if (dv->failed[UE_DV_DYN_EVENT_OPS_MUTEX][0]) {
+	if (dv->failed[om][0]) {
 		fail(ol, "needs dyn_event_ops_mutex", NULL);
 		return;
 	}
-	if (dv->failed[ol][0])
-		return;
-	ops_mutex = (struct mutex *)dv->addr[UE_DV_DYN_EVENT_OPS_MUTEX];
-
-	/* The kernel's dyn_event_register() links the probe before the head */
-	reg = k.lookup("dyn_event_register");
-	if (!reg || user_events_call((void *)reg, (unsigned long)&probe_ops,
-				     0, 0, 0, 0)) {
+	if (observe(kfn[FN_REGISTER], (unsigned long)&probe_ops, 0, 0)) {
 		fail(ol, "dyn_event_register()", "refused the probe");
 		return;
 	}
+	from_obs(om, OBS_LOCK, "dyn_event_register");
+	from_obs(om, OBS_UNLOCK, "dyn_event_register");
 	mutex_lock(ops_mutex);
 	head = (unsigned long)probe_ops.list.next;
 	why = walk_ring(head, UE_OPS_MAX, keep_ops_node, &nr_ops_nodes);
@@ -420,34 +441,20 @@ static void derive_ops_list(void)
 		why = "the probe is not its last entry";
 	list_del_init(&probe_ops.list);
 	mutex_unlock(ops_mutex);
+	if (dv->failed[om][0])
+		why = "needs dyn_event_ops_mutex";
 	if (why) {
 		fail(ol, "ring", why);
 		return;
 	}
 	nr_ops_nodes--;			/* the probe is gone */
 	dv->addr[ol] = head;
-	passed(ol, "dyn_event_register() of a probe");
-
-	/* The code of both functions that use it must compute it */
-	ue_fn_analyse(fnbuf, &env, "dyn_event_register");
-	if (!ue_fn_uses_addr(fnbuf, head)) {
-		fail(ol, "code of dyn_event_register", fnbuf->error ?: "address not used");
-		return;
-	}
-	passed(ol, "dyn_event_register");
-	ue_fn_analyse(fnbuf, &env, "create_dyn_event");
-	if (!ue_fn_uses_addr(fnbuf, head)) {
-		fail(ol, "code of create_dyn_event", fnbuf->error ?: "address not used");
-		return;
-	}
-	passed(ol, "create_dyn_event");
-
+	passed(ol, "after the probe dyn_event_register() linked");
 	why = check_ops_ring();
-	if (why) {
+	if (why)
 		fail(ol, "entries", why);
-		return;
-	}
-	passed(ol, "the kernel's providers on it");
+	else
+		passed(ol, "a ring of the kernel's providers");
 }
 
 /* An entry of dyn_event_list has operations of dyn_event_ops_list */
@@ -465,90 +472,111 @@ static const char *check_dyn_event(unsigned long node, unsigned int index)
 	return "an entry's operations are not on dyn_event_ops_list";
 }
 
-static void derive_event_list(void)
+/*
+ * dyn_event_seq_next() on a node of the module's: it steps to what the
+ * node points to, and ends (NULL) where that is the list's head
+ */
+static void check_seq_next(unsigned long next)
+{
+	const unsigned int dl = UE_DV_DYN_EVENT_LIST;
+	struct list_head node = { .next = &node };
+	loff_t pos = 0;
+
+	if (observe(next, 0, (unsigned long)&node, (unsigned long)&pos) !=
+	    (unsigned long)&node)
+		fail(dl, "dyn_event_seq_next()", "did not step to the next node");
+	from_obs(dl, OBS_LIST_NEXT, "dyn_event_seq_next");
+	if (dv->failed[dl][0])
+		return;
+	node.next = (struct list_head *)dv->addr[dl];
+	if (observe(next, 0, (unsigned long)&node, (unsigned long)&pos))
+		fail(dl, "dyn_event_seq_next()", "did not end at the head");
+	else
+		passed(dl, "dyn_event_seq_next() ends at it");
+}
+
+/* Under event_mutex: @first is the first entry of a ring of events */
+static void check_event_ring(unsigned long first)
+{
+	const unsigned int dl = UE_DV_DYN_EVENT_LIST;
+	unsigned long head = dv->addr[dl];
+	struct list_head lh;
+	const char *why;
+	unsigned int nr;
+
+	if (dv->failed[UE_DV_DYN_EVENT_OPS_LIST][0])
+		fail(dl, "needs dyn_event_ops_list", NULL);
+	if (dv->failed[UE_DV_EVENT_MUTEX][0])
+		fail(dl, "needs event_mutex", NULL);
+	if (dv->failed[dl][0])
+		return;
+	if (!read_kernel(&lh, head, sizeof(lh)))
+		why = "list head not readable";
+	else if (first ? first != (unsigned long)lh.next :
+		 (unsigned long)lh.next != head)
+		why = "not the first entry dyn_event_seq_start() gives";
+	else
+		why = walk_ring(head, UE_DYN_EVENTS_MAX, check_dyn_event, &nr);
+	if (why)
+		fail(dl, "ring", why);
+	else
+		passed(dl, "the first entry and the ring under event_mutex");
+}
+
+static void derive_event_mutex_and_list(void)
 {
 	const unsigned int em = UE_DV_EVENT_MUTEX, dl = UE_DV_DYN_EVENT_LIST;
-	unsigned long start, stop, first, head;
-	struct list_head lh;
-	unsigned int nr;
+	unsigned long first;
 	const char *why;
 	loff_t pos = 0;
 
-	from_code(dl, "dyn_event_seq_start", k.seq_list_start, 0, 0);
-	from_code(dl, "dyn_event_seq_next", k.seq_list_next, 0, 1);
-	if (dv->failed[UE_DV_DYN_EVENT_OPS_LIST][0])
-		fail(dl, "needs dyn_event_ops_list", NULL);
-	if (dv->failed[em][0]) {
-		fail(dl, "needs event_mutex", NULL);
-		return;
-	}
-	head = dv->addr[dl];
-
-	/* dyn_event_seq_start() returns holding event_mutex */
-	start = k.lookup("dyn_event_seq_start");
-	stop = k.lookup("dyn_event_seq_stop");
-	first = user_events_call((void *)start, 0, (unsigned long)&pos, 0, 0, 0);
-	if (!mutex_held_by_current(dv->addr[em])) {
+	first = observe(kfn[FN_START], 0, (unsigned long)&pos, 0);
+	from_obs(em, OBS_LOCK, "dyn_event_seq_start");
+	from_obs(dl, OBS_LIST_START, "dyn_event_seq_start");
+	if (!dv->failed[em][0] && !mutex_held_by_current(dv->addr[em]))
 		fail(em, "held after dyn_event_seq_start()", NULL);
-		fail(dl, "needs event_mutex", NULL);
-	} else {
-		passed(em, "held after dyn_event_seq_start()");
-	}
-	/* ...and gives the first entry, or NULL if there is none */
-	if (!dv->failed[dl][0]) {
-		if (!read_kernel(&lh, head, sizeof(lh)))
-			why = "list head not readable";
-		else if (first ? first != (unsigned long)lh.next :
-			 (unsigned long)lh.next != head)
-			why = "not the first entry dyn_event_seq_start() gives";
-		else
-			why = walk_ring(head, UE_DYN_EVENTS_MAX, check_dyn_event,
-					&nr);
-		if (why)
-			fail(dl, "ring", why);
-		else
-			passed(dl, "the first entry and the ring under event_mutex");
-	}
-	user_events_call((void *)stop, 0, 0, 0, 0, 0);
+	else if (!dv->failed[em][0])
+		passed(em, "held after it");
+	check_seq_next(kfn[FN_NEXT]);
+	check_event_ring(first);
+	observe(kfn[FN_STOP], 0, 0, 0);
+	from_obs(em, OBS_UNLOCK, "dyn_event_seq_stop");
+	if (dv->failed[em][0])
+		return;
+	why = check_mutex(dv->addr[em], "event_mutex");
+	if (why)
+		fail(em, "structure", why);
+	else
+		passed(em, "a mutex");
 }
 
 void ue_derive(unsigned long (*lookup)(const char *name), const char *fail_sym,
 	       struct ue_derived *d)
 {
-	unsigned int v;
+	const unsigned int em = UE_DV_EVENT_MUTEX, om = UE_DV_DYN_EVENT_OPS_MUTEX;
+	unsigned int v, i;
+	bool missing = false;
 
 	memset(d, 0, sizeof(*d));
 	dv = d;
-	k.lookup = lookup;
-	k.size_offset = lookup("kallsyms_lookup_size_offset");
-	k.text_address = lookup("kernel_text_address");
-	k.mutex_lock = lookup("mutex_lock");
-	k.mutex_lock_nested = lookup("mutex_lock_nested");
-	k.mutex_unlock = lookup("mutex_unlock");
-	k.seq_list_start = lookup("seq_list_start");
-	k.seq_list_next = lookup("seq_list_next");
-	env.mutex_lock = k.mutex_lock;
-	env.mutex_lock_nested = k.mutex_lock_nested;
-
+	lookup_fn = lookup;
 	for (v = 0; v < UE_DV_COUNT; v++)
 		if (fail_sym && !strcmp(fail_sym, ue_derived_names[v]))
 			fail(v, "forced to fail (ksyms_test)", NULL);
-
-	fnbuf = kmalloc(sizeof(*fnbuf), GFP_KERNEL);
-	if (!fnbuf || !k.size_offset || !k.text_address || !k.mutex_lock ||
-	    !k.mutex_unlock || !k.seq_list_start || !k.seq_list_next ||
-	    ue_arch_decoder_init(lookup)) {
-		for (v = 0; v < UE_DV_COUNT; v++)
-			fail(v, "setup", fnbuf ? "a kernel function it reads is missing" :
-			     "out of memory");
-		goto out;
+	for (i = 0; i < ARRAY_SIZE(kfn_names); i++) {
+		kfn[i] = lookup(kfn_names[i]);
+		missing |= !kfn[i];
+		for (v = 0; v < UE_DV_COUNT && !kfn[i]; v++)
+			fail(v, kfn_names[i], "not in kallsyms");
 	}
-
-	derive_mutexes();
+	if (missing || obs_register())
+		goto out;
+	derive_ops_mutex();
 	derive_ops_list();
-	derive_event_list();
+	derive_event_mutex_and_list();
+	obs_unregister();
+	if (!dv->failed[om][0] && dv->addr[om] == dv->addr[em])
+		fail(om, "distinct from event_mutex", NULL);
 out:
-	kfree(fnbuf);
-	fnbuf = NULL;
 	dv = NULL;
 }

@@ -60,7 +60,7 @@ static const struct kernel_param_ops symbols_ops = {
 };
 module_param_cb(symbols, &symbols_ops, NULL, 0444);
 MODULE_PARM_DESC(symbols,
-		 "Read-only: where each tracing core variable's address comes from (kallsyms, or derived from the kernel's code and data: Documentation/compat.rst), and whether the derivation agrees with kallsyms");
+		 "Read-only: where each tracing core variable's address comes from (kallsyms, or derived from what the kernel's functions pass to their callees: Documentation/compat.rst), and whether the derivation agrees with kallsyms");
 
 /* Symbols whose presence means the kernel has its own user_events */
 static const char * const builtin_user_events_syms[] = {

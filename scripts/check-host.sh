@@ -14,8 +14,6 @@
 #             tests on BUILD_EXCLUSIVE_KERNEL and BUILD_EXCLUSIVE_ARCH;
 #   docs      every Documentation/*.rst builds with docutils without a
 #             warning (scripts/build-docs.sh, HTML in build/docs/);
-#   derive    tests/selftests/host/derive_test.c: the code analysis of
-#             user_events_derive_code.c with the arm64 decoder, on the host;
 #   refs      README.md exists and its code fences are closed; in README.md,
 #             Documentation/*.rst, debian/README.Debian and tests/bench/README.md
 #             every `make <target>` names a target of the Makefile and every
@@ -116,15 +114,6 @@ if [[ -z $dkms28 ]]; then
 	ue_ok "dkms: DKMS 2.8 builds for 5.10 and later on x86_64 and aarch64 (Debian 11 arm64 included), skips the rest ($(grep -c . <<<"$dkms28_cases") releases)"
 else
 	ue_notok "dkms: DKMS 2.8's decisions differ: ${dkms28//$'\n'/; }"
-fi
-
-# -- the code analysis of the derivation, on the host ------------------------------
-# tests/selftests/host/derive_test.c: hand-assembled A64 functions the analysis
-# must read right, most of them by refusing (Documentation/compat.rst)
-if out=$(make -s -C "$UE_REPO/tests/selftests/host" OUT="$UE_BUILD/host" run 2>&1); then
-	ue_ok "derive: the code analysis on the host ($(tail -n 1 <<<"$out" | sed 's/^# //'))"
-else
-	ue_notok "derive: the code analysis on the host: $(grep -E '^not ok|error|ERROR' <<<"$out" | head -n 5 | tr '\n' ' ')"
 fi
 
 # -- docs ----------------------------------------------------------------------

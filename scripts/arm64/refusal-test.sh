@@ -5,8 +5,9 @@
 #
 # On a kernel whose kallsyms lists no variables (CONFIG_KALLSYMS_ALL unset),
 # such as Debian's arm64 6.1 kernels (Debian 12) and 5.10 kernels (Debian
-# 11), the module derives the tracing core's variables from the kernel's
-# code and data (user_events_derive.c, Documentation/compat.rst). This test
+# 11), the module derives the tracing core's variables from what the
+# kernel's functions pass to their callees (user_events_derive.c,
+# Documentation/compat.rst). This test
 # checks both outcomes there: it loads, on derived addresses, and it
 # refuses cleanly when a check fails. Given a series (6.1, the default, or
 # 5.10), it takes that series' newest generic arm64 release whose image the

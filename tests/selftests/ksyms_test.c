@@ -5,7 +5,8 @@
  * variables").
  *
  * The module derives event_mutex, dyn_event_ops_mutex, dyn_event_ops_list
- * and dyn_event_list from the kernel's code and data on every kernel, and
+ * and dyn_event_list on every kernel (from what the kernel's functions
+ * pass to mutex_lock(), seq_list_start() and the like), and
  * says in its read-only parameter "symbols" where each address comes from.
  * Where /proc/kallsyms lists a variable, the module uses kallsyms' address
  * and its derivation must have found the same one ("kallsyms, derivation
@@ -142,9 +143,10 @@ TEST(one_copy_iff_staging_record_in_kallsyms)
 		       have ? "" : "not ");
 }
 
-TEST(derived_addresses_in_use)
+/* Loaded with ksyms_test=derived: every variable's line reads derived */
+static void check_derived_report(struct __test_metadata *_metadata)
 {
-	char report[4096], line[512], want[128], val[16];
+	char report[4096], line[512], want[128];
 	unsigned int i;
 
 	reload(_metadata, "ksyms_test=derived");
@@ -155,6 +157,13 @@ TEST(derived_addresses_in_use)
 		EXPECT_EQ(0, strncmp(line, want, strlen(want)))
 			TH_LOG("want '%s...', have '%s'", want, line);
 	}
+}
+
+TEST(derived_addresses_in_use)
+{
+	char val[16];
+
+	check_derived_report(_metadata);
 	ASSERT_EQ(0, read_param("one_copy", val, sizeof(val)));
 	EXPECT_EQ('N', val[0]);
 	/* The module works on them: an event made through dynamic_events */
@@ -393,16 +402,162 @@ TEST_F_TIMEOUT(ksyms, disagreement_refuses, UE_TIMEOUT(180))
 	ASSERT_EQ(0, ue_mod_insmod(""));
 }
 
-/* build/<release>/test-kmod/ue_ksyms_decoy.ko, beside the module's dir */
-static int decoy_path(char *buf, size_t size)
+/*
+ * The derivation observes what the kernel's functions pass to
+ * mutex_lock(), mutex_unlock(), seq_list_start() and seq_list_next()
+ * through kprobes of its own. Others' probes and tracers on the same
+ * functions must not change what it sees; with kprobes disabled
+ * (debugfs kprobes/enabled = 0: its kprobes register but never fire) it
+ * sees nothing, and must say so.
+ */
+#define UE_KPROBES_ENABLED "/sys/kernel/debug/kprobes/enabled"
+
+/* The functions it observes (mutex_lock() apart); its callers are notrace */
+static const char * const observed_fns[] = {
+	"mutex_unlock", "seq_list_start", "seq_list_next",
+};
+
+FIXTURE(observe) {};
+FIXTURE_SETUP(observe)
+{
+	ue_delete_prefix("");
+}
+
+FIXTURE_TEARDOWN(observe)
+{
+	char cmd[64];
+	unsigned int i;
+
+	syscall(SYS_delete_module, "ue_kprobe_storm", O_NONBLOCK);
+	ue_write_file(UE_KPROBES_ENABLED, "1", false);
+	ue_write_file(UE_TRACEFS "/current_tracer", "nop", false);
+	ue_write_file(UE_TRACEFS "/set_ftrace_filter", "", true);
+	ue_write_file(UE_TRACEFS "/events/kprobes/enable", "0", false);
+	for (i = 0; i < ARRAY_SIZE(observed_fns); i++) {
+		snprintf(cmd, sizeof(cmd), "-:ue_kp_%u", i);
+		ue_write_file(UE_TRACEFS "/kprobe_events", cmd, false);
+	}
+	ue_write_file(UE_TRACEFS "/kprobe_events", "-:ue_kp_lock", false);
+	ue_write_file(UE_TRACEFS "/kprobe_events", "-:ue_kpr_lock", false);
+	ue_mod_reload("");
+}
+
+/* The module loads, its report as on default parameters, and derived */
+static void check_loads_and_derives(struct __test_metadata *_metadata)
+{
+	reload(_metadata, "");
+	check_default_report(_metadata);
+	check_derived_report(_metadata);
+}
+
+/* Kprobes and kretprobes of another user on the functions observed */
+TEST_F_TIMEOUT(observe, others_kprobes_on_the_functions, UE_TIMEOUT(180))
+{
+	char cmd[128];
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(observed_fns); i++) {
+		snprintf(cmd, sizeof(cmd), "p:ue_kp_%u %s", i, observed_fns[i]);
+		ASSERT_EQ(0, ue_write_file(UE_TRACEFS "/kprobe_events", cmd, false))
+			TH_LOG("%s", cmd);
+	}
+	/* mutex_lock_nested() where lockdep makes mutex_lock() a macro */
+	if (ue_write_file(UE_TRACEFS "/kprobe_events", "p:ue_kp_lock mutex_lock",
+			  false))
+		ASSERT_EQ(0, ue_write_file(UE_TRACEFS "/kprobe_events",
+					   "p:ue_kp_lock mutex_lock_nested", false));
+	ASSERT_EQ(0, ue_write_file(UE_TRACEFS "/kprobe_events",
+				   "r:ue_kpr_lock seq_list_start", false));
+	ASSERT_EQ(0, ue_write_file(UE_TRACEFS "/events/kprobes/enable", "1",
+				   false));
+	check_loads_and_derives(_metadata);
+}
+
+/* The function and function_graph tracers on the functions observed */
+TEST_F_TIMEOUT(observe, tracers_on_the_functions, UE_TIMEOUT(240))
+{
+	static const char * const tracers[] = { "function", "function_graph" };
+	char filter[1024];
+	unsigned int i;
+
+	ASSERT_EQ(0, ue_write_file(UE_TRACEFS "/set_ftrace_filter", "", true));
+	for (i = 0; i < ARRAY_SIZE(observed_fns); i++)
+		ASSERT_EQ(0, ue_write_file(UE_TRACEFS "/set_ftrace_filter",
+					   observed_fns[i], false));
+	if (ue_write_file(UE_TRACEFS "/set_ftrace_filter", "mutex_lock", false))
+		ASSERT_EQ(0, ue_write_file(UE_TRACEFS "/set_ftrace_filter",
+					   "mutex_lock_nested", false));
+	ASSERT_LT(0, ue_read_file(UE_TRACEFS "/set_ftrace_filter", filter,
+				  sizeof(filter)));
+	for (i = 0; i < ARRAY_SIZE(observed_fns); i++)
+		EXPECT_NE(NULL, strstr(filter, observed_fns[i])) TH_LOG("%s", filter);
+	for (i = 0; i < ARRAY_SIZE(tracers); i++) {
+		ASSERT_EQ(0, ue_write_file(UE_TRACEFS "/current_tracer",
+					   tracers[i], false)) TH_LOG("%s", tracers[i]);
+		check_loads_and_derives(_metadata);
+		ASSERT_EQ(0, ue_write_file(UE_TRACEFS "/current_tracer", "nop",
+					   false));
+	}
+}
+
+/*
+ * Kprobes disabled: no call is seen. Where kallsyms lists the variables
+ * the module loads on its addresses, each derivation FAILED with the
+ * reason; on derived addresses (and where kallsyms lacks them) the load
+ * is refused, the kernel log naming the variable and the reason
+ */
+TEST_F_TIMEOUT(observe, kprobes_disabled, UE_TIMEOUT(180))
+{
+	char report[4096], line[512], want[256];
+	unsigned int i;
+	int ret, fd;
+
+	ASSERT_EQ(0, ue_mod_unload_retry());
+	ASSERT_EQ(0, ue_write_file(UE_KPROBES_ENABLED, "0", false));
+	ret = ue_mod_insmod("");
+	if (!in_kallsyms("dyn_event_list")) {
+		EXPECT_EQ(-EOPNOTSUPP, ret);
+	} else {
+		ASSERT_EQ(0, ret);
+		ASSERT_EQ(0, read_param("symbols", report, sizeof(report)));
+		for (i = 0; i < ARRAY_SIZE(vars); i++) {
+			ASSERT_NE(NULL, report_line(report, vars[i], line,
+						    sizeof(line)));
+			snprintf(want, sizeof(want),
+				 "%s: kallsyms, derivation FAILED (", vars[i]);
+			EXPECT_EQ(0, strncmp(line, want, strlen(want)))
+				TH_LOG("want '%s...', have '%s'", want, line);
+			EXPECT_NE(NULL, strstr(line, i == 2 ?
+					       "needs dyn_event_ops_mutex" :
+					       ": no call seen (kprobes disabled?)"))
+				TH_LOG("%s", line);
+		}
+		ASSERT_EQ(0, ue_mod_unload_retry());
+	}
+	fd = kmsg_open();
+	ASSERT_LE(0, fd);
+	EXPECT_EQ(-EOPNOTSUPP, ue_mod_insmod("ksyms_test=derived"));
+	EXPECT_FALSE(ue_mod_loaded());
+	snprintf(want, sizeof(want),
+		 "%s: cannot locate dyn_event_list: failed check: seq_list_start in dyn_event_seq_start: no call seen (kprobes disabled?)",
+		 ue_mod_name());
+	EXPECT_TRUE(kmsg_has(fd, want)) TH_LOG("no log line '%s'", want);
+	close(fd);
+	/* Enabled again, the derivation sees the calls again */
+	ASSERT_EQ(0, ue_write_file(UE_KPROBES_ENABLED, "1", false));
+	check_loads_and_derives(_metadata);
+}
+
+/* build/<release>/test-kmod/<name>.ko, beside the module's dir */
+static int kmod_path(char *buf, size_t size, const char *name)
 {
 	const char *ko = getenv("UE_MODULE");
 	const char *slash = ko ? strrchr(ko, '/') : NULL;
 
 	if (!slash)
 		return -1;
-	snprintf(buf, size, "%.*s/../test-kmod/ue_ksyms_decoy.ko",
-		 (int)(slash - ko), ko);
+	snprintf(buf, size, "%.*s/../test-kmod/%s.ko", (int)(slash - ko), ko,
+		 name);
 	return access(buf, R_OK);
 }
 
@@ -460,7 +615,7 @@ TEST_F_TIMEOUT(ksyms, same_named_module_symbols_not_used, UE_TIMEOUT(240))
 	int status, i, fd;
 	pid_t pid;
 
-	if (decoy_path(ko, sizeof(ko)))
+	if (kmod_path(ko, sizeof(ko), "ue_ksyms_decoy"))
 		SKIP(return, "no %s (scripts/build-module.sh builds it)", ko);
 	ue_delete_prefix("");
 	ASSERT_EQ(0, ue_mod_unload_retry());
@@ -508,6 +663,39 @@ TEST_F_TIMEOUT(ksyms, same_named_module_symbols_not_used, UE_TIMEOUT(240))
 	EXPECT_EQ(0, status);
 	EXPECT_EQ(0, syscall(SYS_delete_module, "ue_ksyms_decoy", O_NONBLOCK));
 	ASSERT_EQ(0, ue_mod_reload(""));
+}
+
+static int storm_param(const char *param)
+{
+	char path[128], val[32];
+
+	snprintf(path, sizeof(path),
+		 "/sys/module/ue_kprobe_storm/parameters/%s", param);
+	return ue_read_file(path, val, sizeof(val)) < 0 ? -1 : atoi(val);
+}
+
+/*
+ * A kprobe at every instruction of the functions the derivation calls and
+ * observes (tests/kmod/ue_kprobe_storm.c), the attack that the decoding
+ * derivation had to survive: the observation still agrees with kallsyms,
+ * and derives alone
+ */
+TEST_F_TIMEOUT(observe, kprobe_at_every_instruction, UE_TIMEOUT(300))
+{
+	char ko[512];
+	int fd;
+
+	if (kmod_path(ko, sizeof(ko), "ue_kprobe_storm"))
+		SKIP(return, "no %s (scripts/build-module.sh builds it)", ko);
+	fd = open(ko, O_RDONLY | O_CLOEXEC);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, syscall(SYS_finit_module, fd, "", 0)) TH_LOG("%m");
+	close(fd);
+	TH_LOG("%d kprobes placed", storm_param("probes"));
+	EXPECT_LT(40, storm_param("probes"));
+	check_loads_and_derives(_metadata);
+	EXPECT_LT(0, storm_param("hits"));
+	EXPECT_EQ(0, syscall(SYS_delete_module, "ue_kprobe_storm", O_NONBLOCK));
 }
 
 TEST_HARNESS_MAIN

@@ -1081,8 +1081,8 @@ static void user_event_probes_fill(struct user_event_probes *new,
  * destroy_user_event() sees), both user->probes and the stack are empty.
  *
  * Writers read the array and its files with preemption disabled
- * (user_event_emit(), user_events_write_kernel_iter()), the sched-RCU
- * read side: since 4.20 RCU is consolidated (5.10, 6.1, 6.12, PREEMPT_RT
+ * (user_event_write_payload(), user_events_write_other_iter()), the
+ * sched-RCU read side: since 4.20 RCU is consolidated (5.10, 6.1, 6.12, PREEMPT_RT
  * too), so the normal grace period of kfree_rcu() waits for those
  * readers. A file stays valid for a writer that still sees it after its
  * detach: the tracing core frees an instance's files only after its own
@@ -1635,57 +1635,61 @@ static int delete_user_event(const char *name)
  *    handed to every consumer from that copy.
  *
  * Both run with preemption disabled, which is the sched-RCU read side of
- * user->probes, and with page faults disabled while user memory is read. A
+ * the index array and of user->probes (one section from the lookup to the
+ * commit), and with page faults disabled while user memory is read. A
  * page of the payload that is not present makes the attempt return
- * -EAGAIN with nothing recorded; user_event_emit() then faults it in with
- * preemption enabled and tries once more.
+ * -EAGAIN with nothing recorded; user_event_write_payload() then faults it
+ * in with preemption enabled and tries once more.
  */
 
-static struct user_event *user_event_file_lookup(struct user_event_file *info,
-						 int idx)
+/*
+ * The event of write index @idx on @info, or NULL. Preemption is disabled
+ * by the caller: the sched-RCU read side of the index array, which stays
+ * disabled for the write that follows (one section for both).
+ */
+static __always_inline struct user_event *
+user_event_file_lookup(struct user_event_file *info, unsigned int idx)
 {
 	struct user_event_refs *refs;
-	struct user_event *user = NULL;
 
-	rcu_read_lock_sched();
 	refs = rcu_dereference_sched(info->refs);
 	/* Pairs with the release that publishes a new slot's count */
 	if (likely(refs && idx < smp_load_acquire(&refs->count)))
-		user = refs->events[idx];
-	rcu_read_unlock_sched();
+		return refs->events[idx];
 
-	/* The file holds a reference on every event it registered */
-	return user;
+	return NULL;
 }
 
 /*
  * Finds the event of write index @idx on @file and checks that a payload
- * of @len bytes may be written to it now: returns the event, or an error
- * pointer for an index, a size or a state that is refused. Copies nothing.
+ * of @len bytes may be written to it now: returns 0 and the event in
+ * @userp, or the errno of an index, a size or a state that is refused.
+ * Copies nothing. Preemption disabled by the caller; the event outlives
+ * that section: the file holds a reference on every event it registered.
  */
-static __always_inline struct user_event *
-user_event_lookup_for_write(struct file *file, int idx, size_t len)
+static __always_inline int
+user_event_lookup_for_write(struct file *file, int idx, size_t len,
+			    struct user_event **userp)
 {
 	struct user_event *user;
 
-	if (unlikely(idx < 0))
-		return ERR_PTR(-EINVAL);
-
+	/* A negative index fails the unsigned bound as well */
 	user = user_event_file_lookup(file->private_data, idx);
 	if (unlikely(!user))
-		return ERR_PTR(-ENOENT);
+		return idx < 0 ? -EINVAL : -ENOENT;
 
 	if (unlikely(len < user->min_size))
-		return ERR_PTR(-EINVAL);
+		return -EINVAL;
 
 	if (unlikely(len > MAX_PAYLOAD_SIZE))
-		return ERR_PTR(-E2BIG);
+		return -E2BIG;
 
 	/* Nothing listens: tell the caller, as upstream does */
 	if (unlikely(!READ_ONCE(user->status)))
-		return ERR_PTR(-EBADF);
+		return -EBADF;
 
-	return user;
+	*userp = user;
+	return 0;
 }
 
 /*
@@ -1725,14 +1729,25 @@ static noinline int user_event_deliver_staged(struct user_event *user,
  */
 
 /*
- * Segments up to this size are copied in 8-byte loads and a 4, 2 and 1-byte
- * tail inside one user access region; longer ones by raw_copy_from_user().
+ * Segments up to this size are copied by loads inside one user access
+ * region: 8-byte ones, the last of which ends at the segment's end and
+ * overlaps the one before (a segment of 4 to 7 bytes: two 4-byte loads, 2
+ * or 3: two 2-byte loads); longer ones by raw_copy_from_user().
  * EventHeader's segments are a few bytes each (its header is 8, a field's
  * value 1 to 16), and for those the generic copy costs several times the
  * bytes: a call, and on CPUs without FSRM rep_movs_alternative(), which
  * copies what is left below 8 bytes one byte per iteration.
  */
 #define UE_COPY_SMALL_MAX 64
+
+/* One load of a @type from user memory to @dst, in a user access region */
+#define ue_unsafe_copy(type, dst, src, label)				\
+	do {								\
+		type __ue_v;						\
+									\
+		unsafe_get_user(__ue_v, (const type __user *)(src), label); \
+		memcpy((dst), &__ue_v, sizeof(__ue_v));			\
+	} while (0)
 
 /*
  * Copies @n bytes at @from to @buf: this CPU's write buffer or a record
@@ -1755,35 +1770,30 @@ static __always_inline int user_event_copy_seg(void *buf,
 		ue_instrument_copy_from_user_before(buf, from, n);
 		if (unlikely(!user_access_begin(from, n)))
 			return -EFAULT;
-		for (; rem >= sizeof(u64); rem -= sizeof(u64)) {
-			u64 v;
-
-			unsafe_get_user(v, (const u64 __user *)src, fault);
-			memcpy(dst, &v, sizeof(v));
-			dst += sizeof(u64);
-			src += sizeof(u64);
-		}
-		if (rem & sizeof(u32)) {
-			u32 v;
-
-			unsafe_get_user(v, (const u32 __user *)src, fault);
-			memcpy(dst, &v, sizeof(v));
-			dst += sizeof(u32);
-			src += sizeof(u32);
-		}
-		if (rem & sizeof(u16)) {
-			u16 v;
-
-			unsafe_get_user(v, (const u16 __user *)src, fault);
-			memcpy(dst, &v, sizeof(v));
-			dst += sizeof(u16);
-			src += sizeof(u16);
-		}
-		if (rem & 1) {
-			u8 v;
-
-			unsafe_get_user(v, (const u8 __user *)src, fault);
-			*(u8 *)dst = v;
+		/*
+		 * Pairs of loads of one size, the second ending at @n: it
+		 * overlaps the first when @n is not twice the size, and no
+		 * tail is left to copy by smaller loads.
+		 */
+		if (rem >= sizeof(u64)) {
+			for (; rem > 2 * sizeof(u64); rem -= sizeof(u64)) {
+				ue_unsafe_copy(u64, dst, src, fault);
+				dst += sizeof(u64);
+				src += sizeof(u64);
+			}
+			ue_unsafe_copy(u64, dst, src, fault);
+			rem -= sizeof(u64);
+			ue_unsafe_copy(u64, dst + rem, src + rem, fault);
+		} else if (rem >= sizeof(u32)) {
+			ue_unsafe_copy(u32, dst, src, fault);
+			rem -= sizeof(u32);
+			ue_unsafe_copy(u32, dst + rem, src + rem, fault);
+		} else if (rem >= sizeof(u16)) {
+			ue_unsafe_copy(u16, dst, src, fault);
+			rem -= sizeof(u16);
+			ue_unsafe_copy(u16, dst + rem, src + rem, fault);
+		} else if (rem) {
+			ue_unsafe_copy(u8, dst, src, fault);
 		}
 		user_access_end();
 		ue_instrument_copy_from_user_after(buf, from, n, 0);
@@ -1991,16 +2001,38 @@ static noinline int user_event_emit_retry(struct user_event *user,
 }
 
 /*
- * Records the payload (see user_event_copy_payload()), @len bytes that the
- * segments hold (checked by the caller).
+ * Looks up the event of write index @idx on @file for a payload of @len
+ * bytes (user_event_lookup_for_write()) and, when it may be written,
+ * returns 0 with preemption disabled: the section the emit that follows
+ * (user_event_emit_buf() or user_event_emit_iovecs()) runs in and ends.
  */
-static int user_event_emit(struct user_event *user, const char __user *first,
-			   size_t first_len, const struct iovec *rest,
-			   unsigned long nr_rest, size_t len)
+static __always_inline int user_event_write_begin(struct file *file, int idx,
+						  size_t len,
+						  struct user_event **userp)
 {
 	int ret;
 
 	preempt_disable();
+	ret = user_event_lookup_for_write(file, idx, len, userp);
+	if (unlikely(ret))
+		preempt_enable();
+
+	return ret;
+}
+
+/*
+ * Records the payload (see user_event_copy_payload()), @len bytes that the
+ * segments hold (checked by the caller): one attempt in the section that
+ * user_event_write_begin() started, which it ends, then the second attempt
+ * if a page was not present.
+ */
+static __always_inline int
+user_event_emit_end(struct user_event *user, const char __user *first,
+		    size_t first_len, const struct iovec *rest,
+		    unsigned long nr_rest, size_t len)
+{
+	int ret;
+
 	ret = user_event_emit_once(user, first, first_len, rest, nr_rest, len);
 	preempt_enable();
 	if (unlikely(ret == -EAGAIN))
@@ -2008,6 +2040,35 @@ static int user_event_emit(struct user_event *user, const char __user *first,
 					    nr_rest, len);
 
 	return ret;
+}
+
+/*
+ * user_event_emit_end() out of line, for a payload in iovecs and for
+ * write()'s in one buffer: the writers' paths up to the lookup (and a
+ * write refused there, such as one to an event with nothing attached)
+ * then save no registers for it.
+ */
+static noinline int user_event_emit_iovecs(struct user_event *user,
+					   const char __user *first,
+					   size_t first_len,
+					   const struct iovec *rest,
+					   unsigned long nr_rest, size_t len)
+{
+	return user_event_emit_end(user, first, first_len, rest, nr_rest,
+				   len);
+}
+
+/* write()'s: the @count bytes at @ubuf, the index first; returns write()'s */
+static noinline ssize_t user_event_emit_buf(struct user_event *user,
+					    const char __user *ubuf,
+					    size_t count)
+{
+	size_t len = count - sizeof(int);
+	int ret;
+
+	ret = user_event_emit_end(user, ubuf + sizeof(int), len, NULL, 0, len);
+
+	return ret ? ret : count;
 }
 
 /* user_events_data file */
@@ -2033,7 +2094,6 @@ static ssize_t user_events_write(struct file *file, const char __user *ubuf,
 				 size_t count, loff_t *ppos)
 {
 	struct user_event *user;
-	size_t len;
 	int idx, ret;
 
 	if (unlikely(count < sizeof(idx)))
@@ -2042,14 +2102,11 @@ static ssize_t user_events_write(struct file *file, const char __user *ubuf,
 	if (unlikely(get_user(idx, (const int __user *)ubuf)))
 		return -EFAULT;
 
-	len = count - sizeof(idx);
-	user = user_event_lookup_for_write(file, idx, len);
-	if (IS_ERR(user))
-		return PTR_ERR(user);
+	ret = user_event_write_begin(file, idx, count - sizeof(idx), &user);
+	if (unlikely(ret))
+		return ret;
 
-	ret = user_event_emit(user, ubuf + sizeof(idx), len, NULL, 0, len);
-
-	return ret ? ret : count;
+	return user_event_emit_buf(user, ubuf, count);
 }
 
 /*
@@ -2083,11 +2140,13 @@ static noinline ssize_t user_events_write_other_iter(struct kiocb *kiocb,
 		return -EFAULT;
 
 	len = total - sizeof(idx);
-	user = user_event_lookup_for_write(kiocb->ki_filp, idx, len);
-	if (IS_ERR(user))
-		return PTR_ERR(user);
-
 	preempt_disable();
+	ret = user_event_lookup_for_write(kiocb->ki_filp, idx, len, &user);
+	if (ret) {
+		preempt_enable();
+		return ret;
+	}
+
 	buf = this_cpu_ptr(write_buffer);
 	/* len <= MAX_PAYLOAD_SIZE, the buffer's size */
 	pagefault_disable();
@@ -2130,11 +2189,12 @@ static noinline ssize_t user_events_write_split_index(struct kiocb *kiocb,
 		nr_rest = it.nr_segs - 1;
 	}
 
-	user = user_event_lookup_for_write(kiocb->ki_filp, idx, len);
-	if (IS_ERR(user))
-		return PTR_ERR(user);
+	ret = user_event_write_begin(kiocb->ki_filp, idx, len, &user);
+	if (ret)
+		return ret;
 
-	ret = user_event_emit(user, first, first_len, rest, nr_rest, len);
+	ret = user_event_emit_iovecs(user, first, first_len, rest, nr_rest,
+				     len);
 	if (ret)
 		return ret;
 
@@ -2175,9 +2235,9 @@ static ssize_t user_events_write_iter(struct kiocb *kiocb,
 		return -EFAULT;
 
 	len = total - sizeof(idx);
-	user = user_event_lookup_for_write(kiocb->ki_filp, idx, len);
-	if (IS_ERR(user))
-		return PTR_ERR(user);
+	ret = user_event_write_begin(kiocb->ki_filp, idx, len, &user);
+	if (unlikely(ret))
+		return ret;
 
 	/* The payload starts after the index, often in the next segment */
 	first += sizeof(idx);
@@ -2191,7 +2251,8 @@ static ssize_t user_events_write_iter(struct kiocb *kiocb,
 		nr_rest--;
 	}
 
-	ret = user_event_emit(user, first, first_len, rest, nr_rest, len);
+	ret = user_event_emit_iovecs(user, first, first_len, rest, nr_rest,
+				     len);
 	if (ret)
 		return ret;
 

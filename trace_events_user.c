@@ -162,6 +162,9 @@ struct user_event_file {
 	struct user_event_refs __rcu *refs;
 };
 
+/* The index array of a file that registered nothing yet: never written */
+static struct user_event_refs user_events_no_refs;
+
 /*
  * Locking: the event tables, the status page bookkeeping and the event
  * calls are changed under the tracing core's event_mutex, which the
@@ -1643,40 +1646,34 @@ static int delete_user_event(const char *name)
  */
 
 /*
- * The event of write index @idx on @info, or NULL. Preemption is disabled
- * by the caller: the sched-RCU read side of the index array, which stays
- * disabled for the write that follows (one section for both).
- */
-static __always_inline struct user_event *
-user_event_file_lookup(struct user_event_file *info, unsigned int idx)
-{
-	struct user_event_refs *refs;
-
-	refs = rcu_dereference_sched(info->refs);
-	/* Pairs with the release that publishes a new slot's count */
-	if (likely(refs && idx < smp_load_acquire(&refs->count)))
-		return refs->events[idx];
-
-	return NULL;
-}
-
-/*
  * Finds the event of write index @idx on @file and checks that a payload
  * of @len bytes may be written to it now: returns 0 and the event in
  * @userp, or the errno of an index, a size or a state that is refused.
- * Copies nothing. Preemption disabled by the caller; the event outlives
- * that section: the file holds a reference on every event it registered.
+ * Copies nothing. Preemption is disabled by the caller: the sched-RCU read
+ * side of the file's index array, which stays disabled for the write that
+ * follows (one section for both). The event outlives that section: the
+ * file holds a reference on every event it registered.
+ *
+ * A file that registered nothing has the empty array, and a slot below
+ * the count is never NULL: set before the count that covers it, never
+ * cleared (user_events_ref_add()).
  */
 static __always_inline int
 user_event_lookup_for_write(struct file *file, int idx, size_t len,
 			    struct user_event **userp)
 {
+	struct user_event_file *info = file->private_data;
+	struct user_event_refs *refs = rcu_dereference_sched(info->refs);
 	struct user_event *user;
 
-	/* A negative index fails the unsigned bound as well */
-	user = user_event_file_lookup(file->private_data, idx);
-	if (unlikely(!user))
+	/*
+	 * Pairs with the release that publishes a new slot's count; a
+	 * negative index fails the unsigned bound as well.
+	 */
+	if (unlikely((unsigned int)idx >= smp_load_acquire(&refs->count)))
 		return idx < 0 ? -EINVAL : -ENOENT;
+
+	user = refs->events[idx];
 
 	if (unlikely(len < user->min_size))
 		return -EINVAL;
@@ -2081,6 +2078,9 @@ static int user_events_open(struct inode *inode, struct file *file)
 	if (!info)
 		return -ENOMEM;
 
+	/* Writers then need no test for a file without registrations */
+	RCU_INIT_POINTER(info->refs, &user_events_no_refs);
+
 	file->private_data = info;
 	/*
 	 * A stream: no file position, so threads writing through one file
@@ -2270,14 +2270,14 @@ static int user_events_ref_add(struct user_event_file *info,
 
 	refs = rcu_dereference_protected(info->refs,
 					 lockdep_is_held(&user_event_mutex));
-	count = refs ? refs->count : 0;
+	count = refs->count;
 
 	/* A new event is in no file yet: no need to look */
 	for (i = 0; i < count && !created; i++)
 		if (refs->events[i] == user)
 			return i;
 
-	if (!refs || count == refs->capacity) {
+	if (count == refs->capacity) {
 		capacity = max(8U, count * 2);
 		new = kzalloc(struct_size(new, events, capacity),
 			      GFP_KERNEL_ACCOUNT);
@@ -2288,7 +2288,7 @@ static int user_events_ref_add(struct user_event_file *info,
 		for (i = 0; i < count; i++)
 			new->events[i] = refs->events[i];
 		rcu_assign_pointer(info->refs, new);
-		if (refs)
+		if (refs != &user_events_no_refs)
 			kfree_rcu(refs, rcu);
 		refs = new;
 	}
@@ -2609,11 +2609,10 @@ static int user_events_release(struct inode *inode, struct file *file)
 
 	/* Nobody else uses the file any more */
 	refs = rcu_dereference_protected(info->refs, true);
-	if (refs) {
-		for (i = 0; i < refs->count; i++)
-			user_event_put(refs->events[i]);
+	for (i = 0; i < refs->count; i++)
+		user_event_put(refs->events[i]);
+	if (refs != &user_events_no_refs)
 		kfree(refs);
-	}
 
 	kfree(info);
 	return 0;

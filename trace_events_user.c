@@ -895,46 +895,93 @@ static int user_event_bpf_ctx_size(struct user_event *user, int size)
  * which bpf_get_stackid(), bpf_get_stack() and bpf_perf_event_output()
  * read, and the payload after it. Nothing they may load is left over from
  * an earlier record.
+ *
+ * user_event_perf_alloc() takes a perf buffer for a payload of @len bytes
+ * (NULL when nothing listens on this CPU or perf is in use in this context
+ * already); the payload goes to entry + 1, then user_event_perf_submit(),
+ * or user_event_perf_drop() to give the buffer back unsubmitted.
  */
-static void user_event_perf(struct user_event *user,
-			    const void *data, size_t len)
-{
-	struct hlist_head *head = this_cpu_ptr(user->call.perf_events);
-	bool bpf = bpf_prog_array_valid(&user->call);
-	struct trace_entry *entry;
+struct user_event_perf_rec {
+	struct hlist_head *head;
 	struct pt_regs *regs;
-	int size, alloc, context;
+	int size;	/* what the record is submitted with */
+	int alloc;	/* what BPF programs may load from */
+	int context;
+	bool bpf;
+};
 
-	if (!head || (hlist_empty(head) && !bpf))
-		return;
+static __always_inline struct trace_entry *
+user_event_perf_alloc(struct user_event *user, size_t len,
+		      struct user_event_perf_rec *rec)
+{
+	rec->head = this_cpu_ptr(user->call.perf_events);
+	rec->bpf = bpf_prog_array_valid(&user->call);
+	if (!rec->head || (hlist_empty(rec->head) && !rec->bpf))
+		return NULL;
 
-	size = ALIGN(sizeof(*entry) + len + sizeof(u32), sizeof(u64)) -
-	       sizeof(u32);
-	alloc = bpf ? user_event_bpf_ctx_size(user, size) : size;
-	entry = perf_trace_buf_alloc(alloc, &regs, &context);
-	if (!entry)
-		return;
+	rec->size = ALIGN(sizeof(struct trace_entry) + len + sizeof(u32),
+			  sizeof(u64)) - sizeof(u32);
+	rec->alloc = rec->bpf ? user_event_bpf_ctx_size(user, rec->size) :
+				rec->size;
 
-	perf_fetch_caller_regs(regs);
+	return perf_trace_buf_alloc(rec->alloc, &rec->regs, &rec->context);
+}
+
+static __always_inline void
+user_event_perf_submit(struct user_event *user, struct trace_entry *entry,
+		       size_t len, struct user_event_perf_rec *rec)
+{
+	perf_fetch_caller_regs(rec->regs);
 	/* The header's padding and RT-only fields reach user space too */
 	memset(entry, 0, sizeof(*entry));
 	ue_tracing_generic_entry_update(entry, user->call.event.type);
-	memcpy(entry + 1, data, len);
 	/* perf_trace_buf_alloc() zeroed only the last 8 bytes of alloc */
-	if (alloc > size)
+	if (rec->alloc > rec->size)
 		memset((void *)(entry + 1) + len, 0,
-		       alloc - sizeof(*entry) - len);
+		       rec->alloc - sizeof(*entry) - len);
 
 	/*
 	 * Programs attached after bpf was read do not run on this record:
 	 * alloc was sized for those that were there.
 	 */
-	if (bpf)
-		perf_trace_run_bpf_submit(entry, size, context, &user->call, 1,
-					  regs, head, NULL);
+	if (rec->bpf)
+		perf_trace_run_bpf_submit(entry, rec->size, rec->context,
+					  &user->call, 1, rec->regs, rec->head,
+					  NULL);
 	else
-		perf_tp_event(user->call.event.type, 1, entry, size, regs,
-			      head, context, NULL);
+		perf_tp_event(user->call.event.type, 1, entry, rec->size,
+			      rec->regs, rec->head, rec->context, NULL);
+}
+
+/*
+ * Gives back a buffer of user_event_perf_alloc() unsubmitted: a submission
+ * to no perf event and no task only releases the recursion context
+ * (perf_swevent_put_recursion_context() itself is not exported).
+ */
+static noinline void user_event_perf_drop(struct user_event *user,
+					  struct trace_entry *entry,
+					  struct user_event_perf_rec *rec)
+{
+	HLIST_HEAD(none);
+
+	perf_fetch_caller_regs(rec->regs);
+	perf_tp_event(user->call.event.type, 0, entry, rec->size, rec->regs,
+		      &none, rec->context, NULL);
+}
+
+/* A staged payload, already checked, to perf and BPF */
+static void user_event_perf(struct user_event *user,
+			    const void *data, size_t len)
+{
+	struct user_event_perf_rec rec;
+	struct trace_entry *entry;
+
+	entry = user_event_perf_alloc(user, len, &rec);
+	if (!entry)
+		return;
+
+	memcpy(entry + 1, data, len);
+	user_event_perf_submit(user, entry, len, &rec);
 }
 #else
 static void user_event_perf(struct user_event *user,
@@ -1927,6 +1974,75 @@ user_event_record_direct(struct user_event *user, struct trace_event_file *file,
 	return 0;
 }
 
+#ifdef CONFIG_PERF_EVENTS
+/*
+ * One copy for perf: the event's only consumers are perf events or BPF
+ * programs (user->status is EVENT_STATUS_PERF alone). The payload is
+ * copied from the writer's iovecs into the perf buffer, checked there
+ * (where the writer cannot change it any more) and submitted. Returns
+ * -EAGAIN if a page of the payload was not present, the errno of the
+ * checks if the copy failed them (nothing is submitted in both cases),
+ * -ENOSPC if no buffer was taken (nothing listens on this CPU, or perf is
+ * busy in this context: the caller takes the staged path, which checks the
+ * payload all the same and returns the same errors), else 0.
+ */
+static DEFINE_PER_CPU(struct user_event_perf_rec, direct_perf_rec);
+
+/*
+ * Out of line: perf_fetch_caller_regs() gives its function a frame
+ * pointer, which the ftrace paths of the writer would pay for too.
+ */
+static noinline void user_event_perf_submit_direct(struct user_event *user,
+						   struct trace_entry *entry,
+						   size_t len,
+						   struct user_event_perf_rec *rec)
+{
+	user_event_perf_submit(user, entry, len, rec);
+}
+
+static __always_inline int
+user_event_perf_direct(struct user_event *user, const char __user *first,
+		       size_t first_len, const struct iovec *rest,
+		       unsigned long nr_rest, size_t len)
+{
+	/*
+	 * Per CPU rather than on the stack, as direct_fbuffer and for the
+	 * same reason; used with preemption disabled by writes only.
+	 */
+	struct user_event_perf_rec *rec = this_cpu_ptr(&direct_perf_rec);
+	struct trace_entry *entry;
+	int ret;
+
+	entry = user_event_perf_alloc(user, len, rec);
+	if (unlikely(!entry))
+		return -ENOSPC;
+
+	pagefault_disable();
+	ret = user_event_copy_payload(entry + 1, first, first_len, rest,
+				      nr_rest, len);
+	pagefault_enable();
+	if (unlikely(ret))
+		ret = -EAGAIN;
+	else if (user->has_dyn)
+		ret = user_event_validate(user, entry + 1, len);
+	if (unlikely(ret)) {
+		user_event_perf_drop(user, entry, rec);
+		return ret;
+	}
+
+	user_event_perf_submit_direct(user, entry, len, rec);
+	return 0;
+}
+#else
+static __always_inline int
+user_event_perf_direct(struct user_event *user, const char __user *first,
+		       size_t first_len, const struct iovec *rest,
+		       unsigned long nr_rest, size_t len)
+{
+	return -ENOSPC;
+}
+#endif
+
 /*
  * Staged: copies the payload to this CPU's write buffer and delivers it
  * from there. Returns -EAGAIN if a page was not present.
@@ -1966,6 +2082,11 @@ user_event_emit_once(struct user_event *user, const char __user *first,
 		   !(READ_ONCE(file->flags) & UE_FILE_FLAGS_STAGED))) {
 		ret = user_event_record_direct(user, file, first, first_len,
 					       rest, nr_rest, len);
+		if (likely(ret != -ENOSPC))
+			return ret;
+	} else if (READ_ONCE(user->status) == EVENT_STATUS_PERF) {
+		ret = user_event_perf_direct(user, first, first_len, rest,
+					     nr_rest, len);
 		if (likely(ret != -ENOSPC))
 			return ret;
 	}

@@ -1678,11 +1678,15 @@ static int delete_user_event(const char *name)
  *    __data_loc/__rel_loc checks then run on that copy, which the writer
  *    cannot change any more; a record that fails them, or whose copy
  *    faulted, is discarded and never reaches a reader.
+ *  - One copy for perf (user_event_perf_direct()): when perf events or BPF
+ *    programs are the only consumers (user->status is EVENT_STATUS_PERF),
+ *    the payload is copied from the iovecs into perf's buffer, checked
+ *    there and submitted; one that fails is given back unsubmitted.
  *  - Staged (user_event_stage_and_deliver()): in every other case
- *    (several instances, perf or BPF, the flags above, a reserve that
- *    failed), the
- *    payload is copied once to this CPU's write buffer, checked there, and
- *    handed to every consumer from that copy.
+ *    (several instances, ftrace and perf, the flags above, a reserve or a
+ *    perf buffer that could not be had), the payload is copied once to
+ *    this CPU's write buffer, checked there, and handed to every consumer
+ *    from that copy.
  *
  * Both run with preemption disabled, which is the sched-RCU read side of
  * the index array and of user->probes (one section from the lookup to the

@@ -1912,6 +1912,30 @@ static int user_event_fault_in_payload(const char __user *first,
 }
 
 /*
+ * The copy of the one-copy paths, into a record the writer cannot reach:
+ * the payload with page faults disabled, then the __data_loc/__rel_loc
+ * checks on that copy. Returns -EAGAIN if a page was not present (short
+ * iovecs were ruled out by the caller), the errno of the checks, or 0.
+ */
+static __always_inline int
+user_event_copy_checked(struct user_event *user, void *dst,
+			const char __user *first, size_t first_len,
+			const struct iovec *rest, unsigned long nr_rest,
+			size_t len)
+{
+	int ret;
+
+	pagefault_disable();
+	ret = user_event_copy_payload(dst, first, first_len, rest, nr_rest,
+				      len);
+	pagefault_enable();
+	if (unlikely(ret))
+		return -EAGAIN;
+
+	return user->has_dyn ? user_event_validate(user, dst, len) : 0;
+}
+
+/*
  * The file flags under which trace_trigger_soft_disabled() has work to do:
  * such a file gets the staged path, which runs it before the record is
  * reserved, as the tracing core's own events do.
@@ -1956,22 +1980,11 @@ user_event_record_direct(struct user_event *user, struct trace_event_file *file,
 	if (unlikely(!entry))
 		return -ENOSPC;
 
-	pagefault_disable();
-	ret = user_event_copy_payload(entry + 1, first, first_len, rest,
+	ret = user_event_copy_checked(user, entry + 1, first, first_len, rest,
 				      nr_rest, len);
-	pagefault_enable();
 	if (unlikely(ret)) {
 		ue_trace_event_discard(fbuffer, pc);
-		/* Short iovecs were ruled out by the caller */
-		return -EAGAIN;
-	}
-
-	if (user->has_dyn) {
-		ret = user_event_validate(user, entry + 1, len);
-		if (unlikely(ret)) {
-			ue_trace_event_discard(fbuffer, pc);
-			return ret;
-		}
+		return ret;
 	}
 
 	trace_event_buffer_commit(fbuffer);
@@ -2021,14 +2034,8 @@ user_event_perf_direct(struct user_event *user, const char __user *first,
 	if (unlikely(!entry))
 		return -ENOSPC;
 
-	pagefault_disable();
-	ret = user_event_copy_payload(entry + 1, first, first_len, rest,
+	ret = user_event_copy_checked(user, entry + 1, first, first_len, rest,
 				      nr_rest, len);
-	pagefault_enable();
-	if (unlikely(ret))
-		ret = -EAGAIN;
-	else if (user->has_dyn)
-		ret = user_event_validate(user, entry + 1, len);
 	if (unlikely(ret)) {
 		user_event_perf_drop(user, entry, rec);
 		return ret;

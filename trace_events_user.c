@@ -1131,11 +1131,12 @@ static void user_event_probes_fill(struct user_event_probes *new,
  * destroy_user_event() sees), both user->probes and the stack are empty.
  *
  * Writers read the array and its files with preemption disabled
- * (user_event_write_payload(), user_events_write_other_iter()), the
- * sched-RCU read side: since 4.20 RCU is consolidated (5.10, 6.1, 6.12, PREEMPT_RT
- * too), so the normal grace period of kfree_rcu() waits for those
- * readers. A file stays valid for a writer that still sees it after its
- * detach: the tracing core frees an instance's files only after its own
+ * (user_event_write_begin() to user_event_emit_end(),
+ * user_events_write_other_iter()), the sched-RCU read side: since 4.20
+ * RCU is consolidated (5.10, 6.1, 6.12, PREEMPT_RT too), so the normal
+ * grace period of kfree_rcu() waits for those readers. A file stays
+ * valid for a writer that still sees it after its detach: the tracing
+ * core frees an instance's files only after its own
  * tracepoint_synchronize_unregister() (instance removal), and our
  * event's files when it removes the call, which destroy_user_event()
  * does only with no user left, while every writer holds a reference (its
@@ -1692,8 +1693,8 @@ static int delete_user_event(const char *name)
  * the index array and of user->probes (one section from the lookup to the
  * commit), and with page faults disabled while user memory is read. A
  * page of the payload that is not present makes the attempt return
- * -EAGAIN with nothing recorded; user_event_write_payload() then faults it
- * in with preemption enabled and tries once more.
+ * -EAGAIN with nothing recorded; user_event_emit_end() then faults it in
+ * with preemption enabled and tries once more.
  */
 
 /*

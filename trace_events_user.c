@@ -162,6 +162,9 @@ struct user_event_file {
 	struct user_event_refs __rcu *refs;
 };
 
+/* The index array of a file that registered nothing yet: never written */
+static struct user_event_refs user_events_no_refs;
+
 /*
  * Locking: the event tables, the status page bookkeeping and the event
  * calls are changed under the tracing core's event_mutex, which the
@@ -892,46 +895,93 @@ static int user_event_bpf_ctx_size(struct user_event *user, int size)
  * which bpf_get_stackid(), bpf_get_stack() and bpf_perf_event_output()
  * read, and the payload after it. Nothing they may load is left over from
  * an earlier record.
+ *
+ * user_event_perf_alloc() takes a perf buffer for a payload of @len bytes
+ * (NULL when nothing listens on this CPU or perf is in use in this context
+ * already); the payload goes to entry + 1, then user_event_perf_submit(),
+ * or user_event_perf_drop() to give the buffer back unsubmitted.
  */
-static void user_event_perf(struct user_event *user,
-			    const void *data, size_t len)
-{
-	struct hlist_head *head = this_cpu_ptr(user->call.perf_events);
-	bool bpf = bpf_prog_array_valid(&user->call);
-	struct trace_entry *entry;
+struct user_event_perf_rec {
+	struct hlist_head *head;
 	struct pt_regs *regs;
-	int size, alloc, context;
+	int size;	/* what the record is submitted with */
+	int alloc;	/* what BPF programs may load from */
+	int context;
+	bool bpf;
+};
 
-	if (!head || (hlist_empty(head) && !bpf))
-		return;
+static __always_inline struct trace_entry *
+user_event_perf_alloc(struct user_event *user, size_t len,
+		      struct user_event_perf_rec *rec)
+{
+	rec->head = this_cpu_ptr(user->call.perf_events);
+	rec->bpf = bpf_prog_array_valid(&user->call);
+	if (!rec->head || (hlist_empty(rec->head) && !rec->bpf))
+		return NULL;
 
-	size = ALIGN(sizeof(*entry) + len + sizeof(u32), sizeof(u64)) -
-	       sizeof(u32);
-	alloc = bpf ? user_event_bpf_ctx_size(user, size) : size;
-	entry = perf_trace_buf_alloc(alloc, &regs, &context);
-	if (!entry)
-		return;
+	rec->size = ALIGN(sizeof(struct trace_entry) + len + sizeof(u32),
+			  sizeof(u64)) - sizeof(u32);
+	rec->alloc = rec->bpf ? user_event_bpf_ctx_size(user, rec->size) :
+				rec->size;
 
-	perf_fetch_caller_regs(regs);
+	return perf_trace_buf_alloc(rec->alloc, &rec->regs, &rec->context);
+}
+
+static __always_inline void
+user_event_perf_submit(struct user_event *user, struct trace_entry *entry,
+		       size_t len, struct user_event_perf_rec *rec)
+{
+	perf_fetch_caller_regs(rec->regs);
 	/* The header's padding and RT-only fields reach user space too */
 	memset(entry, 0, sizeof(*entry));
 	ue_tracing_generic_entry_update(entry, user->call.event.type);
-	memcpy(entry + 1, data, len);
 	/* perf_trace_buf_alloc() zeroed only the last 8 bytes of alloc */
-	if (alloc > size)
+	if (rec->alloc > rec->size)
 		memset((void *)(entry + 1) + len, 0,
-		       alloc - sizeof(*entry) - len);
+		       rec->alloc - sizeof(*entry) - len);
 
 	/*
 	 * Programs attached after bpf was read do not run on this record:
 	 * alloc was sized for those that were there.
 	 */
-	if (bpf)
-		perf_trace_run_bpf_submit(entry, size, context, &user->call, 1,
-					  regs, head, NULL);
+	if (rec->bpf)
+		perf_trace_run_bpf_submit(entry, rec->size, rec->context,
+					  &user->call, 1, rec->regs, rec->head,
+					  NULL);
 	else
-		perf_tp_event(user->call.event.type, 1, entry, size, regs,
-			      head, context, NULL);
+		perf_tp_event(user->call.event.type, 1, entry, rec->size,
+			      rec->regs, rec->head, rec->context, NULL);
+}
+
+/*
+ * Gives back a buffer of user_event_perf_alloc() unsubmitted: a submission
+ * to no perf event and no task only releases the recursion context
+ * (perf_swevent_put_recursion_context() itself is not exported).
+ */
+static noinline void user_event_perf_drop(struct user_event *user,
+					  struct trace_entry *entry,
+					  struct user_event_perf_rec *rec)
+{
+	HLIST_HEAD(none);
+
+	perf_fetch_caller_regs(rec->regs);
+	perf_tp_event(user->call.event.type, 0, entry, rec->size, rec->regs,
+		      &none, rec->context, NULL);
+}
+
+/* A staged payload, already checked, to perf and BPF */
+static void user_event_perf(struct user_event *user,
+			    const void *data, size_t len)
+{
+	struct user_event_perf_rec rec;
+	struct trace_entry *entry;
+
+	entry = user_event_perf_alloc(user, len, &rec);
+	if (!entry)
+		return;
+
+	memcpy(entry + 1, data, len);
+	user_event_perf_submit(user, entry, len, &rec);
 }
 #else
 static void user_event_perf(struct user_event *user,
@@ -1081,11 +1131,12 @@ static void user_event_probes_fill(struct user_event_probes *new,
  * destroy_user_event() sees), both user->probes and the stack are empty.
  *
  * Writers read the array and its files with preemption disabled
- * (user_event_emit(), user_events_write_kernel_iter()), the sched-RCU
- * read side: since 4.20 RCU is consolidated (5.10, 6.1, 6.12, PREEMPT_RT
- * too), so the normal grace period of kfree_rcu() waits for those
- * readers. A file stays valid for a writer that still sees it after its
- * detach: the tracing core frees an instance's files only after its own
+ * (user_event_write_begin() to user_event_emit_end(),
+ * user_events_write_other_iter()), the sched-RCU read side: since 4.20
+ * RCU is consolidated (5.10, 6.1, 6.12, PREEMPT_RT too), so the normal
+ * grace period of kfree_rcu() waits for those readers. A file stays
+ * valid for a writer that still sees it after its detach: the tracing
+ * core frees an instance's files only after its own
  * tracepoint_synchronize_unregister() (instance removal), and our
  * event's files when it removes the call, which destroy_user_event()
  * does only with no user left, while every writer holds a reference (its
@@ -1628,64 +1679,66 @@ static int delete_user_event(const char *name)
  *    __data_loc/__rel_loc checks then run on that copy, which the writer
  *    cannot change any more; a record that fails them, or whose copy
  *    faulted, is discarded and never reaches a reader.
+ *  - One copy for perf (user_event_perf_direct()): when perf events or BPF
+ *    programs are the only consumers (user->status is EVENT_STATUS_PERF),
+ *    the payload is copied from the iovecs into perf's buffer, checked
+ *    there and submitted; one that fails is given back unsubmitted.
  *  - Staged (user_event_stage_and_deliver()): in every other case
- *    (several instances, perf or BPF, the flags above, a reserve that
- *    failed), the
- *    payload is copied once to this CPU's write buffer, checked there, and
- *    handed to every consumer from that copy.
+ *    (several instances, ftrace and perf, the flags above, a reserve or a
+ *    perf buffer that could not be had), the payload is copied once to
+ *    this CPU's write buffer, checked there, and handed to every consumer
+ *    from that copy.
  *
  * Both run with preemption disabled, which is the sched-RCU read side of
- * user->probes, and with page faults disabled while user memory is read. A
+ * the index array and of user->probes (one section from the lookup to the
+ * commit), and with page faults disabled while user memory is read. A
  * page of the payload that is not present makes the attempt return
- * -EAGAIN with nothing recorded; user_event_emit() then faults it in with
- * preemption enabled and tries once more.
+ * -EAGAIN with nothing recorded; user_event_emit_end() then faults it in
+ * with preemption enabled and tries once more.
  */
-
-static struct user_event *user_event_file_lookup(struct user_event_file *info,
-						 int idx)
-{
-	struct user_event_refs *refs;
-	struct user_event *user = NULL;
-
-	rcu_read_lock_sched();
-	refs = rcu_dereference_sched(info->refs);
-	/* Pairs with the release that publishes a new slot's count */
-	if (likely(refs && idx < smp_load_acquire(&refs->count)))
-		user = refs->events[idx];
-	rcu_read_unlock_sched();
-
-	/* The file holds a reference on every event it registered */
-	return user;
-}
 
 /*
  * Finds the event of write index @idx on @file and checks that a payload
- * of @len bytes may be written to it now: returns the event, or an error
- * pointer for an index, a size or a state that is refused. Copies nothing.
+ * of @len bytes may be written to it now: returns 0 and the event in
+ * @userp, or the errno of an index, a size or a state that is refused.
+ * Copies nothing. Preemption is disabled by the caller: the sched-RCU read
+ * side of the file's index array, which stays disabled for the write that
+ * follows (one section for both). The event outlives that section: the
+ * file holds a reference on every event it registered.
+ *
+ * A file that registered nothing has the empty array, and a slot below
+ * the count is never NULL: set before the count that covers it, never
+ * cleared (user_events_ref_add()).
  */
-static __always_inline struct user_event *
-user_event_lookup_for_write(struct file *file, int idx, size_t len)
+static __always_inline int
+user_event_lookup_for_write(struct file *file, int idx, size_t len,
+			    struct user_event **userp)
 {
+	struct user_event_file *info = file->private_data;
+	struct user_event_refs *refs = rcu_dereference_sched(info->refs);
 	struct user_event *user;
 
-	if (unlikely(idx < 0))
-		return ERR_PTR(-EINVAL);
+	/*
+	 * Pairs with the release that publishes a new slot's count; a
+	 * negative index fails the unsigned bound as well.
+	 */
+	if (unlikely((unsigned int)idx >= smp_load_acquire(&refs->count)))
+		return idx < 0 ? -EINVAL : -ENOENT;
 
-	user = user_event_file_lookup(file->private_data, idx);
-	if (unlikely(!user))
-		return ERR_PTR(-ENOENT);
+	user = refs->events[idx];
 
 	if (unlikely(len < user->min_size))
-		return ERR_PTR(-EINVAL);
+		return -EINVAL;
 
 	if (unlikely(len > MAX_PAYLOAD_SIZE))
-		return ERR_PTR(-E2BIG);
+		return -E2BIG;
 
 	/* Nothing listens: tell the caller, as upstream does */
 	if (unlikely(!READ_ONCE(user->status)))
-		return ERR_PTR(-EBADF);
+		return -EBADF;
 
-	return user;
+	*userp = user;
+	return 0;
 }
 
 /*
@@ -1725,14 +1778,25 @@ static noinline int user_event_deliver_staged(struct user_event *user,
  */
 
 /*
- * Segments up to this size are copied in 8-byte loads and a 4, 2 and 1-byte
- * tail inside one user access region; longer ones by raw_copy_from_user().
+ * Segments up to this size are copied by loads inside one user access
+ * region: 8-byte ones, the last of which ends at the segment's end and
+ * overlaps the one before (a segment of 4 to 7 bytes: two 4-byte loads, 2
+ * or 3: two 2-byte loads); longer ones by raw_copy_from_user().
  * EventHeader's segments are a few bytes each (its header is 8, a field's
  * value 1 to 16), and for those the generic copy costs several times the
  * bytes: a call, and on CPUs without FSRM rep_movs_alternative(), which
  * copies what is left below 8 bytes one byte per iteration.
  */
 #define UE_COPY_SMALL_MAX 64
+
+/* One load of a @type from user memory to @dst, in a user access region */
+#define ue_unsafe_copy(type, dst, src, label)				\
+	do {								\
+		type __ue_v;						\
+									\
+		unsafe_get_user(__ue_v, (const type __user *)(src), label); \
+		memcpy((dst), &__ue_v, sizeof(__ue_v));			\
+	} while (0)
 
 /*
  * Copies @n bytes at @from to @buf: this CPU's write buffer or a record
@@ -1755,35 +1819,30 @@ static __always_inline int user_event_copy_seg(void *buf,
 		ue_instrument_copy_from_user_before(buf, from, n);
 		if (unlikely(!user_access_begin(from, n)))
 			return -EFAULT;
-		for (; rem >= sizeof(u64); rem -= sizeof(u64)) {
-			u64 v;
-
-			unsafe_get_user(v, (const u64 __user *)src, fault);
-			memcpy(dst, &v, sizeof(v));
-			dst += sizeof(u64);
-			src += sizeof(u64);
-		}
-		if (rem & sizeof(u32)) {
-			u32 v;
-
-			unsafe_get_user(v, (const u32 __user *)src, fault);
-			memcpy(dst, &v, sizeof(v));
-			dst += sizeof(u32);
-			src += sizeof(u32);
-		}
-		if (rem & sizeof(u16)) {
-			u16 v;
-
-			unsafe_get_user(v, (const u16 __user *)src, fault);
-			memcpy(dst, &v, sizeof(v));
-			dst += sizeof(u16);
-			src += sizeof(u16);
-		}
-		if (rem & 1) {
-			u8 v;
-
-			unsafe_get_user(v, (const u8 __user *)src, fault);
-			*(u8 *)dst = v;
+		/*
+		 * Pairs of loads of one size, the second ending at @n: it
+		 * overlaps the first when @n is not twice the size, and no
+		 * tail is left to copy by smaller loads.
+		 */
+		if (rem >= sizeof(u64)) {
+			for (; rem > 2 * sizeof(u64); rem -= sizeof(u64)) {
+				ue_unsafe_copy(u64, dst, src, fault);
+				dst += sizeof(u64);
+				src += sizeof(u64);
+			}
+			ue_unsafe_copy(u64, dst, src, fault);
+			rem -= sizeof(u64);
+			ue_unsafe_copy(u64, dst + rem, src + rem, fault);
+		} else if (rem >= sizeof(u32)) {
+			ue_unsafe_copy(u32, dst, src, fault);
+			rem -= sizeof(u32);
+			ue_unsafe_copy(u32, dst + rem, src + rem, fault);
+		} else if (rem >= sizeof(u16)) {
+			ue_unsafe_copy(u16, dst, src, fault);
+			rem -= sizeof(u16);
+			ue_unsafe_copy(u16, dst + rem, src + rem, fault);
+		} else if (rem) {
+			ue_unsafe_copy(u8, dst, src, fault);
 		}
 		user_access_end();
 		ue_instrument_copy_from_user_after(buf, from, n, 0);
@@ -1854,6 +1913,30 @@ static int user_event_fault_in_payload(const char __user *first,
 }
 
 /*
+ * The copy of the one-copy paths, into a record the writer cannot reach:
+ * the payload with page faults disabled, then the __data_loc/__rel_loc
+ * checks on that copy. Returns -EAGAIN if a page was not present (short
+ * iovecs were ruled out by the caller), the errno of the checks, or 0.
+ */
+static __always_inline int
+user_event_copy_checked(struct user_event *user, void *dst,
+			const char __user *first, size_t first_len,
+			const struct iovec *rest, unsigned long nr_rest,
+			size_t len)
+{
+	int ret;
+
+	pagefault_disable();
+	ret = user_event_copy_payload(dst, first, first_len, rest, nr_rest,
+				      len);
+	pagefault_enable();
+	if (unlikely(ret))
+		return -EAGAIN;
+
+	return user->has_dyn ? user_event_validate(user, dst, len) : 0;
+}
+
+/*
  * The file flags under which trace_trigger_soft_disabled() has work to do:
  * such a file gets the staged path, which runs it before the record is
  * reserved, as the tracing core's own events do.
@@ -1898,27 +1981,79 @@ user_event_record_direct(struct user_event *user, struct trace_event_file *file,
 	if (unlikely(!entry))
 		return -ENOSPC;
 
-	pagefault_disable();
-	ret = user_event_copy_payload(entry + 1, first, first_len, rest,
+	ret = user_event_copy_checked(user, entry + 1, first, first_len, rest,
 				      nr_rest, len);
-	pagefault_enable();
 	if (unlikely(ret)) {
 		ue_trace_event_discard(fbuffer, pc);
-		/* Short iovecs were ruled out by the caller */
-		return -EAGAIN;
-	}
-
-	if (user->has_dyn) {
-		ret = user_event_validate(user, entry + 1, len);
-		if (unlikely(ret)) {
-			ue_trace_event_discard(fbuffer, pc);
-			return ret;
-		}
+		return ret;
 	}
 
 	trace_event_buffer_commit(fbuffer);
 	return 0;
 }
+
+#ifdef CONFIG_PERF_EVENTS
+/*
+ * One copy for perf: the event's only consumers are perf events or BPF
+ * programs (user->status is EVENT_STATUS_PERF alone). The payload is
+ * copied from the writer's iovecs into the perf buffer, checked there
+ * (where the writer cannot change it any more) and submitted. Returns
+ * -EAGAIN if a page of the payload was not present, the errno of the
+ * checks if the copy failed them (nothing is submitted in both cases),
+ * -ENOSPC if no buffer was taken (nothing listens on this CPU, or perf is
+ * busy in this context: the caller takes the staged path, which checks the
+ * payload all the same and returns the same errors), else 0.
+ */
+static DEFINE_PER_CPU(struct user_event_perf_rec, direct_perf_rec);
+
+/*
+ * Out of line: perf_fetch_caller_regs() gives its function a frame
+ * pointer, which the ftrace paths of the writer would pay for too.
+ */
+static noinline void user_event_perf_submit_direct(struct user_event *user,
+						   struct trace_entry *entry,
+						   size_t len,
+						   struct user_event_perf_rec *rec)
+{
+	user_event_perf_submit(user, entry, len, rec);
+}
+
+static __always_inline int
+user_event_perf_direct(struct user_event *user, const char __user *first,
+		       size_t first_len, const struct iovec *rest,
+		       unsigned long nr_rest, size_t len)
+{
+	/*
+	 * Per CPU rather than on the stack, as direct_fbuffer and for the
+	 * same reason; used with preemption disabled by writes only.
+	 */
+	struct user_event_perf_rec *rec = this_cpu_ptr(&direct_perf_rec);
+	struct trace_entry *entry;
+	int ret;
+
+	entry = user_event_perf_alloc(user, len, rec);
+	if (unlikely(!entry))
+		return -ENOSPC;
+
+	ret = user_event_copy_checked(user, entry + 1, first, first_len, rest,
+				      nr_rest, len);
+	if (unlikely(ret)) {
+		user_event_perf_drop(user, entry, rec);
+		return ret;
+	}
+
+	user_event_perf_submit_direct(user, entry, len, rec);
+	return 0;
+}
+#else
+static __always_inline int
+user_event_perf_direct(struct user_event *user, const char __user *first,
+		       size_t first_len, const struct iovec *rest,
+		       unsigned long nr_rest, size_t len)
+{
+	return -ENOSPC;
+}
+#endif
 
 /*
  * Staged: copies the payload to this CPU's write buffer and delivers it
@@ -1961,6 +2096,11 @@ user_event_emit_once(struct user_event *user, const char __user *first,
 					       rest, nr_rest, len);
 		if (likely(ret != -ENOSPC))
 			return ret;
+	} else if (READ_ONCE(user->status) == EVENT_STATUS_PERF) {
+		ret = user_event_perf_direct(user, first, first_len, rest,
+					     nr_rest, len);
+		if (likely(ret != -ENOSPC))
+			return ret;
 	}
 
 	return user_event_stage_and_deliver(user, first, first_len, rest,
@@ -1991,16 +2131,38 @@ static noinline int user_event_emit_retry(struct user_event *user,
 }
 
 /*
- * Records the payload (see user_event_copy_payload()), @len bytes that the
- * segments hold (checked by the caller).
+ * Looks up the event of write index @idx on @file for a payload of @len
+ * bytes (user_event_lookup_for_write()) and, when it may be written,
+ * returns 0 with preemption disabled: the section the emit that follows
+ * (user_event_emit_buf() or user_event_emit_iovecs()) runs in and ends.
  */
-static int user_event_emit(struct user_event *user, const char __user *first,
-			   size_t first_len, const struct iovec *rest,
-			   unsigned long nr_rest, size_t len)
+static __always_inline int user_event_write_begin(struct file *file, int idx,
+						  size_t len,
+						  struct user_event **userp)
 {
 	int ret;
 
 	preempt_disable();
+	ret = user_event_lookup_for_write(file, idx, len, userp);
+	if (unlikely(ret))
+		preempt_enable();
+
+	return ret;
+}
+
+/*
+ * Records the payload (see user_event_copy_payload()), @len bytes that the
+ * segments hold (checked by the caller): one attempt in the section that
+ * user_event_write_begin() started, which it ends, then the second attempt
+ * if a page was not present.
+ */
+static __always_inline int
+user_event_emit_end(struct user_event *user, const char __user *first,
+		    size_t first_len, const struct iovec *rest,
+		    unsigned long nr_rest, size_t len)
+{
+	int ret;
+
 	ret = user_event_emit_once(user, first, first_len, rest, nr_rest, len);
 	preempt_enable();
 	if (unlikely(ret == -EAGAIN))
@@ -2008,6 +2170,35 @@ static int user_event_emit(struct user_event *user, const char __user *first,
 					    nr_rest, len);
 
 	return ret;
+}
+
+/*
+ * user_event_emit_end() out of line, for a payload in iovecs and for
+ * write()'s in one buffer: the writers' paths up to the lookup (and a
+ * write refused there, such as one to an event with nothing attached)
+ * then save no registers for it.
+ */
+static noinline int user_event_emit_iovecs(struct user_event *user,
+					   const char __user *first,
+					   size_t first_len,
+					   const struct iovec *rest,
+					   unsigned long nr_rest, size_t len)
+{
+	return user_event_emit_end(user, first, first_len, rest, nr_rest,
+				   len);
+}
+
+/* write()'s: the @count bytes at @ubuf, the index first; returns write()'s */
+static noinline ssize_t user_event_emit_buf(struct user_event *user,
+					    const char __user *ubuf,
+					    size_t count)
+{
+	size_t len = count - sizeof(int);
+	int ret;
+
+	ret = user_event_emit_end(user, ubuf + sizeof(int), len, NULL, 0, len);
+
+	return ret ? ret : count;
 }
 
 /* user_events_data file */
@@ -2019,6 +2210,9 @@ static int user_events_open(struct inode *inode, struct file *file)
 	info = kzalloc(sizeof(*info), GFP_KERNEL_ACCOUNT);
 	if (!info)
 		return -ENOMEM;
+
+	/* Writers then need no test for a file without registrations */
+	RCU_INIT_POINTER(info->refs, &user_events_no_refs);
 
 	file->private_data = info;
 	/*
@@ -2033,7 +2227,6 @@ static ssize_t user_events_write(struct file *file, const char __user *ubuf,
 				 size_t count, loff_t *ppos)
 {
 	struct user_event *user;
-	size_t len;
 	int idx, ret;
 
 	if (unlikely(count < sizeof(idx)))
@@ -2042,14 +2235,11 @@ static ssize_t user_events_write(struct file *file, const char __user *ubuf,
 	if (unlikely(get_user(idx, (const int __user *)ubuf)))
 		return -EFAULT;
 
-	len = count - sizeof(idx);
-	user = user_event_lookup_for_write(file, idx, len);
-	if (IS_ERR(user))
-		return PTR_ERR(user);
+	ret = user_event_write_begin(file, idx, count - sizeof(idx), &user);
+	if (unlikely(ret))
+		return ret;
 
-	ret = user_event_emit(user, ubuf + sizeof(idx), len, NULL, 0, len);
-
-	return ret ? ret : count;
+	return user_event_emit_buf(user, ubuf, count);
 }
 
 /*
@@ -2083,11 +2273,13 @@ static noinline ssize_t user_events_write_other_iter(struct kiocb *kiocb,
 		return -EFAULT;
 
 	len = total - sizeof(idx);
-	user = user_event_lookup_for_write(kiocb->ki_filp, idx, len);
-	if (IS_ERR(user))
-		return PTR_ERR(user);
-
 	preempt_disable();
+	ret = user_event_lookup_for_write(kiocb->ki_filp, idx, len, &user);
+	if (ret) {
+		preempt_enable();
+		return ret;
+	}
+
 	buf = this_cpu_ptr(write_buffer);
 	/* len <= MAX_PAYLOAD_SIZE, the buffer's size */
 	pagefault_disable();
@@ -2130,11 +2322,12 @@ static noinline ssize_t user_events_write_split_index(struct kiocb *kiocb,
 		nr_rest = it.nr_segs - 1;
 	}
 
-	user = user_event_lookup_for_write(kiocb->ki_filp, idx, len);
-	if (IS_ERR(user))
-		return PTR_ERR(user);
+	ret = user_event_write_begin(kiocb->ki_filp, idx, len, &user);
+	if (ret)
+		return ret;
 
-	ret = user_event_emit(user, first, first_len, rest, nr_rest, len);
+	ret = user_event_emit_iovecs(user, first, first_len, rest, nr_rest,
+				     len);
 	if (ret)
 		return ret;
 
@@ -2175,9 +2368,9 @@ static ssize_t user_events_write_iter(struct kiocb *kiocb,
 		return -EFAULT;
 
 	len = total - sizeof(idx);
-	user = user_event_lookup_for_write(kiocb->ki_filp, idx, len);
-	if (IS_ERR(user))
-		return PTR_ERR(user);
+	ret = user_event_write_begin(kiocb->ki_filp, idx, len, &user);
+	if (unlikely(ret))
+		return ret;
 
 	/* The payload starts after the index, often in the next segment */
 	first += sizeof(idx);
@@ -2191,7 +2384,8 @@ static ssize_t user_events_write_iter(struct kiocb *kiocb,
 		nr_rest--;
 	}
 
-	ret = user_event_emit(user, first, first_len, rest, nr_rest, len);
+	ret = user_event_emit_iovecs(user, first, first_len, rest, nr_rest,
+				     len);
 	if (ret)
 		return ret;
 
@@ -2209,14 +2403,14 @@ static int user_events_ref_add(struct user_event_file *info,
 
 	refs = rcu_dereference_protected(info->refs,
 					 lockdep_is_held(&user_event_mutex));
-	count = refs ? refs->count : 0;
+	count = refs->count;
 
 	/* A new event is in no file yet: no need to look */
 	for (i = 0; i < count && !created; i++)
 		if (refs->events[i] == user)
 			return i;
 
-	if (!refs || count == refs->capacity) {
+	if (count == refs->capacity) {
 		capacity = max(8U, count * 2);
 		new = kzalloc(struct_size(new, events, capacity),
 			      GFP_KERNEL_ACCOUNT);
@@ -2227,7 +2421,7 @@ static int user_events_ref_add(struct user_event_file *info,
 		for (i = 0; i < count; i++)
 			new->events[i] = refs->events[i];
 		rcu_assign_pointer(info->refs, new);
-		if (refs)
+		if (refs != &user_events_no_refs)
 			kfree_rcu(refs, rcu);
 		refs = new;
 	}
@@ -2548,11 +2742,10 @@ static int user_events_release(struct inode *inode, struct file *file)
 
 	/* Nobody else uses the file any more */
 	refs = rcu_dereference_protected(info->refs, true);
-	if (refs) {
-		for (i = 0; i < refs->count; i++)
-			user_event_put(refs->events[i]);
+	for (i = 0; i < refs->count; i++)
+		user_event_put(refs->events[i]);
+	if (refs != &user_events_no_refs)
 		kfree(refs);
-	}
 
 	kfree(info);
 	return 0;

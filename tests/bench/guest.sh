@@ -58,7 +58,7 @@ prof_funcs="bpf_lsm_file_permission
 	rw_verify_area security_file_permission apparmor_file_permission
 	__fdget_pos fdget_pos new_sync_write do_iter_readv_writev do_iter_write
 	write_null write_iter_null __fsnotify_parent fsnotify
-	user_events_write user_events_write_iter user_event_emit
+	user_events_write user_events_write_iter user_event_emit_buf user_event_emit_iovecs
 	user_event_record_direct user_event_stage_and_deliver
 	user_event_ftrace user_event_perf user_event_validate
 	iov_iter_advance

@@ -11,7 +11,8 @@
  * is copied behave.
  *
  * That these writes take the one-copy path is checked, not assumed
- * (one_copy_path_taken, racing_rewrite_never_records_bad_loc), with a
+ * (one_copy_path_taken, racing_rewrite_never_records_bad_loc, and
+ * perf_one_copy_path_taken for perf as the only consumer), with a
  * per-task kprobe counter on the module's user_event_deliver_staged(),
  * which every write of the staged path calls once its copy is made, and
  * the one-copy path never. (user_event_record_direct() is inlined, so it
@@ -270,6 +271,51 @@ TEST_F(direct, one_copy_path_taken)
 	ASSERT_EQ(len, write(self->fd, buf, len));
 	ASSERT_EQ(n0 + 6, kprobe_count(cnt));
 	ASSERT_EQ(3, ue_trace_lines(name, self->lines, MAX_LINES));
+	close(perf);
+	close(cnt);
+}
+
+/*
+ * Perf as the only consumer: the payload is copied into the perf buffer
+ * and checked there (user_event_perf_direct()), not staged: neither
+ * bad_writes()' five refused writes nor a good one reach the staged path,
+ * and perf counts the good one only. The control: with the event enabled
+ * in ftrace too (two consumers), each of them is staged. This path needs
+ * no help from kallsyms, so it runs whatever one_copy says.
+ */
+TEST_F(direct, perf_one_copy_path_taken)
+{
+	const char *name = PREFIX "perf";
+	unsigned char buf[64];
+	int w = -1, len, cnt, perf;
+	long long n0;
+
+	ASSERT_EQ(0, ue_reg(self->fd, PREFIX "perf " LOC_DESC, NULL, &w));
+	cnt = kprobe_counter_open(STAGED_FN);
+	ASSERT_LE(0, cnt) {
+		TH_LOG("kprobe on " STAGED_FN ": %s", strerror(-cnt));
+	}
+	perf = ue_perf_open(name);
+	ASSERT_LE(0, perf);
+	len = loc_rec(buf, w, 1, good_loc(6), "hello", 6);
+
+	n0 = kprobe_count(cnt);
+	ASSERT_LE(0, n0);
+	bad_writes(_metadata, self->fd, w);
+	ASSERT_EQ(len, write(self->fd, buf, len));
+	ASSERT_EQ(n0, kprobe_count(cnt)) {
+		TH_LOG("%lld of 6 writes staged with perf alone, want 0",
+		       kprobe_count(cnt) - n0);
+	}
+	ASSERT_EQ(1, kprobe_count(perf));
+
+	/* Control: ftrace as well, the staged path; the probe counts */
+	ASSERT_EQ(0, ue_enable(name, true));
+	bad_writes(_metadata, self->fd, w);
+	ASSERT_EQ(len, write(self->fd, buf, len));
+	ASSERT_EQ(n0 + 6, kprobe_count(cnt));
+	ASSERT_EQ(2, kprobe_count(perf));
+	ASSERT_EQ(1, ue_trace_lines(name, self->lines, MAX_LINES));
 	close(perf);
 	close(cnt);
 }

@@ -60,6 +60,26 @@ static void *map_pages(int n)
 	return p == MAP_FAILED ? NULL : p;
 }
 
+/* Zeroed memory shared with the children forked after; NULL if none */
+static void *map_shared(size_t size)
+{
+	void *p = mmap(NULL, size, PROT_READ | PROT_WRITE,
+		       MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+
+	return p == MAP_FAILED ? NULL : memset(p, 0, size);
+}
+
+/* Waits up to 10 s (scaled) for a child to set *@flag; whether it did */
+static bool flag_wait(int *flag)
+{
+	int i;
+
+	for (i = 0; i < UE_BOUND_MS(10000) &&
+	     !__atomic_load_n(flag, __ATOMIC_SEQ_CST); i++)
+		usleep(1000);
+	return __atomic_load_n(flag, __ATOMIC_SEQ_CST);
+}
+
 /*
  * A child tells its parent through the pipe ready that it is ready (or
  * exits 2); the parent waits for it
@@ -1014,18 +1034,13 @@ TEST_F_TIMEOUT(mm, contended_update_interrupts_nobody, UE_TIMEOUT(120))
 	int i, status;
 	pid_t pid;
 
-	c = mmap(NULL, sizeof(*c), PROT_READ | PROT_WRITE,
-		 MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-	ASSERT_NE(MAP_FAILED, c);
-	memset(c, 0, sizeof(*c));
+	c = map_shared(sizeof(*c));
+	ASSERT_NE(NULL, c);
 	pid = fork();
 	ASSERT_LE(0, pid);
 	if (!pid)
 		_exit(contend_run(c));
-	for (i = 0; i < UE_BOUND_MS(10000) &&
-	     !__atomic_load_n(&c->ready, __ATOMIC_SEQ_CST); i++)
-		usleep(1000);
-	ASSERT_TRUE(__atomic_load_n(&c->ready, __ATOMIC_SEQ_CST));
+	ASSERT_TRUE(flag_wait(&c->ready));
 	for (i = 0; i < CONTEND_ROUNDS; i++) {
 		ASSERT_EQ(0, ue_enable(PREFIX "contend", !(i & 1)));
 		usleep(2000);
@@ -1107,20 +1122,15 @@ TEST_F_TIMEOUT(mm, faulted_bit_reaches_threads_of_sleeping_owner,
 	int i, status, stop[2], go[2];
 	pid_t pid;
 
-	s = mmap(NULL, sizeof(*s), PROT_READ | PROT_WRITE,
-		 MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-	ASSERT_NE(MAP_FAILED, s);
-	memset(s, 0, sizeof(*s));
+	s = map_shared(sizeof(*s));
+	ASSERT_NE(NULL, s);
 	ASSERT_EQ(0, pipe(stop));
 	ASSERT_EQ(0, pipe(go));
 	pid = fork();
 	ASSERT_LE(0, pid);
 	if (!pid)
 		_exit(sleeper_run(s, stop[0], go[0]));
-	for (i = 0; i < UE_BOUND_MS(10000) &&
-	     !__atomic_load_n(&s->ready, __ATOMIC_SEQ_CST); i++)
-		usleep(1000);
-	ASSERT_TRUE(__atomic_load_n(&s->ready, __ATOMIC_SEQ_CST));
+	ASSERT_TRUE(flag_wait(&s->ready));
 	/* The owner is asleep in epoll_wait() by now */
 	usleep(200 * 1000);
 	ASSERT_EQ(0, ue_enable(PREFIX "sleep", true));
@@ -1303,18 +1313,13 @@ TEST_F_TIMEOUT(mm, nudge_waits_for_each_work, UE_TIMEOUT(120))
 	int i, status;
 	pid_t pid;
 
-	e = mmap(NULL, sizeof(*e), PROT_READ | PROT_WRITE,
-		 MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-	ASSERT_NE(MAP_FAILED, e);
-	memset(e, 0, sizeof(*e));
+	e = map_shared(sizeof(*e));
+	ASSERT_NE(NULL, e);
 	pid = fork();
 	ASSERT_LE(0, pid);
 	if (!pid)
 		_exit(early_run(e));
-	for (i = 0; i < UE_BOUND_MS(10000) &&
-	     !__atomic_load_n(&e->ready, __ATOMIC_SEQ_CST); i++)
-		usleep(1000);
-	ASSERT_TRUE(__atomic_load_n(&e->ready, __ATOMIC_SEQ_CST));
+	ASSERT_TRUE(flag_wait(&e->ready));
 	for (i = 0; i < EARLY_ROUNDS; i++) {
 		ASSERT_EQ(0, ue_enable(PREFIX "early", !(i & 1)));
 		usleep(20 * 1000);

@@ -784,13 +784,13 @@ static int last_put_async(void)
  * writing, under event_mutex, and H's own /proc/self/mem read of its page
  * of f holds that lock for as long as the server holds the read (here, to
  * the end). A process B registers the only enabler of an event (uexstall)
- * and exits while a /proc/B/mem read of its page of g (R, a clone of ours
- * sharing our address space, the read held too) keeps its mm_users: B's
- * record is not killed at its exit. Once that read is answered, R's
- * mmput() is the address space's last: its record is dead, and its
- * teardown's last put of uexstall will wait for event_mutex. R lives on
- * until A has exited: R's exit would have the scan work kill B's record
- * before A's exit looks.
+ * and exits once the uprobe's attach holds event_mutex, while a
+ * /proc/B/mem read of its page of g (R, a clone of ours sharing our
+ * address space, the read held too) keeps its mm_users: no task uses B's
+ * address space any more, so its record is killed at its exit anyway, and
+ * its teardown's last put of uexstall waits for event_mutex. (Before, a
+ * record lived until its mm_users were gone, and R's mmput() after the
+ * attach began made the stall; R stays, as a holder of mm_users.)
  *
  * Then a child A with XN data files, each with a registration of an event
  * the parent keeps (uexkeep), and the enabler it inherited, exits: its
@@ -848,6 +848,11 @@ static void x_dead_registrant(void)
 		perror("DIAG_IOCSREG uexstall");
 		_exit(1);
 	}
+	/*
+	 * Only the enabler keeps the event: the file's release at the exit
+	 * would wait for event_mutex itself
+	 */
+	close(dfd);
 	sh->x_addr = (uintptr_t)m;
 	atomic_fetch_add(&sh->x_ready, 1);
 	while (!atomic_load(&sh->x_exit))
@@ -987,12 +992,6 @@ static int exit_elsewhere(void)
 	if (atomic_load(&sh->held_total) < 2)
 		goto out;
 
-	/* B exits; R keeps its address space */
-	tb = now();
-	atomic_store(&sh->x_exit, 1);
-	waitpid(b, NULL, 0);
-	tb = now() - tb;
-
 	/* Root attaches a uprobe to f: event_mutex held behind H's lock */
 	st = write_file(TR "/uprobe_events", "p:uexprobe/ue " MNT "/f:0x0\n");
 	if (st) {
@@ -1005,6 +1004,12 @@ static int exit_elsewhere(void)
 	usleep(500000);
 	e_blocked = waitpid(e, &st, WNOHANG) == 0;
 	printf("uprobe enable blocked: %s\n", e_blocked ? "yes" : "no");
+
+	/* B exits, R holding its address space: its teardown stalls */
+	tb = now();
+	atomic_store(&sh->x_exit, 1);
+	waitpid(b, NULL, 0);
+	tb = now() - tb;
 
 	/* R's read answered: its mmput() is B's address space's last */
 	atomic_store(&sh->release_node, 3);

@@ -264,8 +264,7 @@ static void user_event_twork_end(void)
 static void user_event_mm_scan_work(struct work_struct *work);
 static DECLARE_WORK(user_event_mm_scan, user_event_mm_scan_work);
 static void user_event_twork_kick(struct user_event_mm *uemm);
-static struct task_struct *
-user_event_twork_task_get(struct user_event_mm *uemm, bool take);
+static struct task_struct *user_event_twork_task_take(struct user_event_mm *uemm);
 
 /* Work for a task of the address space: a resync, or bits to fault in */
 static bool user_event_mm_has_work(struct user_event_mm *uemm)
@@ -846,7 +845,7 @@ static void user_event_twork_kick(struct user_event_mm *uemm)
 	uemm->twork_since = jiffies;
 	spin_unlock(&uemm->twork_lock);
 	if (!task || task_work_add(task, &uemm->fault_twork, TWA_RESUME)) {
-		task = user_event_twork_task_get(uemm, true);
+		task = user_event_twork_task_take(uemm);
 		if (task)
 			put_task_struct(task);
 		user_event_twork_end();
@@ -861,18 +860,14 @@ static void user_event_twork_kick(struct user_event_mm *uemm)
 		user_event_mm_put(uemm);	/* not the last: ours is held */
 }
 
-/* The task the fault work is queued on, or NULL if it ran; referenced */
-static struct task_struct *
-user_event_twork_task_get(struct user_event_mm *uemm, bool take)
+/* Takes the task the fault work is queued on (NULL if it ran), referenced */
+static struct task_struct *user_event_twork_task_take(struct user_event_mm *uemm)
 {
 	struct task_struct *task;
 
 	spin_lock(&uemm->twork_lock);
 	task = uemm->twork_task;
-	if (take)
-		uemm->twork_task = NULL;
-	else if (task)
-		get_task_struct(task);
+	uemm->twork_task = NULL;
 	spin_unlock(&uemm->twork_lock);
 	return task;
 }
@@ -1038,7 +1033,7 @@ static void user_event_mm_fault_twork(struct callback_head *twork)
 	struct user_event_mm *uemm = container_of(twork, struct user_event_mm,
 						  fault_twork);
 
-	struct task_struct *task = user_event_twork_task_get(uemm, true);
+	struct task_struct *task = user_event_twork_task_take(uemm);
 
 	/* Queued on this task: ours is not the last reference */
 	if (task)

@@ -657,40 +657,8 @@ static void user_event_type_put(struct user_event_type *type, bool traced)
 
 /* Event creation and removal */
 
-/*
- * The credentials events are added and removed with: the loader's (root),
- * made once at load time so that removing an event allocates nothing.
- */
-static const struct cred *user_event_cred;
-
-int user_event_call_set_visible(struct trace_event_call *call, bool visible)
-{
-	const struct cred *old_cred;
-	int ret;
-
-	ue_lockdep_assert_event_mutex();
-
-	/* Ghosts for the directories a removal leaves (user_events_dirs.c) */
-	ret = user_events_dirs_prepare(call, visible);
-	if (ret)
-		return ret;
-
-	/*
-	 * The event's tracefs directory is created on behalf of whoever may
-	 * open user_events_data; create it as root like every other event.
-	 */
-	old_cred = override_creds(user_event_cred);
-
-	if (visible)
-		ret = ue_trace_add_event_call(call);
-	else
-		ret = ue_trace_remove_event_call(call);
-
-	revert_creds(old_cred);
-
-	user_events_dirs_done(call, visible, ret);
-	return ret;
-}
+/* Told of each state change, under event_mutex: the enablers' update */
+static void (*user_event_state_changed)(struct user_event *user);
 
 static void user_event_free_rcu(struct rcu_head *rcu)
 {
@@ -741,7 +709,7 @@ static int destroy_user_event(struct user_event *user)
 	 * (user_events_dirs_done()); a held one keeps its memory (and the
 	 * module) until it is let go
 	 */
-	user_event_mem_put(&user->call);
+	user_event_mem_put(user);
 	return 0;
 }
 
@@ -1023,7 +991,7 @@ static void update_enable_bit_for(struct user_event *user, bool perf)
 	if (user->status_index)
 		user_status_set(user->status_index, status);
 
-	user_event_enablers_update(user);
+	user_event_state_changed(user);
 
 	/*
 	 * The last probe went away from an event nobody uses: the tracing
@@ -1245,17 +1213,17 @@ static int user_event_perf_perm(struct trace_event_call *call,
 }
 #endif
 
-/* Whether @call is a user event's (any context; @call is alive) */
-bool user_event_call_is_ours(const struct trace_event_call *call)
+/* The user event @call is, or NULL (any context; @call is alive) */
+struct user_event *user_event_of_call(struct trace_event_call *call)
 {
-	return call && call->class && call->class->reg == user_event_reg;
+	if (!call || !call->class || call->class->reg != user_event_reg)
+		return NULL;
+	return container_of(call, struct user_event, call);
 }
 
 /* A reference of a user event's memory, for user_events_dirs.c */
-void user_event_mem_get(struct trace_event_call *call)
+void user_event_mem_get(struct user_event *user)
 {
-	struct user_event *user = container_of(call, struct user_event, call);
-
 	refcount_inc(&user->memref);
 }
 
@@ -1265,10 +1233,8 @@ void user_event_mem_get(struct trace_event_call *call)
  * took at its registration: module_exit() waits for the callback with
  * rcu_barrier().
  */
-void user_event_mem_put(struct trace_event_call *call)
+void user_event_mem_put(struct user_event *user)
 {
-	struct user_event *user = container_of(call, struct user_event, call);
-
 	if (!refcount_dec_and_test(&user->memref))
 		return;
 	call_rcu(&user->rcu, user_event_free_rcu);
@@ -2203,7 +2169,7 @@ static noinline ssize_t user_event_emit_buf(struct user_event *user,
 
 /* user_events_data file */
 
-static int user_events_open(struct inode *inode, struct file *file)
+int user_events_open(struct inode *inode, struct file *file)
 {
 	struct user_event_file *info;
 
@@ -2223,8 +2189,8 @@ static int user_events_open(struct inode *inode, struct file *file)
 }
 
 /* write(): the index, then the payload, from one user buffer */
-static ssize_t user_events_write(struct file *file, const char __user *ubuf,
-				 size_t count, loff_t *ppos)
+ssize_t user_events_write(struct file *file, const char __user *ubuf,
+			  size_t count, loff_t *ppos)
 {
 	struct user_event *user;
 	int idx, ret;
@@ -2341,8 +2307,7 @@ static noinline ssize_t user_events_write_split_index(struct kiocb *kiocb,
  * it, and the payload copied segment by segment from where it ends), or
  * any other iterator through user_events_write_other_iter().
  */
-static ssize_t user_events_write_iter(struct kiocb *kiocb,
-				      struct iov_iter *from)
+ssize_t user_events_write_iter(struct kiocb *kiocb, struct iov_iter *from)
 {
 	size_t total = iov_iter_count(from);
 	const char __user *first;
@@ -2489,177 +2454,38 @@ put:
 	return ret;
 }
 
-static int user_write_reg_check(const struct user_write_reg *reg)
-{
-	if (reg->flags & ~(USER_EVENT_REG_MAX - 1))
-		return -EINVAL;
-
-	if (reg->enable_size != 4 &&
-	    (reg->enable_size != 8 || BITS_PER_LONG < 64))
-		return -EINVAL;
-
-	if (reg->enable_addr % reg->enable_size)
-		return -EINVAL;
-
-	if (reg->enable_bit >= reg->enable_size * BITS_PER_BYTE)
-		return -EINVAL;
-
-	if (!access_ok(u64_to_user_ptr(reg->enable_addr), reg->enable_size))
-		return -EFAULT;
-
-	if ((reg->flags & USER_EVENT_REG_PERSIST) && !perfmon_capable())
-		return -EPERM;
-
-	return 0;
-}
-
 /*
- * Finds or creates the event @desc names (@desc is modified), adds it to
- * @info and makes @reg's enabler of it. Returns the write index, or an
- * error. Takes user_event_mutex, and event_mutex inside it for the
- * lookup; the enabler is made with neither held (it faults the word in).
+ * The remote write ABI's registration, for user_events_main.c: finds or
+ * creates the event @desc names (@desc is modified) and adds it to @info.
+ * Returns the write index and, in @userp, a reference of the event for
+ * the caller to put, or an error. Takes user_event_mutex, and event_mutex inside it.
  */
-static int user_events_reg_enabler(struct user_event_file *info, char *desc,
-				   const struct user_write_reg *reg)
+int user_events_reg_event(struct user_event_file *info, char *desc,
+			  u16 flags, struct user_event **userp)
 {
 	struct user_event *user;
 	bool created = false;
-	int index, ret;
+	int index;
 
 	mutex_lock(&user_event_mutex);
-
-	/*
-	 * One (address, bit) per address space, whatever the event: a quick
-	 * look first, so that a taken bit creates no event. The check that
-	 * counts is made again atomically with the insertion.
-	 */
-	if (user_event_enabler_exists(reg->enable_addr, reg->enable_bit)) {
-		ret = -EADDRINUSE;
-		goto unlock;
-	}
-
 	ue_event_mutex_lock();
-	ret = user_event_parse(desc, reg->flags, false, &user, &created);
+	index = user_event_parse(desc, flags, false, &user, &created);
 	ue_event_mutex_unlock();
-	if (ret)
-		goto unlock;
-
-	/* Holds the event until the file is closed, even if the rest fails */
-	index = user_events_ref_add(info, user, created);
+	if (!index) {
+		/* Held until the file is closed, even if the rest fails */
+		index = user_events_ref_add(info, user, created);
+		if (index >= 0)
+			*userp = user;
+		else
+			user_event_put(user);
+	}
 	mutex_unlock(&user_event_mutex);
 
-	/* Faults the word in: no global lock held */
-	if (index >= 0) {
-		ret = user_event_enabler_create(user, reg);
-		if (ret)
-			index = ret;
-	}
-
-	user_event_put(user);
 	return index;
-unlock:
-	mutex_unlock(&user_event_mutex);
-	return ret;
 }
 
-/*
- * Remote write ABI: the event's state is kept in a bit of a word in the
- * caller's memory, which user_events_mm.c sets and clears.
- */
-static long user_events_reg_write(struct user_event_file *info,
-				  struct user_write_reg __user *ureg,
-				  u32 size)
-{
-	struct user_write_reg reg;
-	char *desc;
-	int index;
-	long ret;
-
-	ret = copy_struct_from_user(&reg, sizeof(reg), ureg, size);
-	if (ret)
-		return ret;
-
-	ret = user_write_reg_check(&reg);
-	if (ret)
-		return ret;
-
-	desc = strndup_user(u64_to_user_ptr(reg.name_args), MAX_EVENT_DESC);
-	if (IS_ERR(desc))
-		return PTR_ERR(desc);
-
-	index = user_events_reg_enabler(info, desc, &reg);
-	kfree(desc);
-	if (index < 0)
-		return index;
-
-	/*
-	 * A registration the caller is told failed must not stay: the bit
-	 * would be written, and the (address, bit) refused, with no way for
-	 * it to know. The write index stays, harmless, until the file closes.
-	 */
-	if (put_user((u32)index, &ureg->write_index)) {
-		struct user_write_unreg unreg = {
-			.size = sizeof(unreg),
-			.disable_bit = reg.enable_bit,
-			.disable_addr = reg.enable_addr,
-		};
-
-		user_event_enabler_remove(&unreg);
-		return -EFAULT;
-	}
-
-	return 0;
-}
-
-/*
- * DIAG_IOCSREG. Differs on purpose: the registration's size selects the
- * ABI, the status page one of 5.18-6.3 (user_events_status.c) or the
- * remote write one of 6.4 and later.
- */
-static long user_events_ioctl_reg_once(struct user_event_file *info,
-				       unsigned long uarg)
-{
-	void __user *ureg = (void __user *)uarg;
-	u32 size;
-
-	if (get_user(size, (u32 __user *)ureg))
-		return -EFAULT;
-
-	if (size > PAGE_SIZE)
-		return -E2BIG;
-
-	if (size == USER_STATUS_REG_SIZE)
-		return user_status_ioctl_reg(info, ureg);
-
-	if (size >= USER_WRITE_REG_SIZE)
-		return user_events_reg_write(info, ureg, size);
-
-	return -EINVAL;
-}
-
-/*
- * A name or a quota still held by a process that just exited (its
- * address space's teardown runs after the exit): once those teardowns are
- * done, the registration is tried once more (user_event_mm_settle())
- */
-static long user_events_ioctl_reg(struct user_event_file *info,
-				  unsigned long uarg)
-{
-	long ret = user_events_ioctl_reg_once(info, uarg);
-
-	if (ret == -EADDRINUSE || ret == -EMFILE) {
-		/*
-		 * Even with no teardown left to wait for: one may have put
-		 * the event while this attempt held it from its lookup
-		 */
-		user_event_mm_settle();
-		ret = user_events_ioctl_reg_once(info, uarg);
-	}
-
-	return ret;
-}
-
-static long user_events_del_name(const char *name)
+/* DIAG_IOCSDEL and "!u:" for @name: -EBUSY while it is used */
+long user_events_del_name(const char *name)
 {
 	long ret;
 
@@ -2671,70 +2497,7 @@ static long user_events_del_name(const char *name)
 	return ret;
 }
 
-static long user_events_ioctl_del(unsigned long uarg)
-{
-	char *name;
-	long ret;
-
-	name = strndup_user((const char __user *)uarg, MAX_EVENT_DESC);
-	if (IS_ERR(name))
-		return PTR_ERR(name);
-
-	ret = user_events_del_name(name);
-	/* Still held by a process that just exited: as for registrations */
-	if (ret == -EBUSY) {
-		user_event_mm_settle();
-		ret = user_events_del_name(name);
-	}
-
-	kfree(name);
-	return ret;
-}
-
-static long user_events_ioctl_unreg(unsigned long uarg)
-{
-	struct user_write_unreg __user *ureg = (void __user *)uarg;
-	struct user_write_unreg reg;
-	u32 size;
-	long ret;
-
-	if (get_user(size, &ureg->size))
-		return -EFAULT;
-
-	if (size > PAGE_SIZE)
-		return -E2BIG;
-
-	if (size < sizeof(reg))
-		return -EINVAL;
-
-	ret = copy_struct_from_user(&reg, sizeof(reg), ureg, size);
-	if (ret)
-		return ret;
-
-	if (reg.__reserved || reg.__reserved2)
-		return -EINVAL;
-
-	return user_event_enabler_remove(&reg);
-}
-
-static long user_events_ioctl(struct file *file, unsigned int cmd,
-			      unsigned long uarg)
-{
-	struct user_event_file *info = file->private_data;
-
-	switch (cmd) {
-	case DIAG_IOCSREG:
-		return user_events_ioctl_reg(info, uarg);
-	case DIAG_IOCSDEL:
-		return user_events_ioctl_del(uarg);
-	case DIAG_IOCSUNREG:
-		return user_events_ioctl_unreg(uarg);
-	}
-
-	return -ENOTTY;
-}
-
-static int user_events_release(struct inode *inode, struct file *file)
+int user_events_release(struct inode *inode, struct file *file)
 {
 	struct user_event_file *info = file->private_data;
 	struct user_event_refs *refs;
@@ -2750,15 +2513,6 @@ static int user_events_release(struct inode *inode, struct file *file)
 	kfree(info);
 	return 0;
 }
-
-const struct file_operations user_data_fops = {
-	.owner = THIS_MODULE,
-	.open = user_events_open,
-	.write = user_events_write,
-	.write_iter = user_events_write_iter,
-	.unlocked_ioctl = user_events_ioctl,
-	.release = user_events_release,
-};
 
 /* user_events_status file */
 
@@ -2834,14 +2588,11 @@ const struct file_operations user_status_fops = {
 /* Setup and teardown, called by user_events_main.c */
 
 /* Everything but the files and "u:", which come later */
-int __init user_events_core_init(void)
+int __init user_events_core_init(void (*state_changed)(struct user_event *))
 {
-	struct cred *cred;
 	int ret;
 
-	ret = user_events_ksyms_init();
-	if (ret)
-		return ret;
+	user_event_state_changed = state_changed;
 
 	ret = user_status_init();
 	if (ret)
@@ -2853,25 +2604,14 @@ int __init user_events_core_init(void)
 		goto free_page;
 	}
 
-	cred = prepare_creds();
-	if (!cred) {
-		ret = -ENOMEM;
-		goto free_buffer;
-	}
-	cred->fsuid = GLOBAL_ROOT_UID;
-	cred->fsgid = GLOBAL_ROOT_GID;
-	user_event_cred = cred;
-
 	user_event_wq = alloc_workqueue("user_events", WQ_UNBOUND, 0);
 	if (!user_event_wq) {
 		ret = -ENOMEM;
-		goto put_cred;
+		goto free_buffer;
 	}
 
 	return 0;
 
-put_cred:
-	put_cred(user_event_cred);
 free_buffer:
 	free_percpu(write_buffer);
 free_page:
@@ -2944,7 +2684,6 @@ void user_events_core_exit(void)
 
 	/* Wait for RCU callbacks freeing arrays and events */
 	rcu_barrier();
-	put_cred(user_event_cred);
 
 	free_percpu(write_buffer);
 	user_status_exit();

@@ -19,7 +19,7 @@
  * trace_event_file (event_file_get(): the removal's put then does not
  * free it, only marks it freed, and a late open fails with ENODEV, as on
  * 6.12), one of the directory's inode (ihold()), and a hold of what the
- * call lives in: the user event's memory (user_event_mem_get(), which
+ * call lives in: the user event's memory (dirs_ops->hold(), which
  * holds the module), or the module itself for the purge event, module
  * data. No file's i_private is cleared but the trigger's
  * (ghost_hide_trigger() says why): a NULL i_private is an oops in the
@@ -28,7 +28,7 @@
  * Ghosts are made two ways:
  *
  *  - When the module removes a call of its own (an event's deletion, the
- *    purge event's removal at prepare_unload), user_events_dirs_prepare()
+ *    purge event's removal at prepare_unload), ghosts_prepare()
  *    walks tracefs first, in process context under event_mutex: the
  *    top-level events/ and every instance's, removed instances that
  *    someone still holds included (a removed dentry stays on its
@@ -66,6 +66,7 @@
 
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <linux/cred.h>
 #include <linux/dcache.h>
 #include <linux/kprobes.h>
 #include <linux/list.h>
@@ -77,6 +78,15 @@
 #include "user_events_compat.h"
 #include "user_events_internal.h"
 #include "user_events_ksyms.h"
+
+/* What the module's calls are; set at init (user_events_main.c) */
+static const struct user_events_dirs_ops *dirs_ops;
+
+/*
+ * The credentials events are added and removed with: the loader's (root),
+ * made once at load time so that removing an event allocates nothing.
+ */
+static const struct cred *dirs_cred;
 
 #ifndef UE_HAVE_EVENTFS
 
@@ -118,7 +128,7 @@ static void ghost_hold(struct trace_event_call *call, bool purge)
 	if (purge)
 		__module_get(THIS_MODULE);
 	else
-		user_event_mem_get(call);
+		dirs_ops->hold(call);
 }
 
 static void ghost_unhold(struct trace_event_call *call, bool purge)
@@ -126,7 +136,7 @@ static void ghost_unhold(struct trace_event_call *call, bool purge)
 	if (purge)
 		module_put(THIS_MODULE);
 	else
-		user_event_mem_put(call);
+		dirs_ops->unhold(call);
 }
 
 /*
@@ -204,8 +214,8 @@ static int ghost_probe_pre(struct kprobe *kp, struct pt_regs *regs)
 	if (!file || !file->dir)
 		return 0;
 	call = file->event_call;
-	purge = user_event_call_is_purge(call);
-	if (!purge && !user_event_call_is_ours(call))
+	purge = dirs_ops->is_purge(call);
+	if (!purge && !dirs_ops->is_event(call))
 		return 0;
 	dir = d_inode(file->dir);
 	if (call == ghost_removing && ghost_on(&ghost_pending, dir))
@@ -445,7 +455,7 @@ static int ghost_dir(struct dentry *dir, void *arg)
 	ihold(inode);
 	ghost->dentry = dget(dir);
 	ghost->call = call;
-	ghost->purge = user_event_call_is_purge(call);
+	ghost->purge = dirs_ops->is_purge(call);
 	ghost_hold(call, ghost->purge);
 	list_add_tail(&ghost->link, &ghost_pending);
 	return 0;
@@ -524,12 +534,12 @@ static void ghost_pending_end(bool removed)
 }
 
 /*
- * Before the core adds (@visible) or removes one of our calls, under
+ * Before one of our calls is added (@visible) or removed, under
  * event_mutex: fills the pool, and for a removal makes a ghost of each of
  * the call's directories, in process context (so a removal of ours is
  * guarded whether kprobes run or not). -ENOMEM refuses the removal.
  */
-int user_events_dirs_prepare(struct trace_event_call *call, bool visible)
+static int ghosts_prepare(struct trace_event_call *call, bool visible)
 {
 	int ret;
 
@@ -550,12 +560,11 @@ int user_events_dirs_prepare(struct trace_event_call *call, bool visible)
 }
 
 /*
- * After the core added or removed @call (@ret its result), under
+ * After @call was added or removed (@ret the result), under
  * event_mutex: the ghosts of a removal take over, and those nobody holds
  * let go at once.
  */
-void user_events_dirs_done(struct trace_event_call *call, bool visible,
-			   int ret)
+static void ghosts_done(struct trace_event_call *call, bool visible, int ret)
 {
 	ue_lockdep_assert_event_mutex();
 
@@ -582,7 +591,7 @@ void user_events_dirs_root(struct dentry *root)
 	ue_event_mutex_unlock();
 }
 
-int user_events_dirs_init(void)
+static int ghosts_init(void)
 {
 	int ret;
 
@@ -604,7 +613,7 @@ int user_events_dirs_init(void)
 	return 0;
 }
 
-void user_events_dirs_exit(void)
+static void ghosts_exit(void)
 {
 	struct user_event_ghost *ghost, *next;
 
@@ -629,7 +638,7 @@ void user_events_dirs_exit(void)
 #else /* UE_HAVE_EVENTFS */
 
 /* eventfs: a removed event's files fail their late opens themselves */
-int user_events_dirs_prepare(struct trace_event_call *call, bool visible)
+static int ghosts_prepare(struct trace_event_call *call, bool visible)
 {
 	return 0;
 }
@@ -638,18 +647,76 @@ void user_events_dirs_root(struct dentry *root)
 {
 }
 
-void user_events_dirs_done(struct trace_event_call *call, bool visible,
-			   int ret)
+static void ghosts_done(struct trace_event_call *call, bool visible, int ret)
 {
 }
 
-int user_events_dirs_init(void)
+static int ghosts_init(void)
 {
 	return 0;
 }
 
-void user_events_dirs_exit(void)
+static void ghosts_exit(void)
 {
 }
 
 #endif /* UE_HAVE_EVENTFS */
+
+/*
+ * Adds (@visible) or removes one of the module's calls, with its
+ * directories' guards; event_mutex held. -ENOMEM refuses a removal whose
+ * guards cannot be made.
+ */
+int user_event_call_set_visible(struct trace_event_call *call, bool visible)
+{
+	const struct cred *old_cred;
+	int ret;
+
+	ue_lockdep_assert_event_mutex();
+
+	ret = ghosts_prepare(call, visible);
+	if (ret)
+		return ret;
+
+	/*
+	 * The event's tracefs directory is created on behalf of whoever may
+	 * open user_events_data; create it as root like every other event.
+	 */
+	old_cred = override_creds(dirs_cred);
+
+	if (visible)
+		ret = ue_trace_add_event_call(call);
+	else
+		ret = ue_trace_remove_event_call(call);
+
+	revert_creds(old_cred);
+
+	ghosts_done(call, visible, ret);
+	return ret;
+}
+
+int user_events_dirs_init(const struct user_events_dirs_ops *ops)
+{
+	struct cred *cred;
+	int ret;
+
+	cred = prepare_creds();
+	if (!cred)
+		return -ENOMEM;
+	cred->fsuid = GLOBAL_ROOT_UID;
+	cred->fsgid = GLOBAL_ROOT_GID;
+	dirs_cred = cred;
+	dirs_ops = ops;
+
+	ret = ghosts_init();
+	if (ret)
+		put_cred(dirs_cred);
+	return ret;
+}
+
+/* After the last call of ours went (user_events_core_exit()) */
+void user_events_dirs_exit(void)
+{
+	ghosts_exit();
+	put_cred(dirs_cred);
+}

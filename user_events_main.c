@@ -1,11 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * user_events.ko: the module's own plumbing around the event core
- * (trace_events_user.c). Upstream's user_events is built into the kernel
- * and has none of this: load and unload, the two tracefs files
- * (user_events_data, user_events_status) with the mode and group an
- * administrator grants, and prepare_unload, which takes the files away so
- * that rmmod can run (see prepare_unload_set()).
+ * user_events.ko: the module's top, which calls every other unit and which
+ * none calls (Documentation/development.rst, "Dependencies"): the ioctls
+ * of user_events_data, which join the event core (trace_events_user.c)
+ * to each ABI's state (the status page, user_events_status.c; the remote
+ * write enablers, user_events_mm.c), and the module's own plumbing, which
+ * upstream's built-in user_events has none of: load and unload, the two
+ * tracefs files (user_events_data, user_events_status) with the mode and
+ * group an administrator grants, and prepare_unload, which takes the
+ * files away so that rmmod can run (see prepare_unload_set()).
  */
 
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
@@ -18,10 +21,14 @@
 #include <linux/mutex.h>
 #include <linux/slab.h>
 #include <linux/tracefs.h>
+#include <linux/uaccess.h>
+
+#include "include/uapi/linux/user_events.h"
 
 #include "user_events_compat.h"
 #include "user_events_internal.h"
 #include "user_events_ksyms.h"
+#include "user_events_parse.h"
 
 /*
  * Who may open the files: root only by default. An administrator can grant
@@ -57,6 +64,285 @@ static struct dentry *status_dentry;
 static bool user_files_removed;
 static bool user_files_pinned;
 static bool user_events_loaded;
+
+/* user_events_data's ioctls: both ABIs' registrations, deletion */
+
+/*
+ * DIAG_IOCSREG of the status page ABI: the descriptor in, the status byte
+ * and the write index out. The event core registers the event on @info
+ * and hands out its byte (user_events_reg_status()).
+ */
+static long user_status_ioctl_reg(struct user_event_file *info,
+				  struct user_status_reg __user *ureg)
+{
+	struct user_status_reg reg;
+	int status_index, write_index;
+	char *desc;
+	int ret;
+
+	if (copy_from_user(&reg, ureg, sizeof(reg)))
+		return -EFAULT;
+
+	desc = strndup_user(u64_to_user_ptr(reg.name_args), MAX_EVENT_DESC);
+	if (IS_ERR(desc))
+		return PTR_ERR(desc);
+
+	ret = user_events_reg_status(info, desc, &status_index, &write_index);
+	kfree(desc);
+	if (ret)
+		return ret;
+
+	if (put_user(status_index, &ureg->status_index) ||
+	    put_user(write_index, &ureg->write_index))
+		return -EFAULT;
+
+	return 0;
+}
+
+static int user_write_reg_check(const struct user_write_reg *reg)
+{
+	if (reg->flags & ~(USER_EVENT_REG_MAX - 1))
+		return -EINVAL;
+
+	if (reg->enable_size != 4 &&
+	    (reg->enable_size != 8 || BITS_PER_LONG < 64))
+		return -EINVAL;
+
+	if (reg->enable_addr % reg->enable_size)
+		return -EINVAL;
+
+	if (reg->enable_bit >= reg->enable_size * BITS_PER_BYTE)
+		return -EINVAL;
+
+	if (!access_ok(u64_to_user_ptr(reg->enable_addr), reg->enable_size))
+		return -EFAULT;
+
+	if ((reg->flags & USER_EVENT_REG_PERSIST) && !perfmon_capable())
+		return -EPERM;
+
+	return 0;
+}
+
+/*
+ * Finds or creates the event @desc names (@desc is modified), adds it to
+ * @info and makes @reg's enabler of it. Returns the write index, or an
+ * error. The enabler is made with no global lock held (it faults the
+ * word in).
+ */
+static int user_events_reg_enabler(struct user_event_file *info, char *desc,
+				   const struct user_write_reg *reg)
+{
+	struct user_event *user;
+	int index, ret;
+
+	/*
+	 * One (address, bit) per address space, whatever the event: a quick
+	 * look first, so that a taken bit creates no event. The check that
+	 * counts is made again atomically with the insertion.
+	 */
+	if (user_event_enabler_exists(reg->enable_addr, reg->enable_bit))
+		return -EADDRINUSE;
+
+	index = user_events_reg_event(info, desc, reg->flags, &user);
+	if (index < 0)
+		return index;
+
+	ret = user_event_enabler_create(user, reg);
+	user_event_put(user);
+	return ret ? ret : index;
+}
+
+/*
+ * Remote write ABI: the event's state is kept in a bit of a word in the
+ * caller's memory, which user_events_mm.c sets and clears.
+ */
+static long user_events_reg_write(struct user_event_file *info,
+				  struct user_write_reg __user *ureg,
+				  u32 size)
+{
+	struct user_write_reg reg;
+	char *desc;
+	int index;
+	long ret;
+
+	ret = copy_struct_from_user(&reg, sizeof(reg), ureg, size);
+	if (ret)
+		return ret;
+
+	ret = user_write_reg_check(&reg);
+	if (ret)
+		return ret;
+
+	desc = strndup_user(u64_to_user_ptr(reg.name_args), MAX_EVENT_DESC);
+	if (IS_ERR(desc))
+		return PTR_ERR(desc);
+
+	index = user_events_reg_enabler(info, desc, &reg);
+	kfree(desc);
+	if (index < 0)
+		return index;
+
+	/*
+	 * A registration the caller is told failed must not stay: the bit
+	 * would be written, and the (address, bit) refused, with no way for
+	 * it to know. The write index stays, harmless, until the file closes.
+	 */
+	if (put_user((u32)index, &ureg->write_index)) {
+		struct user_write_unreg unreg = {
+			.size = sizeof(unreg),
+			.disable_bit = reg.enable_bit,
+			.disable_addr = reg.enable_addr,
+		};
+
+		user_event_enabler_remove(&unreg);
+		return -EFAULT;
+	}
+
+	return 0;
+}
+
+/*
+ * DIAG_IOCSREG. Differs on purpose: the registration's size selects the
+ * ABI, the status page one of 5.18-6.3 (user_events_status.c) or the
+ * remote write one of 6.4 and later.
+ */
+static long user_events_ioctl_reg_once(struct user_event_file *info,
+				       unsigned long uarg)
+{
+	void __user *ureg = (void __user *)uarg;
+	u32 size;
+
+	if (get_user(size, (u32 __user *)ureg))
+		return -EFAULT;
+
+	if (size > PAGE_SIZE)
+		return -E2BIG;
+
+	if (size == USER_STATUS_REG_SIZE)
+		return user_status_ioctl_reg(info, ureg);
+
+	if (size >= USER_WRITE_REG_SIZE)
+		return user_events_reg_write(info, ureg, size);
+
+	return -EINVAL;
+}
+
+/*
+ * A name or a quota still held by a process that just exited (its
+ * address space's teardown runs after the exit): once those teardowns are
+ * done, the registration is tried once more (user_event_mm_settle())
+ */
+static long user_events_ioctl_reg(struct user_event_file *info,
+				  unsigned long uarg)
+{
+	long ret = user_events_ioctl_reg_once(info, uarg);
+
+	if (ret == -EADDRINUSE || ret == -EMFILE) {
+		/*
+		 * Even with no teardown left to wait for: one may have put
+		 * the event while this attempt held it from its lookup
+		 */
+		user_event_mm_settle();
+		ret = user_events_ioctl_reg_once(info, uarg);
+	}
+
+	return ret;
+}
+
+static long user_events_ioctl_del(unsigned long uarg)
+{
+	char *name;
+	long ret;
+
+	name = strndup_user((const char __user *)uarg, MAX_EVENT_DESC);
+	if (IS_ERR(name))
+		return PTR_ERR(name);
+
+	ret = user_events_del_name(name);
+	/* Still held by a process that just exited: as for registrations */
+	if (ret == -EBUSY) {
+		user_event_mm_settle();
+		ret = user_events_del_name(name);
+	}
+
+	kfree(name);
+	return ret;
+}
+
+static long user_events_ioctl_unreg(unsigned long uarg)
+{
+	struct user_write_unreg __user *ureg = (void __user *)uarg;
+	struct user_write_unreg reg;
+	u32 size;
+	long ret;
+
+	if (get_user(size, &ureg->size))
+		return -EFAULT;
+
+	if (size > PAGE_SIZE)
+		return -E2BIG;
+
+	if (size < sizeof(reg))
+		return -EINVAL;
+
+	ret = copy_struct_from_user(&reg, sizeof(reg), ureg, size);
+	if (ret)
+		return ret;
+
+	if (reg.__reserved || reg.__reserved2)
+		return -EINVAL;
+
+	return user_event_enabler_remove(&reg);
+}
+
+static long user_events_ioctl(struct file *file, unsigned int cmd,
+			      unsigned long uarg)
+{
+	struct user_event_file *info = file->private_data;
+
+	switch (cmd) {
+	case DIAG_IOCSREG:
+		return user_events_ioctl_reg(info, uarg);
+	case DIAG_IOCSDEL:
+		return user_events_ioctl_del(uarg);
+	case DIAG_IOCSUNREG:
+		return user_events_ioctl_unreg(uarg);
+	}
+
+	return -ENOTTY;
+}
+
+static const struct file_operations user_data_fops = {
+	.owner = THIS_MODULE,
+	.open = user_events_open,
+	.write = user_events_write,
+	.write_iter = user_events_write_iter,
+	.unlocked_ioctl = user_events_ioctl,
+	.release = user_events_release,
+};
+
+/* The module's calls, as user_events_dirs.c guards their directories */
+static bool user_events_dirs_is_event(struct trace_event_call *call)
+{
+	return user_event_of_call(call);
+}
+
+static void user_events_dirs_hold(struct trace_event_call *call)
+{
+	user_event_mem_get(user_event_of_call(call));
+}
+
+static void user_events_dirs_unhold(struct trace_event_call *call)
+{
+	user_event_mem_put(user_event_of_call(call));
+}
+
+static const struct user_events_dirs_ops user_events_dirs_ops = {
+	.is_purge = user_event_call_is_purge,
+	.is_event = user_events_dirs_is_event,
+	.hold = user_events_dirs_hold,
+	.unhold = user_events_dirs_unhold,
+};
 
 /*
  * Creates one of the module's tracefs files with the mode and group the
@@ -333,22 +619,26 @@ static int __init user_events_init(void)
 	if (ret)
 		return ret;
 
-	ret = user_events_core_init();
+	ret = user_events_ksyms_init();
 	if (ret)
 		return ret;
+
+	ret = user_events_dirs_init(&user_events_dirs_ops);
+	if (ret)
+		return ret;
+
+	ret = user_events_core_init(user_event_enablers_update);
+	if (ret)
+		goto dirs_exit;
 
 	ret = user_events_mm_init();
 	if (ret)
 		goto core_exit;
 
-	ret = user_events_dirs_init();
-	if (ret)
-		goto mm_exit;
-
 	/* The purge event, before any event of ours can be enabled */
 	ret = user_events_core_prepare_unload(false);
 	if (ret)
-		goto dirs_exit;
+		goto mm_exit;
 
 	mutex_lock(&user_files_mutex);
 	ret = user_events_files_create(-EEXIST);
@@ -376,12 +666,12 @@ static int __init user_events_init(void)
 
 purge_remove:
 	WARN_ON(user_events_core_prepare_unload(true));
-dirs_exit:
-	user_events_dirs_exit();
 mm_exit:
 	user_events_mm_exit();
 core_exit:
 	user_events_core_exit();
+dirs_exit:
+	user_events_dirs_exit();
 	return ret;
 }
 
@@ -422,9 +712,9 @@ static void __exit user_events_exit(void)
 	}
 	mutex_unlock(&user_files_mutex);
 
-	user_events_dirs_exit();
 	user_events_mm_exit();
 	user_events_core_exit();
+	user_events_dirs_exit();
 }
 
 module_init(user_events_init);

@@ -96,7 +96,7 @@ static struct trace_event_call user_event_purge_call = {
 };
 
 /* The purge event's call: its directory's files forget it at removal */
-bool user_event_call_is_purge(const struct trace_event_call *call)
+bool user_event_call_is_purge(struct trace_event_call *call)
 {
 	return call == &user_event_purge_call;
 }

@@ -8,8 +8,8 @@
  *
  * The event core (trace_events_user.c) owns the events and decides when a
  * byte is handed out, written and taken back, all under event_mutex; this
- * file owns the page, which byte belongs to which event, the mapping, and
- * the copies to and from user space of that registration.
+ * file owns the page, which byte belongs to which event, and the mapping.
+ * It calls nothing else of the module (Documentation/development.rst).
  */
 
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
@@ -22,14 +22,10 @@
 #include <linux/mm.h>
 #include <linux/slab.h>
 #include <linux/string.h>
-#include <linux/uaccess.h>
-
-#include "include/uapi/linux/user_events.h"
 
 #include "user_events_compat.h"
 #include "user_events_internal.h"
 #include "user_events_ksyms.h"
-#include "user_events_parse.h"
 
 /* Bytes handed out, and to which event; under event_mutex */
 static DECLARE_BITMAP(status_map, MAX_STATUS_EVENTS);
@@ -102,38 +98,6 @@ int user_status_mmap(struct file *file, struct vm_area_struct *vma)
 	return remap_pfn_range(vma, vma->vm_start,
 			       page_to_pfn(virt_to_page(status_page)),
 			       PAGE_SIZE, vm_get_page_prot(VM_READ));
-}
-
-/*
- * DIAG_IOCSREG of the status page ABI: the descriptor in, the status byte
- * and the write index out. The event core registers the event on @info
- * and hands out its byte (user_events_reg_status()).
- */
-long user_status_ioctl_reg(struct user_event_file *info,
-			   struct user_status_reg __user *ureg)
-{
-	struct user_status_reg reg;
-	int status_index, write_index;
-	char *desc;
-	int ret;
-
-	if (copy_from_user(&reg, ureg, sizeof(reg)))
-		return -EFAULT;
-
-	desc = strndup_user(u64_to_user_ptr(reg.name_args), MAX_EVENT_DESC);
-	if (IS_ERR(desc))
-		return PTR_ERR(desc);
-
-	ret = user_events_reg_status(info, desc, &status_index, &write_index);
-	kfree(desc);
-	if (ret)
-		return ret;
-
-	if (put_user(status_index, &ureg->status_index) ||
-	    put_user(write_index, &ureg->write_index))
-		return -EFAULT;
-
-	return 0;
 }
 
 /* The page, at load; byte 0 is never handed out */

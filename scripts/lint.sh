@@ -5,7 +5,9 @@
 #   - scripts/checkpatch.pl --strict (from the newest linux-source-6.12
 #     tarball, extracted once into the cache) on every source file of the
 #     module, the uapi header and the samples;
-#   - sparse (make C=2) against each target kernel's headers.
+#   - sparse (make C=2) against each target kernel's headers;
+#   - the files' one-way dependencies in that build
+#     (scripts/check-deps.sh).
 # Prints one TAP line per check ("ok - lint: ..." / "not ok - lint: ...")
 # with the findings below a failed one; exit status non-zero iff one failed.
 #
@@ -71,6 +73,11 @@ for rel in "${kernels[@]}"; do
 			ok "sparse (C=2) and W=1 on $rel"
 		else
 			notok "sparse (C=2) and W=1 on $rel" "$out"
+		fi
+		if out=$("$UE_REPO/scripts/check-deps.sh" "$dir" 2>&1); then
+			ok "one-way file dependencies on $rel"
+		else
+			notok "one-way file dependencies on $rel" "$out"
 		fi
 	else
 		notok "sparse (C=2) and W=1 on $rel: build failed" "$out"

@@ -221,6 +221,11 @@ static struct workqueue_struct *user_event_wq;
 /* Per-cpu staging of a payload, copied once from user memory */
 static void __percpu *write_buffer;
 
+static bool one_copy = true;
+module_param(one_copy, bool, 0444);
+MODULE_PARM_DESC(one_copy,
+		 "Copy a write straight into the ring buffer when one ftrace instance is the event's only consumer (default Y). Reads N where the tracing core's staging record (trace_buffered_event) cannot be located: kernels whose kallsyms lists no variables (CONFIG_KALLSYMS_ALL unset: Debian's arm64 6.1 and 5.10). Writes then take the staged path, one copy more; everything else is the same");
+
 static int user_event_parse(char *desc, u16 reg_flags, bool persist,
 			    struct user_event **out, bool *created);
 static int destroy_user_event(struct user_event *user);
@@ -982,7 +987,7 @@ static void update_enable_bit_for(struct user_event *user, bool perf)
 
 	WRITE_ONCE(user->direct_file,
 		   status == EVENT_STATUS_FTRACE && probes->nr_files == 1 &&
-		   ue_have_trace_event_discard() ? probes->files[0] : NULL);
+		   one_copy ? probes->files[0] : NULL);
 
 	if (status == user->status)
 		return;
@@ -2593,6 +2598,10 @@ int __init user_events_core_init(void (*state_changed)(struct user_event *))
 	int ret;
 
 	user_event_state_changed = state_changed;
+	if (one_copy && !ue_have_trace_event_discard()) {
+		pr_info("trace_buffered_event not in kallsyms: writes take the staged path (one_copy=N)\n");
+		one_copy = false;
+	}
 
 	ret = user_status_init();
 	if (ret)

@@ -31,11 +31,6 @@
 
 struct user_events_ksyms ue_ksyms;
 
-static bool one_copy = true;
-module_param(one_copy, bool, 0444);
-MODULE_PARM_DESC(one_copy,
-		 "Copy a write straight into the ring buffer when one ftrace instance is the event's only consumer (default Y). Reads N where the tracing core's staging record (trace_buffered_event) cannot be located: kernels whose kallsyms lists no variables (CONFIG_KALLSYMS_ALL unset: Debian's arm64 6.1 and 5.10). Writes then take the staged path, one copy more; everything else is the same");
-
 static char *ksyms_test;
 module_param(ksyms_test, charp, 0);
 MODULE_PARM_DESC(ksyms_test,
@@ -429,14 +424,15 @@ static bool in_core_percpu(unsigned long addr, size_t size)
 /*
  * The tracing core's per-CPU staging record, which only the one-copy write
  * path's discard needs (ue_trace_event_discard()). Without it, writes take
- * the staged path: one_copy reads N. An address outside the core kernel's
- * per-CPU data (a module's symbol of the same name) is not used.
+ * the staged path (the core's one_copy reads N). An address outside the
+ * core kernel's per-CPU data (a module's symbol of the same name) is not
+ * used.
  */
 static void resolve_staging_record(bool use_kallsyms)
 {
 	unsigned long ev = 0, cnt = 0;
 
-	if (use_kallsyms && one_copy) {
+	if (use_kallsyms) {
 		ev = lookup(kln_addr, "trace_buffered_event");
 		cnt = lookup(kln_addr, "trace_buffered_event_cnt");
 	}
@@ -447,17 +443,13 @@ static void resolve_staging_record(bool use_kallsyms)
 		ev = 0;
 	}
 	if (!ev || !cnt) {
-		if (one_copy)
-			pr_info("trace_buffered_event not in kallsyms: writes take the staged path (one_copy=N)\n");
-		one_copy = false;
 		ev = 0;
 		cnt = 0;
 	}
 	ue_ksyms.trace_buffered_event = (struct ring_buffer_event * __percpu *)ev;
 	ue_ksyms.trace_buffered_event_cnt = (int __percpu *)cnt;
 	report("trace_buffered_event, trace_buffered_event_cnt: %s",
-	       ev ? "kallsyms, one-copy write path on" :
-	       "not used, one-copy write path off (one_copy=N)");
+	       ev ? "kallsyms" : "not used, one-copy write path off");
 }
 
 int user_events_ksyms_init(void)

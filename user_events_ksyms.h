@@ -95,9 +95,9 @@ static inline void ue_tracefs_remove(struct dentry *dentry)
 /*
  * Whether ue_trace_event_discard() can be used, and so the one-copy write
  * path: it needs the tracing core's per-CPU staging record, which is not
- * located on kernels whose kallsyms lists no variables (the one_copy
- * parameter then reads N). Where it is false, every write takes the staged
- * path.
+ * located on kernels whose kallsyms lists no variables (the core's
+ * one_copy parameter then reads N). Where it is false, every write takes
+ * the staged path.
  */
 static inline bool ue_have_trace_event_discard(void)
 {

@@ -59,6 +59,8 @@
 #include "user_events_compat.h"
 #include "user_events_internal.h"
 #include "user_events_ksyms.h"
+#include "user_events_ksyms_trace.h"
+#include "user_events_ksyms_dyn.h"
 #include "user_events_parse.h"
 
 #define EVENT_HASH_BITS 12

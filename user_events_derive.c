@@ -33,6 +33,7 @@
 
 #include "user_events_derive.h"
 #include "user_events_ksyms.h"
+#include "user_events_ksyms_dyn.h"
 
 const char * const ue_derived_names[UE_DV_COUNT] = {
 	[UE_DV_EVENT_MUTEX] = "event_mutex",

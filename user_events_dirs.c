@@ -78,6 +78,7 @@
 #include "user_events_compat.h"
 #include "user_events_internal.h"
 #include "user_events_ksyms.h"
+#include "user_events_ksyms_trace.h"
 
 /* What the module's calls are; set at init (user_events_main.c) */
 static const struct user_events_dirs_ops *dirs_ops;

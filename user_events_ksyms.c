@@ -28,6 +28,8 @@
 #include "user_events_compat.h"
 #include "user_events_derive.h"
 #include "user_events_ksyms.h"
+#include "user_events_ksyms_trace.h"
+#include "user_events_ksyms_dyn.h"
 
 struct user_events_ksyms ue_ksyms;
 

@@ -28,6 +28,7 @@
 #include "user_events_compat.h"
 #include "user_events_internal.h"
 #include "user_events_ksyms.h"
+#include "user_events_ksyms_trace.h"
 #include "user_events_parse.h"
 
 /*

@@ -120,6 +120,7 @@
 #include "user_events_compat.h"
 #include "user_events_internal.h"
 #include "user_events_ksyms.h"
+#include "user_events_ksyms_mm.h"
 
 /*
  * Fault-in attempts for one state change of one enabler (as upstream): a

@@ -19,6 +19,7 @@
 #include "user_events_compat.h"
 #include "user_events_internal.h"
 #include "user_events_ksyms.h"
+#include "user_events_ksyms_trace.h"
 
 /*
  * The purge event: which instances the unload must empty

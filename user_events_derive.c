@@ -1,11 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The tracing core's variables, from what the kernel's dynamic_events
- * functions pass to mutex_lock() and the like when the module calls them
- * (a window): Documentation/compat.rst, "How the four are derived".
+ * The tracing core's variables, observed in the calls of the kernel's
+ * dynamic_events functions: Documentation/compat.rst, "How the four are
+ * derived".
  */
-
-#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/kprobes.h>
 #include <linux/mm.h>
@@ -22,9 +20,6 @@ const char * const ue_derived_names[UE_DV_COUNT] = {
 	[OL] = "dyn_event_ops_list", [DL] = "dyn_event_list",
 };
 
-#define UE_OPS_MAX 64			/* longest rings walked */
-#define UE_DYN_EVENTS_MAX 1048576
-
 /* The functions called in windows, then the kernel's providers' create */
 static const char * const kfn_names[] = {
 	UE_DYN_OPS_CREATE, "dyn_event_register", "dyn_event_seq_start",
@@ -37,10 +32,7 @@ enum { FN_CREATE, FN_REGISTER, FN_START, FN_NEXT, FN_STOP, FN_PROVIDERS };
 static unsigned long kfn[ARRAY_SIZE(kfn_names)];
 static struct ue_derived *dv;
 
-/*
- * Check @fmt of variable @v passed, unless @why says why not ("": no
- * reason). The first failure stays, and leaves @v underived.
- */
+/* Check @fmt of @v passed, unless @why ("": no reason); first failure stays */
 static __printf(3, 4) bool check(unsigned int v, const char *why,
 				 const char *fmt, ...)
 {
@@ -51,8 +43,7 @@ static __printf(3, 4) bool check(unsigned int v, const char *why,
 
 	if (dv->failed[v][0])
 		return false;
-	if (len)
-		len += scnprintf(buf + len, size - len, ", ");
+	len += scnprintf(buf + len, size - len, "%s", len ? ", " : "");
 	va_start(args, fmt);
 	len += vscnprintf(buf + len, size - len, fmt, args);
 	va_end(args);
@@ -66,11 +57,9 @@ static __printf(3, 4) bool check(unsigned int v, const char *why,
 #define fail(v, ...) check(v, "", __VA_ARGS__)
 
 /* Is the variable @dep, which @v needs, established? */
-static bool needs(unsigned int v, unsigned int dep)
+static bool established(unsigned int v, unsigned int dep)
 {
-	if (dv->failed[dep][0])
-		fail(v, "needs %s", ue_derived_names[dep]);
-	return !dv->failed[dep][0];
+	return !dv->failed[dep][0] || fail(v, "needs %s", ue_derived_names[dep]);
 }
 
 static bool read_kernel(void *dst, unsigned long src, size_t size)
@@ -79,10 +68,7 @@ static bool read_kernel(void *dst, unsigned long src, size_t size)
 	       !copy_from_kernel_nofault(dst, (const void *)src, size);
 }
 
-/*
- * A ring of at most @max entries besides @head, each pointing back, each
- * given to @visit (if any), whose message ends the walk. Sleeps.
- */
+/* A ring of at most @max entries pointing back, each given to @visit */
 static const char *walk_ring(unsigned long head, unsigned int max,
 			     const char *(*visit)(unsigned long node))
 {
@@ -109,12 +95,8 @@ static const char *walk_ring(unsigned long head, unsigned int max,
 	}
 }
 
-/*
- * What lies at @addr is a mutex, of this name where lockdep knows it, and
- * if @held, held by this task (PREEMPT_RT: held at all)
- */
-static const char *check_mutex(unsigned long addr, const char *name,
-			       bool held)
+/* A mutex at @addr (lockdep: named as @v), if @held held by this task */
+static const char *check_mutex(unsigned int v, unsigned long addr, bool held)
 {
 	unsigned long owner __maybe_unused;
 	char lname[32] __maybe_unused;
@@ -145,7 +127,7 @@ static const char *check_mutex(unsigned long addr, const char *name,
 #ifdef CONFIG_DEBUG_LOCK_ALLOC
 		if (strncpy_from_kernel_nofault(lname, m.dep_map.name,
 						sizeof(lname)) <= 0 ||
-		    strcmp(lname, name))
+		    strcmp(lname, ue_derived_names[v]))
 			return "lockdep name";
 #endif
 		return NULL;
@@ -164,22 +146,18 @@ static struct kprobe obs_kp[OBS_COUNT] = {
 };
 
 static struct kprobe *obs_kps[OBS_COUNT];
-static struct {
-	unsigned long val;
-	unsigned int hits;
-	bool many;		/* more than one value */
-} seen[OBS_COUNT];
+static struct { unsigned long val; unsigned int hits; bool many; }
+	seen[OBS_COUNT];		/* many: more than one value */
 static struct task_struct *obs_task;	/* whose calls count, in a window */
 
 /* Every call of the four, in every task: only the window's count */
 static int obs_hit(struct kprobe *kp, struct pt_regs *regs)
 {
 	unsigned int i = kp - obs_kp;
-	unsigned long val;
+	unsigned long val = regs_get_kernel_argument(regs, i == OBS_LIST_NEXT);
 
 	if (READ_ONCE(obs_task) != current || !in_task())
 		return 0;
-	val = regs_get_kernel_argument(regs, i == OBS_LIST_NEXT);
 	seen[i].many |= seen[i].hits && val != seen[i].val;
 	seen[i].val = val;
 	seen[i].hits++;
@@ -204,13 +182,12 @@ static unsigned long observe(unsigned int f, unsigned long a0,
 /* Variable @v is the one value that observation @i saw in a window of @f */
 static void from_obs(unsigned int v, unsigned int i, unsigned int f)
 {
-	const char *why;
+	const char *why = !seen[i].hits ? "no call seen (kprobes disabled?)" :
+		seen[i].many ? "calls with more than one address" :
+		!seen[i].val ? "a NULL argument" :
+		dv->addr[v] && dv->addr[v] != seen[i].val ?
+		"another address than the sources before" : NULL;
 
-	why = !seen[i].hits ? "no call seen (kprobes disabled?)" :
-	      seen[i].many ? "calls with more than one address" :
-	      !seen[i].val ? "a NULL argument" :
-	      dv->addr[v] && dv->addr[v] != seen[i].val ?
-	      "another address than the sources before" : NULL;
 	if (check(v, why, "%s in %s", obs_kp[i].symbol_name, kfn_names[f]))
 		dv->addr[v] = seen[i].val;
 }
@@ -223,8 +200,7 @@ static int probe_create(UE_DYN_CREATE_PARAMS)
 	/* dyn_event_create() calls it holding the mutex it has just locked */
 	if (current == READ_ONCE(obs_task))
 		probe_why = seen[OBS_LOCK].hits != 1 ? "not one lock" :
-			    check_mutex(seen[OBS_LOCK].val,
-					"dyn_event_ops_mutex", true);
+			    check_mutex(OM, seen[OBS_LOCK].val, true);
 	return -ECANCELED;
 }
 
@@ -250,15 +226,12 @@ static bool probe_match(const char *system, const char *event, int argc,
 }
 
 static struct dyn_event_operations probe_ops = {
-	.create = probe_create,
-	.show = probe_show,
-	.is_busy = probe_is_busy,
-	.free = probe_free,
-	.match = probe_match,
+	.create = probe_create, .show = probe_show, .is_busy = probe_is_busy,
+	.free = probe_free, .match = probe_match,
 };
 
 /* The entries of dyn_event_ops_list, and how many are the kernel's */
-static unsigned long ops_nodes[UE_OPS_MAX];
+static unsigned long ops_nodes[64];	/* the longest list walked */
 static unsigned int nr_ops_nodes, nr_known;
 
 static const char *visit_ops(unsigned long node)
@@ -277,16 +250,14 @@ static const char *visit_ops(unsigned long node)
 }
 
 /*
- * dyn_event_ops_mutex from dyn_event_create() of the probe, then
- * dyn_event_ops_list: dyn_event_register() links the probe last, under the
- * mutex, so the entry after it is the head. It is taken off again at once,
- * under the mutex established before, whatever the checks.
+ * dyn_event_ops_list: dyn_event_register() links the probe last, so the
+ * entry after it is the head; it is taken off again at once, whatever the
+ * checks of its window, under the dyn_event_ops_mutex established before.
  */
 static void derive_ops(void)
 {
 	static const char * const argv[] = { "ue_probe", NULL };
 	unsigned long a[2], head, probe = (unsigned long)&probe_ops.list;
-	struct mutex *ops_mutex;
 	const char *why;
 
 	probe_why = "no call back";
@@ -296,25 +267,23 @@ static void derive_ops(void)
 	from_obs(OM, OBS_UNLOCK, FN_CREATE);
 	if (UE_DYN_OPS_CREATE_CALLS_OPS)
 		check(OM, probe_why, "held in the create callback");
-	check(OM, check_mutex(dv->addr[OM], "dyn_event_ops_mutex", false),
-	      "a mutex");
-	ops_mutex = (struct mutex *)dv->addr[OM];
-	if (!needs(OL, OM))
+	check(OM, check_mutex(OM, dv->addr[OM], false), "a mutex");
+	if (!established(OL, OM))
 		return;
 	if (observe(FN_REGISTER, (unsigned long)&probe_ops, 0, 0)) {
 		fail(OL, "dyn_event_register() refused the probe");
 		return;
 	}
-	from_obs(OM, OBS_LOCK, FN_REGISTER);
-	from_obs(OM, OBS_UNLOCK, FN_REGISTER);
-	mutex_lock(ops_mutex);
+	mutex_lock((struct mutex *)dv->addr[OM]);
 	head = (unsigned long)probe_ops.list.next;
-	why = walk_ring(head, UE_OPS_MAX, visit_ops);
+	why = walk_ring(head, ARRAY_SIZE(ops_nodes), visit_ops);
 	if (!why && (!nr_ops_nodes || ops_nodes[--nr_ops_nodes] != probe))
 		why = "the probe is not its last entry";
 	list_del_init(&probe_ops.list);
-	mutex_unlock(ops_mutex);
-	if (needs(OL, OM) &&
+	mutex_unlock((struct mutex *)dv->addr[OM]);
+	from_obs(OM, OBS_LOCK, FN_REGISTER);
+	from_obs(OM, OBS_UNLOCK, FN_REGISTER);
+	if (established(OL, OM) &&
 	    check(OL, why, "after the probe dyn_event_register() linked"))
 		dv->addr[OL] = head;
 	check(OL, nr_known ? NULL : "no known provider on it",
@@ -336,11 +305,7 @@ static const char *visit_event(unsigned long node)
 	return "an entry's operations are not on dyn_event_ops_list";
 }
 
-/*
- * dyn_event_seq_start() locks event_mutex and starts dyn_event_list;
- * dyn_event_seq_next() on a node of the module's steps to what the node
- * points to, and ends (NULL) where that is the head; _stop() unlocks.
- */
+/* dyn_event_seq_next() of our node steps on, and ends (NULL) at the head */
 static void derive_event_mutex_and_list(void)
 {
 	struct list_head node = { .next = &node }, lh;
@@ -351,7 +316,7 @@ static void derive_event_mutex_and_list(void)
 	first = observe(FN_START, 0, (unsigned long)&pos, 0);
 	from_obs(EM, OBS_LOCK, FN_START);
 	from_obs(DL, OBS_LIST_START, FN_START);
-	check(EM, check_mutex(dv->addr[EM], "event_mutex", true),
+	check(EM, check_mutex(EM, dv->addr[EM], true),
 	      "held after dyn_event_seq_start()");
 	if (observe(FN_NEXT, 0, n, (unsigned long)&pos) != n)
 		fail(DL, "dyn_event_seq_next(): did not step to the next node");
@@ -361,8 +326,8 @@ static void derive_event_mutex_and_list(void)
 		check(DL, observe(FN_NEXT, 0, n, (unsigned long)&pos) ?
 		      "it did not" : NULL, "dyn_event_seq_next() ends at it");
 	/* Under event_mutex: a ring of events, and its first entry */
-	if (needs(DL, OL) && needs(DL, EM)) {
-		why = walk_ring(dv->addr[DL], UE_DYN_EVENTS_MAX, visit_event);
+	if (established(DL, OL) && established(DL, EM)) {
+		why = walk_ring(dv->addr[DL], 1 << 20, visit_event);
 		if (!why && (!read_kernel(&lh, dv->addr[DL], sizeof(lh)) ||
 			     (unsigned long)lh.next != (first ?: dv->addr[DL])))
 			why = "not the first entry dyn_event_seq_start() gives";
@@ -370,7 +335,6 @@ static void derive_event_mutex_and_list(void)
 	}
 	observe(FN_STOP, 0, 0, 0);
 	from_obs(EM, OBS_UNLOCK, FN_STOP);
-	check(EM, check_mutex(dv->addr[EM], "event_mutex", false), "a mutex");
 }
 
 void ue_derive(unsigned long (*lookup)(const char *name), const char *fail_sym,
@@ -403,13 +367,12 @@ void ue_derive(unsigned long (*lookup)(const char *name), const char *fail_sym,
 	}
 	for (v = 0; v < UE_DV_COUNT && why[0]; v++)
 		fail(v, "%s", why);
-	if (why[0])
-		goto out;
-	derive_ops();
-	derive_event_mutex_and_list();
-	unregister_kprobes(obs_kps, OBS_COUNT);	/* one grace period */
-	if (dv->addr[OM] && dv->addr[OM] == dv->addr[EM])
-		fail(OM, "distinct from event_mutex");
-out:
+	if (!why[0]) {
+		derive_ops();
+		derive_event_mutex_and_list();
+		unregister_kprobes(obs_kps, OBS_COUNT);	/* one grace period */
+		if (dv->addr[OM] && dv->addr[OM] == dv->addr[EM])
+			fail(OM, "distinct from event_mutex");
+	}
 	dv = NULL;
 }

@@ -14,10 +14,7 @@ struct ue_derived {
 
 extern const char * const ue_derived_names[UE_DV_COUNT];
 
-/*
- * Once, at load, with no lock held: @lookup finds the functions called;
- * @fail_sym (or NULL) names a variable made to fail, for tests
- */
+/* At load, no lock held; @fail_sym (or NULL) fails a variable, for tests */
 void ue_derive(unsigned long (*lookup)(const char *name), const char *fail_sym,
 	       struct ue_derived *d);
 

@@ -1,20 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0 */
-/*
- * Finding the tracing core's variables without kallsyms: see
- * user_events_derive.c and Documentation/compat.rst ("Kernels whose
- * kallsyms lists no variables").
- */
+/* The tracing core's variables, found by observation: user_events_derive.c */
 #ifndef _USER_EVENTS_DERIVE_H
 #define _USER_EVENTS_DERIVE_H
 
-/* The variables derived */
-enum {
-	UE_DV_EVENT_MUTEX,
-	UE_DV_DYN_EVENT_OPS_MUTEX,
-	UE_DV_DYN_EVENT_OPS_LIST,
-	UE_DV_DYN_EVENT_LIST,
-	UE_DV_COUNT
-};
+enum { UE_DV_EVENT_MUTEX, UE_DV_DYN_EVENT_OPS_MUTEX, UE_DV_DYN_EVENT_OPS_LIST,
+	UE_DV_DYN_EVENT_LIST, UE_DV_COUNT };
 
 struct ue_derived {
 	unsigned long addr[UE_DV_COUNT];	/* 0 unless every check passed */
@@ -24,11 +14,7 @@ struct ue_derived {
 
 extern const char * const ue_derived_names[UE_DV_COUNT];
 
-/*
- * Derives the variables, with @lookup for the functions it calls. @fail_sym
- * (or NULL) names a variable whose derivation is made to fail, for tests.
- * Called once, at module load, with no lock held.
- */
+/* At load, no lock held; @fail_sym (or NULL) fails a variable, for tests */
 void ue_derive(unsigned long (*lookup)(const char *name), const char *fail_sym,
 	       struct ue_derived *d);
 

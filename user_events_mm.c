@@ -581,11 +581,8 @@ static int user_event_enabler_write_locked(struct user_event_mm *uemm,
 	return ret;
 }
 
-static unsigned long user_event_enabler_key(unsigned long uaddr, u8 ubit)
-{
-	/* Words are aligned to their size: the low bits are free */
-	return uaddr ^ ubit;
-}
+/* Words are aligned to their size: the low bits are free for the bit */
+#define user_event_enabler_key(uaddr, ubit) ((uaddr) ^ (ubit))
 
 static struct user_event_enabler *
 user_event_enabler_find(struct user_event_mm *uemm, unsigned long uaddr,
@@ -1006,17 +1003,6 @@ struct user_event_flush {
 	const struct user_event *user;	/* compared only: may be gone */
 };
 
-static void user_event_flush_twork(struct callback_head *twork)
-{
-	struct user_event_flush *flush = container_of(twork,
-						      struct user_event_flush,
-						      twork);
-
-	user_event_enablers_write(flush->user);
-	kfree(flush);
-	user_event_twork_done(NULL);
-}
-
 static void user_event_flush_work(struct work_struct *work)
 {
 	struct user_event_flush *flush = container_of(work,
@@ -1025,6 +1011,13 @@ static void user_event_flush_work(struct work_struct *work)
 
 	user_event_enablers_write(flush->user);
 	kfree(flush);
+}
+
+static void user_event_flush_twork(struct callback_head *twork)
+{
+	user_event_flush_work(&container_of(twork, struct user_event_flush,
+					    twork)->work);
+	user_event_twork_done(NULL);
 }
 
 /*
@@ -1277,9 +1270,9 @@ static void user_event_mm_resync(struct user_event_mm *uemm)
 
 /*
  * Copies into @copies the enablers @parent had at the fork numbered @seq,
- * with no lock: under RCU, dropped only at an enabler this fork copies,
- * which stays on the parent's list while the fork is pending. Returns how
- * many.
+ * with no lock: under RCU, dropped only at an enabler this fork copies
+ * (to allocate), which stays on the parent's list while the fork is
+ * pending. Returns how many.
  */
 static unsigned int
 user_event_mm_fork_snapshot(struct user_event_mm *parent, u64 seq,
@@ -1298,21 +1291,14 @@ user_event_mm_fork_snapshot(struct user_event_mm *parent, u64 seq,
 			pr_warn_ratelimited("max_enablers reached copying enablers at fork\n");
 			break;
 		}
-		copy = kmalloc(sizeof(*copy), GFP_NOWAIT | __GFP_NOWARN |
-			       __GFP_ACCOUNT);
-		if (!copy || (n % FORK_COPY_BATCH == 0 && need_resched())) {
-			rcu_read_unlock();
-			if (!copy)
-				copy = kmalloc(sizeof(*copy),
-					       GFP_KERNEL_ACCOUNT);
-			cond_resched();
-			rcu_read_lock();
-			if (!copy) {
-				pr_warn_ratelimited("out of memory copying enablers at fork\n");
-				break;
-			}
+		rcu_read_unlock();
+		copy = kzalloc(sizeof(*copy), GFP_KERNEL_ACCOUNT);
+		cond_resched();
+		rcu_read_lock();
+		if (!copy) {
+			pr_warn_ratelimited("out of memory copying enablers at fork\n");
+			break;
 		}
-		memset(copy, 0, sizeof(*copy));
 		copy->uaddr = enabler->uaddr;
 		copy->addr = enabler->addr;
 		copy->ubit = enabler->ubit;

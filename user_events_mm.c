@@ -1,16 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Remote write enablers (the DIAG_IOCSREG ABI of Linux 6.4 and later): a
- * bit of a word in a registering process that follows its event's enabled
- * state. Enablers belong to the address space's record (struct
- * user_event_mm), not to the file they were registered through.
- *
- * Every object's references, the locks and their order, and why no
- * kernel thread waits on a fault that user space holds:
+ * Remote write enablers (DIAG_IOCSREG, Linux 6.4+): a bit in a registering
+ * process's word follows its event's enabled state. References, locks and
+ * why no kernel thread waits on a fault that user space holds:
  * Documentation/lifetimes.rst, "Remote write enablers and address-space
- * records". In short: a bit is written under its record's lock and the
- * mmap read lock, never faulting; a page that is not there is faulted in
- * by a task of the address space with none of our locks held.
+ * records".
  */
 
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
@@ -166,11 +160,7 @@ static void user_event_twork_done(struct user_event_mm *uemm)
 		wake_up_var(&user_event_tworks);
 }
 
-/*
- * Queues @twork on @task with a reference of @uemm, whose callback ends
- * with user_event_twork_done(); false if the task takes no more. The
- * caller holds a reference.
- */
+/* Queues @twork on @task with a reference of @uemm (the caller holds one) */
 static bool user_event_twork_add(struct user_event_mm *uemm,
 				 struct task_struct *task,
 				 struct callback_head *twork, int mode)
@@ -279,10 +269,7 @@ static void user_event_mm_scan_work(struct work_struct *work)
 	rcu_read_unlock();
 }
 
-/*
- * Whose records a settle of @me waits for: its tenant's; root's tenancy
- * is root's own uid alone.
- */
+/* A settle waits for its tenant's records; root's tenancy is root alone */
 static bool user_event_mm_same_tenant(const struct user_event_payer *maker,
 				      const struct user_event_payer *me)
 {
@@ -303,11 +290,8 @@ static bool user_event_mm_settled_all(struct user_event_mm **snap, int n)
 }
 
 /*
- * For a registration or deletion that failed on what an exited process
- * may still hold (lifetimes.rst): kills the records of address spaces
- * that went away, and waits killably, up to a second, for the first
- * teardown runs of the caller's tenant's records dying now. Returns
- * whether there were any. No lock may be held.
+ * Waits up to a second for the teardowns of the caller's tenant's exited
+ * address spaces (lifetimes.rst, "Bits"); whether there were any. No lock.
  */
 bool user_event_mm_settle(void)
 {
@@ -635,12 +619,9 @@ static int user_event_fault_in(struct mm_struct *mm, unsigned long uaddr)
 }
 
 /*
- * Has a task of the address space do its work (faults, a resync) when it
- * next returns to user space: the caller if it is one, else the mm's
- * owner; the late work nudges the owner if the work has not run
- * UEMM_NUDGE_DELAY later. If no task takes it, the work stays due for the
- * next update, registration, exit or exec (lifetimes.rst, "Bits"). Any
- * context but NMI and hard interrupts; the caller holds a reference.
+ * Has a task of the address space (the caller, else the owner) do its work
+ * on its way to user space (lifetimes.rst, "Bits"). Any context but NMI and
+ * hard interrupts; the caller holds a reference.
  */
 static void user_event_twork_kick(struct user_event_mm *uemm)
 {
@@ -663,9 +644,8 @@ static void user_event_twork_kick(struct user_event_mm *uemm)
 }
 
 /*
- * Interrupts the mm's owner, as by a signal (TWA_SIGNAL), when the fault
- * work has not run UEMM_NUDGE_DELAY after it was queued and work is still
- * due: security.rst, open issue 5. Returns the ticks until then, or 0.
+ * TWA_SIGNAL to the owner if the fault work is late (security.rst, open
+ * issue 5). Returns the ticks until it is due, or 0.
  */
 static unsigned long user_event_mm_nudge(struct user_event_mm *uemm)
 {
@@ -772,11 +752,7 @@ static void user_event_mm_do_work(struct user_event_mm *uemm, bool faults)
 	}
 }
 
-/*
- * The fault and nudge task works. A task that left the address space
- * (exit, exec) hands what is left to the mm's owner; one that is dying
- * does not queue itself again (its exit's scan hands over).
- */
+/* The fault and nudge task works; a task that left its mm hands over */
 static void user_event_mm_twork_run(struct user_event_mm *uemm)
 {
 	user_event_mm_do_work(uemm, true);
@@ -803,12 +779,7 @@ static void user_event_mm_nudge_twork(struct callback_head *twork)
 	user_event_mm_twork_run(uemm);
 }
 
-/*
- * Whether @uemm may hold an enabler of @user, looked up without its lock:
- * a writer never takes the lock of an address space that did not
- * register the event. A registration in flight counts as "may"
- * (lifetimes.rst, "Bits", for the barriers).
- */
+/* Whether @uemm may hold an enabler of @user (lifetimes.rst, "Bits") */
 static bool user_event_mm_may_have(struct user_event_mm *uemm,
 				   const struct user_event *user)
 {
@@ -830,10 +801,8 @@ static bool user_event_mm_may_have(struct user_event_mm *uemm,
 }
 
 /*
- * Writes the bits of @user's enablers (every enabler's, if a resync is
- * due) with their events' state read under the lock, if it gets the
- * record's lock and the mmap lock at once; false if not. Never under
- * event_mutex. @user is only compared: it may be gone.
+ * Writes @user's bits (all, if a resync is due) if it gets both locks at
+ * once; false if not. @user is only compared: it may be gone.
  */
 static bool user_event_mm_try_write(struct user_event_mm *uemm,
 				    const struct user_event *user)
@@ -944,11 +913,7 @@ static void user_event_enablers_write_linked(const struct user_event *user)
 	mutex_unlock(&user_event_update_mutex);
 }
 
-/*
- * Writes @user's state into every address space that registered it, from
- * an array of referenced records taken under RCU, with no lock of ours
- * but each record's (tried).
- */
+/* Writes @user's state into every address space, no lock of ours held */
 static void user_event_enablers_write(const struct user_event *user)
 {
 	unsigned int cap = atomic_read(&user_event_nr_mms) + 8, n, i;
@@ -990,11 +955,7 @@ again:
 	}
 }
 
-/*
- * The writing of one state change's bits after event_mutex is released:
- * task work of the task that changed the state (done before it returns
- * to user space), or a work item for a kernel thread or an exiting task.
- */
+/* A state change's writing, after event_mutex: task work, or a work item */
 struct user_event_flush {
 	union {
 		struct callback_head twork;
@@ -1020,11 +981,7 @@ static void user_event_flush_twork(struct callback_head *twork)
 	user_event_twork_done(NULL);
 }
 
-/*
- * Called under event_mutex after a probe attached or detached and the
- * event's new state was published: counts the change and queues the
- * writing of the bits, in constant time (lifetimes.rst, "Bits").
- */
+/* Under event_mutex, after a state change: queues the writing of the bits */
 void user_event_enablers_update(struct user_event *user)
 {
 	struct user_event_flush *flush;
@@ -1134,11 +1091,7 @@ static int user_event_enabler_insert(struct user_event_mm *uemm,
 	return ret;
 }
 
-/*
- * Adds an enabler of @user in the calling process and writes the current
- * state into it, faulting the page in here, in the caller's context with
- * no lock held. The caller holds a reference of @user and no lock.
- */
+/* Adds the caller's enabler of @user (referenced) and writes its bit */
 int user_event_enabler_create(struct user_event *user,
 			      const struct user_write_reg *reg)
 {
@@ -1180,11 +1133,9 @@ out:
 }
 
 /*
- * Removes the caller's enabler of (address, bit) and clears its bit,
- * faulting the page in if need be, unless it was registered again
- * meanwhile. As upstream, the enabler is gone even when the bit cannot be
- * cleared (-EFAULT). One that a fork in flight may still copy stays on
- * the list, marked, until the last such fork is done.
+ * Removes the caller's enabler and clears its bit unless registered again
+ * meanwhile; as upstream, -EFAULT if the bit cannot be cleared. One that a
+ * pending fork may copy stays listed, marked, until that fork is done.
  */
 int user_event_enabler_remove(const struct user_write_unreg *unreg)
 {
@@ -1238,11 +1189,7 @@ int user_event_enabler_remove(const struct user_write_unreg *unreg)
 	return ret;
 }
 
-/*
- * Makes every bit of @uemm agree with its event (a fork child's copy of
- * its parent's memory may predate a state change): words already right
- * are only read, without a fault, in the address space's own context.
- */
+/* Writes the bits that disagree with their events (read if in our mm) */
 static void user_event_mm_resync(struct user_event_mm *uemm)
 {
 	struct user_event_enabler *enabler;
@@ -1269,10 +1216,8 @@ static void user_event_mm_resync(struct user_event_mm *uemm)
 }
 
 /*
- * Copies into @copies the enablers @parent had at the fork numbered @seq,
- * with no lock: under RCU, dropped only at an enabler this fork copies
- * (to allocate), which stays on the parent's list while the fork is
- * pending. Returns how many.
+ * Copies the enablers @parent had at fork @seq under RCU, dropped only at
+ * one this fork copies, which stays listed while it is pending. How many.
  */
 static unsigned int
 user_event_mm_fork_snapshot(struct user_event_mm *parent, u64 seq,
@@ -1316,10 +1261,8 @@ user_event_mm_fork_snapshot(struct user_event_mm *parent, u64 seq,
 }
 
 /*
- * Charges the @n copies to the child's @payer, as registrations are, and
- * drops those past its quota (the parent's newest), clearing their bits
- * in the child (current) where that needs no wait: the child must not
- * see an event enabled that no longer tells it when it is disabled.
+ * Charges the @n copies to the child's @payer and drops those past its
+ * quota, clearing their bits in the child where that needs no wait.
  * Returns how many the child keeps.
  */
 static unsigned int user_event_mm_fork_charge(struct mm_struct *mm,
@@ -1351,12 +1294,7 @@ static unsigned int user_event_mm_fork_charge(struct mm_struct *mm,
 	return keep;
 }
 
-/*
- * Gives the child's address space @mm (held, the caller's) the enablers
- * of @parent at the fork numbered @seq, as many as its quota allows: into
- * a record nobody sees yet, whose bits are fixed, then published, and
- * fixed again if the state changed meanwhile.
- */
+/* Gives the child's @mm its copies: lifetimes.rst, "Fork" */
 static void user_event_mm_fork_copy(struct user_event_mm *parent,
 				    struct mm_struct *mm, u64 seq)
 {

@@ -2702,7 +2702,7 @@ void user_events_core_stop(void)
 	ue_event_mutex_unlock();
 }
 
-/* Undoes user_events_core_init(), last at unload */
+/* Undoes user_events_core_init(), at unload before user_events_dirs_exit() */
 void user_events_core_exit(void)
 {
 	/* Still there if the load failed after user_events_core_init() */

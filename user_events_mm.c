@@ -182,6 +182,17 @@ static void user_event_mm_late(struct user_event_mm *uemm, unsigned long delay)
 		user_event_mm_put(uemm);	/* not the last: ours is held */
 }
 
+/*
+ * The late work a tick from now, for a contended update's retry: a later
+ * nudge timer is brought forward (the work's run re-arms the nudge)
+ */
+static void user_event_mm_late_soon(struct user_event_mm *uemm)
+{
+	user_event_mm_get(uemm);
+	if (mod_delayed_work(user_event_mm_wq, &uemm->late_work, 1))
+		user_event_mm_put(uemm);	/* it was pending: it has one */
+}
+
 /* Work for a task of the address space: a resync, or bits to fault in */
 static bool user_event_mm_has_work(struct user_event_mm *uemm)
 {
@@ -886,7 +897,7 @@ static void user_event_mm_update_put(struct user_event_mm *uemm,
 		if (user_event_mm_may_have(uemm, user) &&
 		    !user_event_mm_try_write(uemm, user)) {
 			set_bit(UEMM_TWORK_RESYNC, &uemm->twork_flags);
-			user_event_mm_late(uemm, 1);
+			user_event_mm_late_soon(uemm);
 		}
 		user_event_mm_mmput(uemm->mm);
 	}

@@ -2,7 +2,7 @@
 /*
  * What the module's units provide one another, in the order they depend
  * on each other: each calls only units listed before it (the drawing is
- * in Documentation/development.rst; `make check-host` checks it). The
+ * in Documentation/development.rst; `make lint` checks it). The
  * per-user bounds (user_events_quota.c), the status page
  * (user_events_status.c), the adding and removing of calls with their
  * removed directories' guards (user_events_dirs.c), the purge event

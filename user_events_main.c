@@ -612,6 +612,33 @@ static int __init user_events_check_params(void)
 	return 0;
 }
 
+/*
+ * The load's files: once they exist they pin the module until
+ * prepare_unload removes them. 0 also when an open reached the data file
+ * before the status file failed: the module must stay then, without files.
+ */
+static int __init user_events_files_start(void)
+{
+	int ret;
+
+	mutex_lock(&user_files_mutex);
+	ret = user_events_files_create(-EEXIST);
+	if (ret && !user_files_gone_prune()) {
+		pr_err("cannot create user_events_status (%d): loaded without files, write 0 to prepare_unload to retry\n",
+		       ret);
+		user_files_removed = true;
+		ret = 0;
+	}
+	mutex_unlock(&user_files_mutex);
+	if (ret)
+		return ret;
+
+	__module_get(THIS_MODULE);
+	user_files_pinned = true;
+	WRITE_ONCE(user_events_loaded, true);
+	return 0;
+}
+
 static int __init user_events_init(void)
 {
 	int ret;
@@ -641,25 +668,9 @@ static int __init user_events_init(void)
 	if (ret)
 		goto mm_exit;
 
-	mutex_lock(&user_files_mutex);
-	ret = user_events_files_create(-EEXIST);
-	if (ret && !user_files_gone_prune()) {
-		/*
-		 * An open reached the data file before the status file
-		 * failed: the module must stay, without its files
-		 */
-		pr_err("cannot create user_events_status (%d): loaded without files, write 0 to prepare_unload to retry\n",
-		       ret);
-		user_files_removed = true;
-		ret = 0;
-	}
-	mutex_unlock(&user_files_mutex);
+	ret = user_events_files_start();
 	if (ret)
 		goto purge_remove;
-	/* The files pin the module until prepare_unload removes them */
-	__module_get(THIS_MODULE);
-	user_files_pinned = true;
-	WRITE_ONCE(user_events_loaded, true);
 
 	/* Last, and it cannot fail: see user_events_core_start() */
 	user_events_core_start();

@@ -7,7 +7,8 @@
 #     module, the uapi header and the samples;
 #   - sparse (make C=2) against each target kernel's headers;
 #   - the files' one-way dependencies in that build
-#     (scripts/check-deps.sh).
+#     (scripts/check-deps.sh);
+#   - functions of at most 60 lines (scripts/check-fnlen.sh).
 # Prints one TAP line per check ("ok - lint: ..." / "not ok - lint: ...")
 # with the findings below a failed one; exit status non-zero iff one failed.
 #
@@ -59,6 +60,12 @@ if [[ -z $out ]]; then
 	ok "checkpatch --strict on ${#files[@]} files"
 else
 	notok "checkpatch --strict on ${#files[@]} files" "$out"
+fi
+
+if out=$("$UE_REPO/scripts/check-fnlen.sh" 2>&1); then
+	ok "functions of at most 60 lines"
+else
+	notok "functions of at most 60 lines" "$out"
 fi
 
 mapfile -t kernels < <("$UE_REPO/scripts/kernels.sh")

@@ -75,7 +75,6 @@ struct user_event_mm {
 	atomic_t forks_pending;
 	atomic_t adding;		/* user_event_mm_may_have() */
 	unsigned int nr_enablers;	/* registered, lock */
-	struct list_head update_link;	/* user_event_update_mutex */
 	struct user_event_fork *spares[FORK_SPARES];
 	struct callback_head refill_twork;
 	struct callback_head fault_twork;
@@ -120,7 +119,6 @@ static DEFINE_HASHTABLE(user_event_mms, 10);
 static DEFINE_SPINLOCK(user_event_mms_lock);
 /* Makes creating a record and publishing it atomic: one record per mm */
 static DEFINE_MUTEX(user_event_mm_mutex);
-static DEFINE_MUTEX(user_event_update_mutex);
 static atomic_t user_event_nr_mms = ATOMIC_INIT(0);
 static struct workqueue_struct *user_event_mm_wq;
 /* State changes so far: a fork child resyncs if one happened meanwhile */
@@ -435,7 +433,6 @@ static struct user_event_mm *user_event_mm_alloc(struct mm_struct *mm)
 	INIT_LIST_HEAD(&uemm->enablers);
 	hash_init(uemm->enabler_hash);
 	INIT_LIST_HEAD(&uemm->faults);
-	INIT_LIST_HEAD(&uemm->update_link);
 	init_task_work(&uemm->fault_twork, user_event_mm_fault_twork);
 	init_task_work(&uemm->nudge_twork, user_event_mm_nudge_twork);
 	init_task_work(&uemm->refill_twork, user_event_mm_refill_twork);
@@ -904,25 +901,27 @@ static void user_event_mm_update_put(struct user_event_mm *uemm,
 	user_event_mm_put(uemm);
 }
 
-/* Without memory for an array: one writer at a time, through update_link */
-static void user_event_enablers_write_linked(const struct user_event *user)
+/*
+ * Without memory for a writer: each record that may hold an enabler of
+ * @user gets a resync, done by its late work a tick from now. Any context
+ * but NMI and hard interrupts.
+ */
+static void user_event_enablers_resync_later(const struct user_event *user)
 {
-	struct user_event_mm *uemm, *next;
-	LIST_HEAD(mms);
+	struct user_event_mm *uemm;
 	int bkt;
 
-	mutex_lock(&user_event_update_mutex);
 	rcu_read_lock();
-	hash_for_each_rcu(user_event_mms, bkt, uemm, node)
-		if (user_event_mm_tryget(uemm))
-			list_add_tail(&uemm->update_link, &mms);
-	rcu_read_unlock();
-
-	list_for_each_entry_safe(uemm, next, &mms, update_link) {
-		list_del_init(&uemm->update_link);
-		user_event_mm_update_put(uemm, user);
+	hash_for_each_rcu(user_event_mms, bkt, uemm, node) {
+		if (!user_event_mm_tryget(uemm))
+			continue;
+		if (user_event_mm_may_have(uemm, user)) {
+			set_bit(UEMM_TWORK_RESYNC, &uemm->twork_flags);
+			user_event_mm_late_soon(uemm);
+		}
+		user_event_mm_put(uemm);
 	}
-	mutex_unlock(&user_event_update_mutex);
+	rcu_read_unlock();
 }
 
 /* Writes @user's state into every address space, no lock of ours held */
@@ -936,7 +935,7 @@ static void user_event_enablers_write(const struct user_event *user)
 again:
 	mms = kvmalloc_array(cap, sizeof(*mms), GFP_KERNEL | __GFP_NOWARN);
 	if (!mms) {
-		user_event_enablers_write_linked(user);
+		user_event_enablers_resync_later(user);
 		return;
 	}
 	n = 0;
@@ -1007,7 +1006,7 @@ void user_event_enablers_update(struct user_event *user)
 
 	flush = kmalloc(sizeof(*flush), GFP_KERNEL | __GFP_NOWARN);
 	if (!flush) {
-		user_event_enablers_write(user);
+		user_event_enablers_resync_later(user);
 		return;
 	}
 	flush->user = user;

@@ -81,7 +81,7 @@ struct shared {
 	/* -l: when the releaser last answered; EB's word; the rounds */
 	double released_at;
 	uint32_t l_wb;
-	atomic_int l_round, l_map, l_tid;
+	atomic_int l_tid;
 };
 static struct shared *sh;
 static char rbuf[1 << 20];
@@ -1111,42 +1111,39 @@ out:
  * L_EARLY_MS after EA's enable, it cannot come from the nudge's run (no
  * sooner than HZ / 10 - 1 ticks, 96 ms at HZ=250), the only run before
  * the fix. EA's bit, set by the owner's nudged task work, times the nudge.
- * Every one of L_ROUNDS usable rounds (late_usable()) must be early.
+ * Every one of L_ROUNDS usable rounds (late_usable(); of at most 4 *
+ * L_ROUNDS) must be early.
  */
 #define L_ROUNDS 5
 #define L_EARLY_MS 90.0
 
 static volatile uint32_t *l_wa;
+/* A byte in each starts a round's read, a round's mmap() */
+static int l_hold_go[2], l_map_go[2];
 
 static void *l_holder(void *arg)
 {
-	struct timespec ms = { 0, 1000000 };
-	int fd = *(int *)arg, mem = open("/proc/self/mem", O_RDONLY), r;
+	int fd = *(int *)arg, mem = open("/proc/self/mem", O_RDONLY);
 	uint32_t v;
+	char c;
 
-	for (r = 1; mem >= 0; r++) {
-		while (atomic_load(&sh->l_round) < r)
-			nanosleep(&ms, NULL);
+	while (mem >= 0 && read(l_hold_go[0], &c, 1) == 1) {
 		madvise((void *)l_wa, FSIZE, MADV_DONTNEED);
 		madvise((void *)kpage, FSIZE, MADV_DONTNEED);
 		posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
 		if (pread(mem, &v, sizeof(v), (off_t)(uintptr_t)kpage) < 0)
 			perror("holder: pread /proc/self/mem");
 	}
-	perror("holder: /proc/self/mem");
 	return NULL;
 }
 
 static void *l_mapper(void *arg __attribute__((unused)))
 {
-	struct timespec ms = { 0, 1000000 };
 	void *m;
-	int r;
+	char c;
 
 	atomic_store(&sh->l_tid, syscall(SYS_gettid));
-	for (r = 1;; r++) {
-		while (atomic_load(&sh->l_map) < r)
-			nanosleep(&ms, NULL);
+	while (read(l_map_go[0], &c, 1) == 1) {
 		m = mmap(NULL, 4096, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS,
 			 -1, 0);
 		if (m != MAP_FAILED)
@@ -1199,7 +1196,7 @@ static void late_soon_registrant(void)
 
 /* A round's times, in ms after EA's enable (0: not seen) */
 struct l_times {
-	double en, rel, wb, wa;
+	double map, en, rel, wb, wa;
 	double gap;	/* the longest between two looks at the bits */
 	int contended;
 };
@@ -1227,22 +1224,26 @@ static void late_watch(double arm, struct l_times *lt)
 	lt->gap *= 1e3;
 }
 
-/* Round @r (above); NULL, or what went wrong */
-static const char *late_round(int r, struct l_times *lt)
+/* A round (above); NULL, or what went wrong */
+static const char *late_round(struct l_times *lt)
 {
+	int held = atomic_load(&sh->held_total);
 	double arm, t0 = now();
 
 	memset(lt, 0, sizeof(*lt));
 	atomic_store(&stall, 1);
-	atomic_store(&sh->l_round, r);
-	while (atomic_load(&sh->held_total) < r && now() - t0 < 5)
+	if (write(l_hold_go[1], "r", 1) != 1)
+		return "no holder";
+	while (atomic_load(&sh->held_total) == held && now() - t0 < 5)
 		usleep(1000);
-	if (atomic_load(&sh->held_total) < r)
+	if (atomic_load(&sh->held_total) == held)
 		return "no held read";
 	arm = now();
 	if (write_file(L_EN_A, "1"))
 		return "EA's enable failed";
-	atomic_store(&sh->l_map, r);
+	lt->map = (now() - arm) * 1e3;
+	if (write(l_map_go[1], "m", 1) != 1)
+		return "no mapper";
 	while (proc_state(atomic_load(&sh->l_tid)) != 'D' && now() - arm < 5)
 		usleep(200);
 	lt->en = (now() - arm) * 1e3;
@@ -1285,17 +1286,18 @@ static int late_soon(void)
 
 	atomic_store(&sh->no_auto_release, 1);
 	l_wa = mmap(NULL, FSIZE, PROT_READ | PROT_WRITE, MAP_SHARED, mfd, 0);
-	if (mfd < 0 || ftruncate(mfd, FSIZE) || l_wa == MAP_FAILED)
+	if (mfd < 0 || ftruncate(mfd, FSIZE) || l_wa == MAP_FAILED ||
+	    pipe(l_hold_go) || pipe(l_map_go))
 		return 1;
 	m = start_registrant(late_soon_registrant);
 	t0 = now();
 	while (!atomic_load(&sh->l_tid) && now() - t0 < 10)
 		usleep(10000);
 	usleep(200000);	/* the owner asleep in read() */
-	for (r = 1; !err && usable < L_ROUNDS && r <= 3 * L_ROUNDS; r++) {
-		err = late_round(r, &lt);
-		printf("round %d: EB enabled at %.1f ms, the read answered at %.1f ms, EB's bit at %.1f ms (looks %.1f ms apart at most), EA's (the nudge) at %.1f ms: %s\n",
-		       r, lt.en, lt.rel, lt.wb, lt.gap, lt.wa, err ?: "ok");
+	for (r = 1; !err && usable < L_ROUNDS && r <= 4 * L_ROUNDS; r++) {
+		err = late_round(&lt);
+		printf("round %d: EA enabled in %.1f ms, EB at %.1f ms, the read answered at %.1f ms, EB's bit at %.1f ms (looks %.1f ms apart at most), EA's (the nudge) at %.1f ms: %s\n",
+		       r, lt.map, lt.en, lt.rel, lt.wb, lt.gap, lt.wa, err ?: "ok");
 		if (err || !late_usable(&lt))
 			continue;
 		usable++;

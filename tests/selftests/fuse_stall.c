@@ -1111,10 +1111,11 @@ out:
  * L_EARLY_MS after EA's enable, it cannot come from the nudge's run (no
  * sooner than HZ / 10 - 1 ticks, 96 ms at HZ=250), the only run before
  * the fix. EA's bit, set by the owner's nudged task work, times the nudge.
- * Every one of L_ROUNDS usable rounds (late_usable(); of at most 4 *
- * L_ROUNDS) must be early.
+ * Every one of L_ROUNDS usable rounds (late_usable(); of at most
+ * L_MAX_ROUNDS: a loaded host stops the guest often) must be early.
  */
 #define L_ROUNDS 5
+#define L_MAX_ROUNDS 30
 #define L_EARLY_MS 90.0
 
 static volatile uint32_t *l_wa;
@@ -1259,7 +1260,7 @@ static const char *late_round(struct l_times *lt)
 		return "a disable failed";
 	if (!lt->contended || !lt->wb || !lt->wa)
 		return "EB's update not deferred, or a bit never set";
-	usleep(200000);
+	usleep(100000);
 	return NULL;
 }
 
@@ -1294,7 +1295,7 @@ static int late_soon(void)
 	while (!atomic_load(&sh->l_tid) && now() - t0 < 10)
 		usleep(10000);
 	usleep(200000);	/* the owner asleep in read() */
-	for (r = 1; !err && usable < L_ROUNDS && r <= 4 * L_ROUNDS; r++) {
+	for (r = 1; !err && usable < L_ROUNDS && r <= L_MAX_ROUNDS; r++) {
 		err = late_round(&lt);
 		printf("round %d: EA enabled in %.1f ms, EB at %.1f ms, the read answered at %.1f ms, EB's bit at %.1f ms (looks %.1f ms apart at most), EA's (the nudge) at %.1f ms: %s\n",
 		       r, lt.map, lt.en, lt.rel, lt.wb, lt.gap, lt.wa, err ?: "ok");

@@ -1269,7 +1269,7 @@ static const char *late_round(struct l_times *lt)
  * enable, and the guest never stopped for L_GAP_MS before EB's bit came
  * (TCG on a loaded host), which would delay the retry as much
  */
-#define L_USABLE_MS 50.0
+#define L_USABLE_MS 40.0
 #define L_GAP_MS 20.0
 
 static bool late_usable(const struct l_times *lt)

@@ -18,7 +18,7 @@
  * user namespace as an unprivileged user (the tracefs writes are then done
  * by a root helper: see fuse_stall.sh). With -k it checks instead that a
  * resync the update had to defer survives the death of the task it was
- * handed to (owner_dies()).
+ * handed to (owner_dies()); -a, -s, -x and -l: see their functions.
  */
 #define _GNU_SOURCE
 #define USER_EVENTS_REMOTE_WRITE_ABI
@@ -78,6 +78,10 @@ struct shared {
 	atomic_ullong release_node;
 	atomic_int x_ready, x_hold, x_exit, x_a_go, x_spin, x_spinning, x_read_done;
 	uint64_t x_addr;
+	/* -l: when the releaser last answered; EB's word; the rounds */
+	double released_at;
+	uint32_t l_wb;
+	atomic_int l_tid;
 };
 static struct shared *sh;
 static char rbuf[1 << 20];
@@ -191,6 +195,7 @@ static void *releaser_thread(void *arg __attribute__((unused)))
 		n = atomic_load(&nstalled);
 		for (i = 0; i < n && i < 64; i++)
 			reply_read(stalled_unique[i]);
+		sh->released_at = now();
 		atomic_store(&nstalled, 0);
 		atomic_store(&sh->release, 0);
 	}
@@ -1087,6 +1092,230 @@ out:
 	return ret;
 }
 
+/*
+ * -l: a contended update's retry comes a tick later even while the
+ * record's late work waits as the nudge's timer (100 ms after a fault was
+ * handed to the sleeping owner): the retry brings it forward
+ * (user_event_mm_late_soon()); before the fix (1756bbb) it waited for that
+ * timer. The registrant P registers EA's bit in a shared memfd page (l_wa:
+ * a dropped anonymous page would be faulted in by the update itself, with
+ * no nudge) and EB's in sh->l_wb, both mapped here too, and its main
+ * thread, the mm's owner, sleeps in read() of a pipe nobody writes. Each
+ * round: P's holder thread drops its page of l_wa and reads its FUSE page
+ * through /proc/self/mem (the server holds the read, and the reader
+ * P's mmap_lock); root enables EA: l_wa needs a fault, handed to the owner,
+ * and the nudge is armed. P's mapper thread then waits for the mmap_lock
+ * in mmap(), so that mmap_read_trylock() fails; root enables EB, whose bit
+ * must still be 0 after (the update deferred), and the read is answered
+ * at once. EB's bit must then come within a few ticks: seen before
+ * L_EARLY_MS after EA's enable, it cannot come from the nudge's run (no
+ * sooner than HZ / 10 - 1 ticks, 96 ms at HZ=250), the only run before
+ * the fix. EA's bit, set by the owner's nudged task work, times the nudge.
+ * Every one of L_ROUNDS usable rounds (late_usable(); of at most
+ * L_MAX_ROUNDS: a loaded host stops the guest often) must be early.
+ */
+#define L_ROUNDS 5
+#define L_MAX_ROUNDS 30
+#define L_EARLY_MS 90.0
+
+static volatile uint32_t *l_wa;
+/* A byte in each starts a round's read, a round's mmap() */
+static int l_hold_go[2], l_map_go[2];
+
+static void *l_holder(void *arg)
+{
+	int fd = *(int *)arg, mem = open("/proc/self/mem", O_RDONLY);
+	uint32_t v;
+	char c;
+
+	while (mem >= 0 && read(l_hold_go[0], &c, 1) == 1) {
+		madvise((void *)l_wa, FSIZE, MADV_DONTNEED);
+		madvise((void *)kpage, FSIZE, MADV_DONTNEED);
+		posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
+		if (pread(mem, &v, sizeof(v), (off_t)(uintptr_t)kpage) < 0)
+			perror("holder: pread /proc/self/mem");
+	}
+	return NULL;
+}
+
+static void *l_mapper(void *arg __attribute__((unused)))
+{
+	void *m;
+	char c;
+
+	atomic_store(&sh->l_tid, syscall(SYS_gettid));
+	while (read(l_map_go[0], &c, 1) == 1) {
+		m = mmap(NULL, 4096, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS,
+			 -1, 0);
+		if (m != MAP_FAILED)
+			munmap(m, 4096);
+	}
+	return NULL;
+}
+
+/* Registers @name_args with bit 0 of the 32-bit word at @addr */
+static int reg_word(int dfd, const char *name_args, volatile void *addr)
+{
+	struct user_reg reg;
+
+	memset(&reg, 0, sizeof(reg));
+	reg.size = sizeof(reg);
+	reg.enable_size = 4;
+	reg.enable_addr = (uintptr_t)addr;
+	reg.name_args = (uintptr_t)name_args;
+	return ioctl(dfd, DIAG_IOCSREG, &reg);
+}
+
+static void late_soon_registrant(void)
+{
+	static int fd;
+	int dfd, p[2];
+	pthread_t t;
+	char c;
+
+	dfd = open(TR "/user_events_data", O_RDWR);
+	fd = open(MNT "/f", O_RDONLY);
+	kpage = mmap(NULL, FSIZE, PROT_READ, MAP_PRIVATE, fd, 0);
+	l_wa[0] = 0;
+	sh->l_wb = 0;
+	if (dfd < 0 || fd < 0 || kpage == MAP_FAILED || pipe(p) ||
+	    reg_word(dfd, "redfusela u32 a", l_wa) ||
+	    reg_word(dfd, "redfuselb u32 a", &sh->l_wb) ||
+	    pthread_create(&t, NULL, l_holder, &fd) ||
+	    pthread_create(&t, NULL, l_mapper, NULL)) {
+		perror("registrant setup");
+		_exit(1);
+	}
+	/* The owner sleeps for good; the nudge's task work restarts it */
+	while (read(p[0], &c, 1) != 0)
+		;
+	_exit(0);
+}
+
+#define L_EN_A TR "/events/user_events/redfusela/enable"
+#define L_EN_B TR "/events/user_events/redfuselb/enable"
+
+/* A round's times, in ms after EA's enable (0: not seen) */
+struct l_times {
+	double map, en, rel, wb, wa;
+	double gap;	/* the longest between two looks at the bits */
+	int contended;
+};
+
+/* The bits' first times, up to 2 s: each read, then the clock */
+static void late_watch(double arm, struct l_times *lt)
+{
+	double t0 = now(), t, last = now();
+	int wb, wa;
+
+	while ((!lt->wb || !lt->wa) && now() - t0 < 2) {
+		wb = atomic_load((atomic_uint *)&sh->l_wb) & 1;
+		wa = l_wa[0] & 1;
+		t = now();
+		if (!lt->wb && t - last > lt->gap)
+			lt->gap = t - last;
+		last = t;
+		t = (t - arm) * 1e3;
+		if (wb && !lt->wb)
+			lt->wb = t;
+		if (wa && !lt->wa)
+			lt->wa = t;
+		usleep(200);
+	}
+	lt->gap *= 1e3;
+}
+
+/* A round (above); NULL, or what went wrong */
+static const char *late_round(struct l_times *lt)
+{
+	int held = atomic_load(&sh->held_total);
+	double arm, t0 = now();
+
+	memset(lt, 0, sizeof(*lt));
+	atomic_store(&stall, 1);
+	if (write(l_hold_go[1], "r", 1) != 1)
+		return "no holder";
+	while (atomic_load(&sh->held_total) == held && now() - t0 < 5)
+		usleep(1000);
+	if (atomic_load(&sh->held_total) == held)
+		return "no held read";
+	arm = now();
+	if (write_file(L_EN_A, "1"))
+		return "EA's enable failed";
+	lt->map = (now() - arm) * 1e3;
+	if (write(l_map_go[1], "m", 1) != 1)
+		return "no mapper";
+	while (proc_state(atomic_load(&sh->l_tid)) != 'D' && now() - arm < 5)
+		usleep(200);
+	lt->en = (now() - arm) * 1e3;
+	if (write_file(L_EN_B, "1"))
+		return "EB's enable failed";
+	lt->contended = !(atomic_load((atomic_uint *)&sh->l_wb) & 1);
+	atomic_store(&sh->release, 1);
+	late_watch(arm, lt);
+	while (atomic_load(&sh->release))
+		usleep(1000);
+	lt->rel = (sh->released_at - arm) * 1e3;
+	if (write_file(L_EN_A, "0") || write_file(L_EN_B, "0"))
+		return "a disable failed";
+	if (!lt->contended || !lt->wb || !lt->wa)
+		return "EB's update not deferred, or a bit never set";
+	usleep(100000);
+	return NULL;
+}
+
+/*
+ * Whether a round can tell: the read answered by L_USABLE_MS after EA's
+ * enable, and the guest never stopped for L_GAP_MS before EB's bit came
+ * (TCG on a loaded host), which would delay the retry as much
+ */
+#define L_USABLE_MS 40.0
+#define L_GAP_MS 20.0
+
+static bool late_usable(const struct l_times *lt)
+{
+	return lt->rel <= L_USABLE_MS && lt->gap <= L_GAP_MS;
+}
+
+static int late_soon(void)
+{
+	int mfd = memfd_create("uefusel", 0), r, usable = 0, early = 0;
+	struct l_times lt;
+	const char *err = NULL;
+	double t0;
+	pid_t m;
+
+	atomic_store(&sh->no_auto_release, 1);
+	l_wa = mmap(NULL, FSIZE, PROT_READ | PROT_WRITE, MAP_SHARED, mfd, 0);
+	if (mfd < 0 || ftruncate(mfd, FSIZE) || l_wa == MAP_FAILED ||
+	    pipe(l_hold_go) || pipe(l_map_go))
+		return 1;
+	m = start_registrant(late_soon_registrant);
+	t0 = now();
+	while (!atomic_load(&sh->l_tid) && now() - t0 < 10)
+		usleep(10000);
+	usleep(200000);	/* the owner asleep in read() */
+	for (r = 1; !err && usable < L_ROUNDS && r <= L_MAX_ROUNDS; r++) {
+		err = late_round(&lt);
+		printf("round %d: EA enabled in %.1f ms, EB at %.1f ms, the read answered at %.1f ms, EB's bit at %.1f ms (looks %.1f ms apart at most), EA's (the nudge) at %.1f ms: %s\n",
+		       r, lt.map, lt.en, lt.rel, lt.wb, lt.gap, lt.wa, err ?: "ok");
+		if (err || !late_usable(&lt))
+			continue;
+		usable++;
+		early += lt.wb < L_EARLY_MS;
+	}
+	printf("late_soon: EB's bit before %.0f ms in %d of %d usable rounds (%d)\n",
+	       L_EARLY_MS, early, usable, r - 1);
+	kill(m, SIGKILL);
+	waitpid(m, NULL, 0);
+	release_reads();
+	usleep(500000);
+	write_file(TR "/dynamic_events", "!u:redfusela\n");
+	write_file(TR "/dynamic_events", "!u:redfuselb\n");
+	umount2(MNT, MNT_DETACH);
+	return !err && usable == L_ROUNDS && early == usable ? 0 : 2;
+}
+
 int main(int argc, char **argv)
 {
 	struct timed st = { .what = "status read" }, dy = { .what = "u: command" };
@@ -1157,6 +1386,8 @@ int main(int argc, char **argv)
 		return stopped_owner();
 	if (argc > 1 && !strcmp(argv[1], "-x"))
 		return exit_elsewhere();
+	if (argc > 1 && !strcmp(argv[1], "-l"))
+		return late_soon();
 	if (!userns) {
 		/* Every thread and process before the page is held */
 		enabler = fork();

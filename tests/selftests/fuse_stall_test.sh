@@ -24,6 +24,11 @@
 # waits for event_mutex (held by root's uprobe attach behind a held FUSE
 # read), must not delay an exit: a child with 4 data files and enablers
 # exits, its parent's wait() returns within 0.5 s (times the factor).
+# Then fuse_stall -l: an update deferred by a contended mmap_lock is retried
+# a tick later, not when the nudge's timer already pending for a fault of
+# another bit expires (100 ms): in 5 rounds that can tell (the lock held
+# by a FUSE read, answered at once), the deferred bit must come within
+# 90 ms of the first enable, which before the fix (1756bbb) it never did.
 : "${UE_TIMEOUT_FACTOR:=1}"
 export UE_TIMEOUT_FACTOR
 dir=$(dirname "$0")
@@ -55,7 +60,7 @@ took() {
 	[ -n "$t" ] && awk "BEGIN { exit !($t < $bound) }"
 }
 
-echo "1..18"
+echo "1..19"
 run_helper
 [ -n "$held" ] && [ "$held" -ge 1 ]
 tap $? "the FUSE server held $held read(s)" \
@@ -114,3 +119,8 @@ tap $r "exit elsewhere: a teardown stalled on event_mutex around the exit" \
 	"exit elsewhere: no stalled teardown to test with"
 tap "$st" "exit elsewhere: ${line:-no result}" \
 	"exit elsewhere: ${line:-no result} (helper exit status $st)"
+
+run_helper -l
+line=$(echo "$out" | grep -m1 "^late_soon: ")
+tap "$st" "contended retry before the nudge: ${line#late_soon: }" \
+	"contended retry before the nudge: ${line:-no result} (helper exit status $st)"

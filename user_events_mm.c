@@ -902,11 +902,11 @@ static void user_event_mm_update_put(struct user_event_mm *uemm,
 }
 
 /*
- * Without memory for a writer: every record gets a resync, done by its
- * late work a tick from now. One step per record, none per enabler: the
- * caller may hold event_mutex. Any context but NMI and hard interrupts.
+ * Without memory for a writer: each record that may hold an enabler of
+ * @user gets a resync, done by its late work a tick from now. Any context
+ * but NMI and hard interrupts.
  */
-static void user_event_enablers_resync_later(void)
+static void user_event_enablers_resync_later(const struct user_event *user)
 {
 	struct user_event_mm *uemm;
 	int bkt;
@@ -915,8 +915,10 @@ static void user_event_enablers_resync_later(void)
 	hash_for_each_rcu(user_event_mms, bkt, uemm, node) {
 		if (!user_event_mm_tryget(uemm))
 			continue;
-		set_bit(UEMM_TWORK_RESYNC, &uemm->twork_flags);
-		user_event_mm_late_soon(uemm);
+		if (user_event_mm_may_have(uemm, user)) {
+			set_bit(UEMM_TWORK_RESYNC, &uemm->twork_flags);
+			user_event_mm_late_soon(uemm);
+		}
 		user_event_mm_put(uemm);
 	}
 	rcu_read_unlock();
@@ -933,7 +935,7 @@ static void user_event_enablers_write(const struct user_event *user)
 again:
 	mms = kvmalloc_array(cap, sizeof(*mms), GFP_KERNEL | __GFP_NOWARN);
 	if (!mms) {
-		user_event_enablers_resync_later();
+		user_event_enablers_resync_later(user);
 		return;
 	}
 	n = 0;
@@ -1004,7 +1006,7 @@ void user_event_enablers_update(struct user_event *user)
 
 	flush = kmalloc(sizeof(*flush), GFP_KERNEL | __GFP_NOWARN);
 	if (!flush) {
-		user_event_enablers_resync_later();
+		user_event_enablers_resync_later(user);
 		return;
 	}
 	flush->user = user;

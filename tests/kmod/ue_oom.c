@@ -8,24 +8,26 @@
  * kernel has): its entry handler picks a call whose return address lies
  * in the target module (sprint_symbol() names the module) and whose size
  * is one of sizes (any size if sizes is empty or holds 0), and, if func
- * names one, that lies in that function; its return handler frees
- * the object and returns NULL instead.
+ * names one, that lies in that function; its return handler gives the
+ * caller NULL instead (the object is freed from a work item).
  *
  * kv selects the kvmalloc entry points (1) or the kmalloc ones (0); times
  * arms that many failures (written last: it arms); failed counts them,
- * seen counts the target's calls that passed the size filter.
+ * seen counts the target's calls that passed the filters.
  * x86-64 only (the return address and arguments are read from pt_regs):
  * elsewhere the module builds but refuses to load.
  */
 #include <linux/atomic.h>
 #include <linux/kallsyms.h>
 #include <linux/kprobes.h>
+#include <linux/llist.h>
 #include <linux/mm.h>
 #include <linux/module.h>
 #include <linux/moduleparam.h>
 #include <linux/ptrace.h>
 #include <linux/slab.h>
 #include <linux/string.h>
+#include <linux/workqueue.h>
 
 static char *target = "user_events";
 module_param(target, charp, 0444);
@@ -48,7 +50,7 @@ module_param_named(failed, failed.counter, int, 0444);
 MODULE_PARM_DESC(failed, "Read-only: failures made");
 static atomic_t seen = ATOMIC_INIT(0);
 module_param_named(seen, seen.counter, int, 0444);
-MODULE_PARM_DESC(seen, "Read-only: target's calls of a size that fails");
+MODULE_PARM_DESC(seen, "Read-only: target's calls that passed the filters");
 
 struct oom_fn {
 	const char *name;
@@ -157,17 +159,34 @@ static int oom_entry_v0(struct kretprobe_instance *ri, struct pt_regs *regs)
 	return oom_check(regs, true, 0);
 }
 
+/* Objects taken from their callers, freed from a work item */
+static LLIST_HEAD(oom_taken);
+
+static void oom_free_work(struct work_struct *work)
+{
+	struct llist_node *node, *next;
+
+	llist_for_each_safe(node, next, llist_del_all(&oom_taken))
+		kvfree(node);
+}
+
+static DECLARE_WORK(oom_free, oom_free_work);
+
+/*
+ * The object becomes ours and the caller gets NULL. Not freed here: the
+ * handler runs with preemption disabled, where kfree() may sleep on
+ * PREEMPT_RT and vfree() may anywhere.
+ */
 static int oom_return(struct kretprobe_instance *ri, struct pt_regs *regs)
 {
 	void *obj = (void *)regs_return_value(regs);
 
-	if (!obj)
-		return 0;
-	if (is_vmalloc_addr(obj)) {	/* not freed here: vfree() may sleep */
-		atomic_inc(&times);
+	if (ZERO_OR_NULL_PTR(obj)) {
+		atomic_inc(&times);	/* not a failure of ours */
 		return 0;
 	}
-	kfree(obj);
+	llist_add(obj, &oom_taken);
+	schedule_work(&oom_free);
 	oom_set_null(regs);
 	atomic_inc(&failed);
 	return 0;
@@ -210,6 +229,7 @@ static int __init oom_init(void)
 static void __exit oom_exit(void)
 {
 	oom_unregister();
+	flush_work(&oom_free);
 }
 
 module_init(oom_init);

@@ -548,19 +548,6 @@ TEST_F_TIMEOUT(observe, kprobes_disabled, UE_TIMEOUT(180))
 	check_loads_and_derives(_metadata);
 }
 
-/* build/<release>/test-kmod/<name>.ko, beside the module's dir */
-static int kmod_path(char *buf, size_t size, const char *name)
-{
-	const char *ko = getenv("UE_MODULE");
-	const char *slash = ko ? strrchr(ko, '/') : NULL;
-
-	if (!slash)
-		return -1;
-	snprintf(buf, size, "%.*s/../test-kmod/%s.ko", (int)(slash - ko), ko,
-		 name);
-	return access(buf, R_OK);
-}
-
 static int decoy_param(const char *param, char *buf, size_t size)
 {
 	char path[256];
@@ -615,7 +602,7 @@ TEST_F_TIMEOUT(ksyms, same_named_module_symbols_not_used, UE_TIMEOUT(240))
 	int status, i, fd;
 	pid_t pid;
 
-	if (kmod_path(ko, sizeof(ko), "ue_ksyms_decoy"))
+	if (ue_kmod_path(ko, sizeof(ko), "ue_ksyms_decoy"))
 		SKIP(return, "no %s (scripts/build-module.sh builds it)", ko);
 	ue_delete_prefix("");
 	ASSERT_EQ(0, ue_mod_unload_retry());
@@ -685,7 +672,7 @@ TEST_F_TIMEOUT(observe, kprobe_at_every_instruction, UE_TIMEOUT(300))
 	char ko[512];
 	int fd;
 
-	if (kmod_path(ko, sizeof(ko), "ue_kprobe_storm"))
+	if (ue_kmod_path(ko, sizeof(ko), "ue_kprobe_storm"))
 		SKIP(return, "no %s (scripts/build-module.sh builds it)", ko);
 	fd = open(ko, O_RDONLY | O_CLOEXEC);
 	ASSERT_LE(0, fd);

@@ -128,6 +128,10 @@ FIXTURE_TEARDOWN(mm)
 	ue_enable(PREFIX "contend", false);
 	ue_enable(PREFIX "sleep", false);
 	ue_enable(PREFIX "early", false);
+	ue_enable(PREFIX "oom", false);
+	/* The allocation failer, if a test stopped half way */
+	ue_write_file("/sys/module/ue_oom/parameters/times", "0", false);
+	syscall(SYS_delete_module, "ue_oom", O_NONBLOCK);
 	cleanup();
 }
 
@@ -1332,6 +1336,204 @@ TEST_F_TIMEOUT(mm, nudge_waits_for_each_work, UE_TIMEOUT(120))
 	ASSERT_EQ(0, WEXITSTATUS(status));
 	EXPECT_LE(e->eintr, e->late);
 	munmap(e, sizeof(*e));
+}
+
+/*
+ * Without memory for a state change's writing, the bits still follow
+ * (security.rst, fixed issue 36): the allocation failer of the test tree
+ * (tests/kmod/ue_oom.c, a kretprobe on the allocators) fails the module's
+ * kmalloc of the struct that carries the writing out of event_mutex, or
+ * its kvmalloc of the array of records, during root's enable and disable.
+ * Each address space that holds an enabler of the event then gets a
+ * resync from its late work a tick later: the word of this process, the
+ * one its thread registered and a child's must read the new state within
+ * a second.
+ */
+#define OOM_PARAMS	"/sys/module/ue_oom/parameters/"
+/*
+ * The flush struct's allocator: its only allocation (no size filter, the
+ * struct's size depends on the kernel's config: lockdep's work_struct)
+ */
+#define OOM_FLUSH_FUNC	"user_event_enablers_update"
+#define OOM_BOUND_MS	UE_BOUND_MS(1000)
+#define OOM_CHILD_BIT	31
+#define OOM_THREAD_BIT	7
+
+static int oom_param(const char *param)
+{
+	char path[128], val[32];
+
+	snprintf(path, sizeof(path), OOM_PARAMS "%s", param);
+	return ue_read_file(path, val, sizeof(val)) < 0 ? -1 : atoi(val);
+}
+
+static int oom_set(const char *param, const char *val)
+{
+	char path[128];
+
+	snprintf(path, sizeof(path), OOM_PARAMS "%s", param);
+	return ue_write_file(path, val, false);
+}
+
+static int oom_load(void)
+{
+	char ko[512];
+	int fd, ret;
+
+	if (ue_kmod_path(ko, sizeof(ko), "ue_oom"))
+		return -ENOENT;
+	fd = open(ko, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	ret = syscall(SYS_finit_module, fd, "", 0) ? -errno : 0;
+	close(fd);
+	return ret;
+}
+
+struct oom_thread {
+	int fd;
+	volatile uint32_t *word;
+	int hold[2];		/* the thread lives until this closes */
+	int registered;		/* 1: yes, -1: failed */
+};
+
+static void *oom_thread_run(void *arg)
+{
+	struct oom_thread *t = arg;
+	char c;
+
+	__atomic_store_n(&t->registered,
+			 wreg(t->fd, PREFIX "oom u32 a", (void *)t->word,
+			      OOM_THREAD_BIT) ? -1 : 1, __ATOMIC_SEQ_CST);
+	while (read(t->hold[0], &c, 1) == 1)
+		;
+	return NULL;
+}
+
+/* The child: its own word; each command byte '1'/'0', a 'y' or 'n' back */
+static int oom_child(int cmd, int res)
+{
+	volatile uint32_t *word = map_pages(1);
+	int fd = ue_open_data();
+	uint32_t want;
+	char c;
+
+	if (!word || fd < 0 ||
+	    wreg(fd, PREFIX "oom u32 a", (void *)word, OOM_CHILD_BIT))
+		return 2;
+	tell_ready(res);
+	while (read(cmd, &c, 1) == 1) {
+		want = c == '1' ? 1U << OOM_CHILD_BIT : 0;
+		c = word_wait(word, want, OOM_BOUND_MS) ? 'n' : 'y';
+		if (write(res, &c, 1) != 1)
+			return 2;
+	}
+	return 0;
+}
+
+/*
+ * Root's enable (or disable) with the allocation of @kv (0: the flush
+ * struct, 1: the array of records) failing: how many failed, then each
+ * word must follow within the bound
+ */
+static void oom_change(struct __test_metadata *_metadata,
+		       volatile uint32_t *mem, int cmd, int res, bool kv,
+		       bool on)
+{
+	int before = oom_param("failed"), waited[2], i;
+	uint32_t want;
+	char c;
+
+	ASSERT_EQ(0, oom_set("kv", kv ? "1" : "0"));
+	ASSERT_EQ(0, oom_set("sizes", "0"));
+	if (!kv)	/* a run loads the failer afresh: no func yet */
+		ASSERT_EQ(0, oom_set("func", OOM_FLUSH_FUNC));
+	ASSERT_EQ(0, oom_set("times", "1000"));
+	EXPECT_EQ(0, ue_enable(PREFIX "oom", on));
+	ASSERT_EQ(0, oom_set("times", "0"));
+	TH_LOG("%s %s: %d allocation(s) failed", on ? "enable" : "disable",
+	       kv ? "records" : "flush", oom_param("failed") - before);
+	EXPECT_LT(before, oom_param("failed"));
+
+	for (i = 0; i < 2; i++) {
+		want = on ? 1U << (i ? OOM_THREAD_BIT : 0) : 0;
+		waited[i] = ue_word_wait((const void *)&mem[i], 4, want,
+					 OOM_BOUND_MS);
+		EXPECT_LE(0, waited[i])
+			TH_LOG("word %d reads %#x", i, word_read(&mem[i]));
+	}
+	TH_LOG("this process's words followed in %d and %d ms", waited[0],
+	       waited[1]);
+	ASSERT_EQ(1, write(cmd, on ? "1" : "0", 1));
+	ASSERT_EQ(1, read(res, &c, 1));
+	EXPECT_EQ('y', c) TH_LOG("the child's word did not follow");
+}
+
+static void oom_run(struct __test_metadata *_metadata, int *fdp, bool kv)
+{
+	int fd = *fdp;
+	volatile uint32_t *mem = map_pages(1);
+	struct oom_thread t = { .fd = fd, .word = mem + 1 };
+	int cmd[2], res[2], status, ret, i;
+	long refcnt = ue_mod_refcnt();
+	pthread_t thread;
+	pid_t pid;
+	char c;
+
+	ret = oom_load();
+	if (ret == -ENOENT)
+		SKIP(return, "no test-kmod/ue_oom.ko (build-module.sh builds it)");
+	if (ret == -EOPNOTSUPP)
+		SKIP(return, "ue_oom.ko fails allocations on x86-64 only");
+	ASSERT_EQ(0, ret) TH_LOG("ue_oom: %s", strerror(-ret));
+	ASSERT_NE(NULL, mem);
+	ASSERT_EQ(0, pipe(cmd));
+	ASSERT_EQ(0, pipe(res));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		close(cmd[1]);
+		_exit(oom_child(cmd[0], res[1]));
+	}
+	close(cmd[0]);
+	ASSERT_EQ(1, read(res[0], &c, 1));
+	ASSERT_EQ(0, wreg(fd, PREFIX "oom u32 a", (void *)mem, 0));
+	ASSERT_EQ(0, pipe(t.hold));	/* after the fork: the thread's alone */
+	ASSERT_EQ(0, pthread_create(&thread, NULL, oom_thread_run, &t));
+	ASSERT_TRUE(flag_wait(&t.registered));
+	ASSERT_EQ(1, t.registered);
+
+	oom_change(_metadata, mem, cmd[1], res[0], kv, true);
+	oom_change(_metadata, mem, cmd[1], res[0], kv, false);
+
+	close(t.hold[1]);
+	pthread_join(thread, NULL);
+	close(t.hold[0]);
+	close(cmd[1]);
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	EXPECT_EQ(0, status);
+	close(res[0]);
+	close(res[1]);
+	EXPECT_EQ(0, ue_wunreg(fd, (void *)mem, 0));
+	EXPECT_EQ(0, ue_wunreg(fd, (void *)(mem + 1), OOM_THREAD_BIT));
+	ue_drop_fd(fdp);	/* its registration holds the event */
+	/* The child's enabler goes with its address space, from a work item */
+	for (i = 0; i < OOM_BOUND_MS / 10 && ue_del(PREFIX "oom"); i++)
+		ue_sleep_ms(10);
+	EXPECT_FALSE(ue_event_exists(PREFIX "oom"));
+	EXPECT_GE(refcnt, ue_mod_refcnt_wait(refcnt, OOM_BOUND_MS));
+	EXPECT_EQ(0, syscall(SYS_delete_module, "ue_oom", O_NONBLOCK));
+	munmap((void *)mem, 4096);
+}
+
+TEST_F_TIMEOUT(mm, no_memory_for_flush_bits_follow, UE_TIMEOUT(60))
+{
+	oom_run(_metadata, &self->fd, false);
+}
+
+TEST_F_TIMEOUT(mm, no_memory_for_records_bits_follow, UE_TIMEOUT(60))
+{
+	oom_run(_metadata, &self->fd, true);
 }
 
 TEST_HARNESS_MAIN

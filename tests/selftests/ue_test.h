@@ -260,6 +260,19 @@ static inline int ue_mod_insmod(const char *params)
 	return -err;
 }
 
+/* build/<release>/test-kmod/<name>.ko, beside $UE_MODULE's dir: 0 if readable */
+static inline int ue_kmod_path(char *buf, size_t size, const char *name)
+{
+	const char *ko = getenv("UE_MODULE");
+	const char *slash = ko ? strrchr(ko, '/') : NULL;
+
+	if (!slash)
+		return -1;
+	snprintf(buf, size, "%.*s/../test-kmod/%s.ko", (int)(slash - ko), ko,
+		 name);
+	return access(buf, R_OK);
+}
+
 /* The module's reference count, or -1 */
 static inline long ue_mod_refcnt(void)
 {

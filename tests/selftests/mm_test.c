@@ -1536,4 +1536,98 @@ TEST_F_TIMEOUT(mm, no_memory_for_records_bits_follow, UE_TIMEOUT(60))
 	oom_run(_metadata, &self->fd, true);
 }
 
+/*
+ * Without memory, a state change still touches only the address spaces
+ * that registered its event (security.rst, fixed issues 32 and 36): a
+ * child registers another event and then sets its own bit by hand, which
+ * no state change of ours may rewrite. Marking every address space for a
+ * resync instead (6144bfd) rewrote it to 0 and, for an owner asleep with
+ * a word to fault in, interrupted it (red team 6, xtenant).
+ */
+static int oom_bystander(int cmd, int res)
+{
+	volatile uint32_t *word = map_pages(1);
+	int fd = ue_open_data();
+	char c;
+
+	if (!word || fd < 0 || wreg(fd, PREFIX "oomx u32 a", (void *)word, 0))
+		return 2;
+	*word = 1;	/* event oomx is off: only a resync would clear it */
+	tell_ready(res);
+	while (read(cmd, &c, 1) == 1) {
+		c = word_read(word) == 1 ? 'y' : 'n';
+		if (write(res, &c, 1) != 1)
+			return 2;
+	}
+	return 0;
+}
+
+static void oom_bystander_change(struct __test_metadata *_metadata,
+				 volatile uint32_t *word, int cmd, int res,
+				 bool kv, bool on)
+{
+	int before = oom_param("failed");
+	char c;
+
+	ASSERT_EQ(0, oom_set("kv", kv ? "1" : "0"));
+	ASSERT_EQ(0, oom_set("sizes", "0"));
+	if (!kv)	/* after the records' phase: its failer had no func */
+		ASSERT_EQ(0, oom_set("func", OOM_FLUSH_FUNC));
+	ASSERT_EQ(0, oom_set("times", "1000"));
+	EXPECT_EQ(0, ue_enable(PREFIX "oom", on));
+	ASSERT_EQ(0, oom_set("times", "0"));
+	EXPECT_LT(before, oom_param("failed"));
+	EXPECT_LE(0, ue_word_wait((const void *)word, 4, on, OOM_BOUND_MS));
+	ue_sleep_ms(100);	/* the others' late works, had they any */
+	ASSERT_EQ(1, write(cmd, "?", 1));
+	ASSERT_EQ(1, read(res, &c, 1));
+	EXPECT_EQ('y', c)
+		TH_LOG("%s %s without memory rewrote another address space's word",
+		       on ? "enable" : "disable", kv ? "records" : "flush");
+}
+
+TEST_F_TIMEOUT(mm, no_memory_leaves_other_address_spaces_alone,
+	       UE_TIMEOUT(60))
+{
+	volatile uint32_t *word = map_pages(1);
+	int cmd[2], res[2], status, ret, i;
+	pid_t pid;
+	char c;
+
+	ret = oom_load();
+	if (ret == -ENOENT)
+		SKIP(return, "no test-kmod/ue_oom.ko (build-module.sh builds it)");
+	if (ret == -EOPNOTSUPP)
+		SKIP(return, "ue_oom.ko fails allocations on x86-64 only");
+	ASSERT_EQ(0, ret) TH_LOG("ue_oom: %s", strerror(-ret));
+	ASSERT_NE(NULL, word);
+	ASSERT_EQ(0, pipe(cmd));
+	ASSERT_EQ(0, pipe(res));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		close(cmd[1]);
+		_exit(oom_bystander(cmd[0], res[1]));
+	}
+	close(cmd[0]);
+	ASSERT_EQ(1, read(res[0], &c, 1));
+	ASSERT_EQ(0, wreg(self->fd, PREFIX "oom u32 a", (void *)word, 0));
+
+	oom_bystander_change(_metadata, word, cmd[1], res[0], true, true);
+	oom_bystander_change(_metadata, word, cmd[1], res[0], false, false);
+
+	close(cmd[1]);
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	EXPECT_EQ(0, status);
+	close(res[0]);
+	close(res[1]);
+	EXPECT_EQ(0, ue_wunreg(self->fd, (void *)word, 0));
+	ue_drop_fd(&self->fd);
+	for (i = 0; i < OOM_BOUND_MS / 10 && ue_del(PREFIX "oomx"); i++)
+		ue_sleep_ms(10);
+	EXPECT_FALSE(ue_event_exists(PREFIX "oomx"));
+	EXPECT_EQ(0, syscall(SYS_delete_module, "ue_oom", O_NONBLOCK));
+	munmap((void *)word, 4096);
+}
+
 TEST_HARNESS_MAIN

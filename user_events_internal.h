@@ -8,8 +8,8 @@
  * removed directories' guards (user_events_dirs.c), the purge event
  * (user_events_purge.c), the event core (trace_events_user.c), the remote
  * write enablers in the registering processes' address spaces
- * (user_events_mm.c); the load, unload, files and ioctls
- * (user_events_main.c) call them all.
+ * (user_events_mm.c), their inheritance at fork (user_events_fork.c); the
+ * load, unload, files and ioctls (user_events_main.c) call them all.
  */
 #ifndef _USER_EVENTS_INTERNAL_H
 #define _USER_EVENTS_INTERNAL_H
@@ -132,5 +132,9 @@ void user_event_enablers_update(struct user_event *user);
 bool user_event_mm_settle(void);
 int user_events_mm_init(void);
 void user_events_mm_exit(void);
+
+/* Provided by user_events_fork.c: fork, exit and exec of processes */
+int user_events_fork_init(void);
+void user_events_fork_exit(void);
 
 #endif /* _USER_EVENTS_INTERNAL_H */

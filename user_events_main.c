@@ -663,10 +663,14 @@ static int __init user_events_init(void)
 	if (ret)
 		goto core_exit;
 
+	ret = user_events_fork_init();
+	if (ret)
+		goto mm_exit;
+
 	/* The purge event, before any event of ours can be enabled */
 	ret = user_events_core_prepare_unload(false);
 	if (ret)
-		goto mm_exit;
+		goto fork_exit;
 
 	ret = user_events_files_start();
 	if (ret)
@@ -678,6 +682,8 @@ static int __init user_events_init(void)
 
 purge_remove:
 	WARN_ON(user_events_core_prepare_unload(true));
+fork_exit:
+	user_events_fork_exit();
 mm_exit:
 	user_events_mm_exit();
 core_exit:
@@ -724,6 +730,7 @@ static void __exit user_events_exit(void)
 	}
 	mutex_unlock(&user_files_mutex);
 
+	user_events_fork_exit();
 	user_events_mm_exit();
 	user_events_core_exit();
 	user_events_dirs_exit();

@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Remote write enablers (DIAG_IOCSREG, Linux 6.4+): a bit in a registering
- * process's word follows its event's enabled state. References, locks and
- * why no kernel thread waits on a fault that user space holds:
+ * process's word follows its event's enabled state: the records of address
+ * spaces, their enablers and bits (a fork child's copies: user_events_fork.c,
+ * above this file). References, locks and why no kernel thread waits on a
+ * fault that user space holds:
  * Documentation/lifetimes.rst, "Remote write enablers and address-space
  * records".
  */
@@ -19,7 +21,6 @@
 #include <linux/slab.h>
 #include <linux/spinlock.h>
 #include <linux/task_work.h>
-#include <linux/tracepoint.h>
 #include <linux/uaccess.h>
 #include <linux/wait_bit.h>
 #include <linux/workqueue.h>
@@ -30,99 +31,30 @@
 #include "user_events_internal.h"
 #include "user_events_ksyms.h"
 #include "user_events_ksyms_mm.h"
+#include "user_events_mm.h"
 
 /* Fault-in attempts per enabler and state change (as upstream) */
 #define MAX_FAULT_ATTEMPTS 10
 
-static unsigned int max_enablers = 65536;
+unsigned int max_enablers = 65536;
 module_param(max_enablers, uint, 0444);
 MODULE_PARM_DESC(max_enablers,
 		 "Maximum number of enable bits one address space (process) may register (default 65536)");
 
-#define ENABLER_HASH_BITS 6
-/* Forks an address space can make before its spares are refilled */
-#define FORK_SPARES 8
-/* Enablers walked between two chances to reschedule */
-#define FORK_COPY_BATCH 256
 /* Tries of a contended update, a tick apart, before a task is asked */
 #define UEMM_RETRIES 16
 /* A task asked is interrupted if its work has not run this long after */
 #define UEMM_NUDGE_DELAY (HZ / 10)
 #define UEMM_SETTLE_MAX 32
 
-/* A fork of an address space with enablers, finished in the child's task work */
-struct user_event_fork {
-	struct callback_head twork;
-	struct user_event_mm *parent;	/* referenced */
-	u64 seq;			/* the parent's sequence at fork */
-};
-
-/* Documentation/lifetimes.rst: struct user_event_mm */
-struct user_event_mm {
-	struct hlist_node node;		/* user_event_mms, RCU */
-	struct mutex lock;
-	struct list_head enablers;	/* RCU, changed under lock */
-	DECLARE_HASHTABLE(enabler_hash, ENABLER_HASH_BITS);	/* lock */
-	struct list_head faults;	/* enablers to fault in, lock */
-	struct mm_struct *mm;		/* grabbed */
-	bool dead;			/* unpublished: the mm went away */
-	bool torn_down;			/* enablers freed, lock */
-	bool dying;			/* killed, first teardown not ended */
-	struct user_event_payer payer;	/* its maker: user_event_mm_settle() */
-	refcount_t refcnt;
-	/* Numbers enablers added and unregistered, and forks */
-	atomic64_t seq;
-	atomic_t forks_pending;
-	atomic_t adding;		/* user_event_mm_may_have() */
-	unsigned int nr_enablers;	/* registered, lock */
-	struct user_event_fork *spares[FORK_SPARES];
-	struct callback_head refill_twork;
-	struct callback_head fault_twork;
-	struct callback_head nudge_twork;
-	unsigned long twork_flags;	/* UEMM_TWORK_*, atomic bit ops */
-	/* When fault_twork was queued (jiffies | 1), 0 when it is not */
-	unsigned long twork_since;
-	/* Retries of a contended update and the nudge of a task asked */
-	struct delayed_work late_work;
-	unsigned int retries;		/* only late_work's function */
-	struct work_struct teardown_work;
-	struct work_struct free_work;
-	struct rcu_head rcu;
-};
-
-enum {
-	UEMM_TWORK_RESYNC,	/* an update could not write: rewrite all */
-	UEMM_TWORK_NUDGE,	/* nudge_twork is queued */
-	UEMM_REFILL_QUEUED,	/* refill_twork is queued */
-};
-
-struct user_event_enabler {
-	struct list_head link;		/* user_event_mm.enablers */
-	struct hlist_node hnode;	/* user_event_mm.enabler_hash */
-	struct list_head free_link;
-	struct list_head fault_link;	/* user_event_mm.faults, or empty */
-	struct user_event *event;	/* referenced */
-	struct user_event_payer payer;	/* charged for it */
-	unsigned long uaddr;		/* as registered */
-	unsigned long addr;		/* aligned to a long for bit ops */
-	u8 ubit;			/* as registered */
-	u8 bit;				/* in the long at addr */
-	u8 fault_attempts;		/* under lock */
-	u64 add_seq;			/* the address space's, when added */
-	u64 del_seq;			/* when unregistered; 0: registered */
-	struct rcu_head rcu;
-};
-
-struct linux_binprm;
-
 static DEFINE_HASHTABLE(user_event_mms, 10);
 static DEFINE_SPINLOCK(user_event_mms_lock);
 /* Makes creating a record and publishing it atomic: one record per mm */
 static DEFINE_MUTEX(user_event_mm_mutex);
 static atomic_t user_event_nr_mms = ATOMIC_INIT(0);
-static struct workqueue_struct *user_event_mm_wq;
+struct workqueue_struct *user_event_mm_wq;
 /* State changes so far: a fork child resyncs if one happened meanwhile */
-static atomic64_t user_event_changes = ATOMIC64_INIT(0);
+atomic64_t user_event_changes = ATOMIC64_INIT(0);
 /* Task works of ours queued or running: module exit waits for none */
 static atomic_t user_event_tworks = ATOMIC_INIT(0);
 /* Woken when a killed record's first teardown run ends */
@@ -131,14 +63,13 @@ static DECLARE_WAIT_QUEUE_HEAD(user_event_mm_settled);
 static void user_event_mm_scan_work(struct work_struct *work);
 static DECLARE_WORK(user_event_mm_scan, user_event_mm_scan_work);
 static void user_event_twork_kick(struct user_event_mm *uemm);
-static void user_event_mm_resync(struct user_event_mm *uemm);
 
-static void user_event_mm_get(struct user_event_mm *uemm)
+void user_event_mm_get(struct user_event_mm *uemm)
 {
 	refcount_inc(&uemm->refcnt);
 }
 
-static void user_event_mm_put(struct user_event_mm *uemm)
+void user_event_mm_put(struct user_event_mm *uemm)
 {
 	if (refcount_dec_and_test(&uemm->refcnt))
 		queue_work(user_event_mm_wq, &uemm->free_work);
@@ -151,7 +82,7 @@ static bool user_event_mm_tryget(struct user_event_mm *uemm)
 }
 
 /* The last thing a task work callback of ours does */
-static void user_event_twork_done(struct user_event_mm *uemm)
+void user_event_twork_done(struct user_event_mm *uemm)
 {
 	if (uemm)
 		user_event_mm_put(uemm);
@@ -160,9 +91,8 @@ static void user_event_twork_done(struct user_event_mm *uemm)
 }
 
 /* Queues @twork on @task with a reference of @uemm (the caller holds one) */
-static bool user_event_twork_add(struct user_event_mm *uemm,
-				 struct task_struct *task,
-				 struct callback_head *twork, int mode)
+bool user_event_twork_add(struct user_event_mm *uemm, struct task_struct *task,
+			  struct callback_head *twork, int mode)
 {
 	user_event_mm_get(uemm);
 	atomic_inc(&user_event_tworks);
@@ -201,7 +131,7 @@ static bool user_event_mm_has_work(struct user_event_mm *uemm)
 }
 
 /* Looks for address spaces that went away, soon; any context */
-static void user_event_mm_kick_scan(void)
+void user_event_mm_kick_scan(void)
 {
 	if (atomic_read(&user_event_nr_mms))
 		queue_work(user_event_mm_wq, &user_event_mm_scan);
@@ -220,7 +150,7 @@ static void user_event_mm_mmput(struct mm_struct *mm)
 }
 
 /* The live record of @mm with a reference taken, or NULL */
-static struct user_event_mm *user_event_mm_lookup_get(struct mm_struct *mm)
+struct user_event_mm *user_event_mm_lookup_get(struct mm_struct *mm)
 {
 	struct user_event_mm *uemm;
 
@@ -341,7 +271,7 @@ static void user_event_enabler_free(struct user_event_enabler *enabler)
 	kfree_rcu(enabler, rcu);
 }
 
-static void user_event_enablers_free(struct list_head *gone)
+void user_event_enablers_free(struct list_head *gone)
 {
 	struct user_event_enabler *enabler, *next;
 
@@ -353,8 +283,7 @@ static void user_event_enablers_free(struct list_head *gone)
  * Moves to @gone the enablers no fork in flight may still copy: the
  * unregistered ones, or all of them once the address space went away.
  */
-static void user_event_mm_reap(struct user_event_mm *uemm,
-			       struct list_head *gone)
+void user_event_mm_reap(struct user_event_mm *uemm, struct list_head *gone)
 {
 	struct user_event_enabler *enabler, *next;
 
@@ -420,7 +349,7 @@ static void user_event_mm_refill_twork(struct callback_head *twork);
 static void user_event_mm_late_work(struct work_struct *work);
 
 /* A record of @mm, made by a task of it; the caller's reference */
-static struct user_event_mm *user_event_mm_alloc(struct mm_struct *mm)
+struct user_event_mm *user_event_mm_alloc(struct mm_struct *mm)
 {
 	struct user_event_mm *uemm;
 
@@ -450,7 +379,7 @@ static struct user_event_mm *user_event_mm_alloc(struct mm_struct *mm)
  * Publishes @uemm with a reference for the table, or returns the record
  * already there, referenced for the caller.
  */
-static struct user_event_mm *user_event_mm_publish(struct user_event_mm *uemm)
+struct user_event_mm *user_event_mm_publish(struct user_event_mm *uemm)
 {
 	struct user_event_mm *old;
 
@@ -471,7 +400,7 @@ static struct user_event_mm *user_event_mm_publish(struct user_event_mm *uemm)
 }
 
 /* Sets memory aside for the forks to come; process context */
-static void user_event_mm_refill(struct user_event_mm *uemm)
+void user_event_mm_refill(struct user_event_mm *uemm)
 {
 	struct user_event_fork *fork;
 	int i;
@@ -532,9 +461,8 @@ static bool user_event_make_writable(struct mm_struct *mm, unsigned long addr)
 }
 
 /* Sets or clears the bit without waiting; -EFAULT if the page is not there */
-static int user_event_enabler_write(struct mm_struct *mm,
-				    struct user_event_enabler *enabler,
-				    bool enabled)
+int user_event_enabler_write(struct mm_struct *mm,
+			     struct user_event_enabler *enabler, bool enabled)
 {
 	struct page *page;
 	unsigned long *word;
@@ -594,8 +522,8 @@ user_event_enabler_find(struct user_event_mm *uemm, unsigned long uaddr,
 	return NULL;
 }
 
-static void user_event_enabler_add(struct user_event_mm *uemm,
-				   struct user_event_enabler *enabler)
+void user_event_enabler_add(struct user_event_mm *uemm,
+			    struct user_event_enabler *enabler)
 {
 	lockdep_assert_held(&uemm->lock);
 
@@ -1201,7 +1129,7 @@ int user_event_enabler_remove(const struct user_write_unreg *unreg)
 }
 
 /* Writes the bits that disagree with their events (read if in our mm) */
-static void user_event_mm_resync(struct user_event_mm *uemm)
+void user_event_mm_resync(struct user_event_mm *uemm)
 {
 	struct user_event_enabler *enabler;
 	unsigned int n = 0;
@@ -1226,215 +1154,6 @@ static void user_event_mm_resync(struct user_event_mm *uemm)
 	}
 }
 
-/*
- * Copies the enablers @parent had at fork @seq under RCU, dropped only at
- * one this fork copies, which stays listed while it is pending. How many.
- */
-static unsigned int
-user_event_mm_fork_snapshot(struct user_event_mm *parent, u64 seq,
-			    const struct user_event_payer *payer,
-			    struct list_head *copies)
-{
-	struct user_event_enabler *enabler, *copy;
-	unsigned int n = 0;
-
-	rcu_read_lock();
-	list_for_each_entry_rcu(enabler, &parent->enablers, link) {
-		if (enabler->add_seq >= seq ||
-		    (enabler->del_seq && enabler->del_seq <= seq))
-			continue;
-		if (n >= max_enablers) {
-			pr_warn_ratelimited("max_enablers reached copying enablers at fork\n");
-			break;
-		}
-		rcu_read_unlock();
-		copy = kzalloc(sizeof(*copy), GFP_KERNEL_ACCOUNT);
-		cond_resched();
-		rcu_read_lock();
-		if (!copy) {
-			pr_warn_ratelimited("out of memory copying enablers at fork\n");
-			break;
-		}
-		copy->uaddr = enabler->uaddr;
-		copy->addr = enabler->addr;
-		copy->ubit = enabler->ubit;
-		copy->bit = enabler->bit;
-		copy->payer = *payer;
-		/* Legal: the parent's enabler holds one, and stays */
-		user_event_get(enabler->event);
-		copy->event = enabler->event;
-		list_add_tail(&copy->free_link, copies);
-		n++;
-	}
-	rcu_read_unlock();
-
-	return n;
-}
-
-/*
- * Charges the @n copies to the child's @payer and drops those past its
- * quota, clearing their bits in the child where that needs no wait.
- * Returns how many the child keeps.
- */
-static unsigned int user_event_mm_fork_charge(struct mm_struct *mm,
-					      struct user_event_payer *payer,
-					      struct list_head *copies,
-					      unsigned int n)
-{
-	struct user_event_enabler *enabler, *next;
-	unsigned int keep, i = 0;
-
-	keep = user_event_charge_upto(payer, UE_QUOTA_ENABLERS, n);
-	if (keep == n)
-		return n;
-
-	list_for_each_entry_safe(enabler, next, copies, free_link) {
-		if (i++ < keep)
-			continue;
-		list_del(&enabler->free_link);
-		mmap_read_lock(mm);
-		user_event_enabler_write(mm, enabler, false);
-		mmap_read_unlock(mm);
-		user_event_put(enabler->event);
-		kfree(enabler);
-		if (i % FORK_COPY_BATCH == 0)
-			cond_resched();
-	}
-	pr_warn_ratelimited("pid %d inherits %u of %u enablers: max_enablers_per_uid\n",
-			    task_pid_nr(current), keep, n);
-	return keep;
-}
-
-/* Gives the child's @mm its copies: lifetimes.rst, "Fork" */
-static void user_event_mm_fork_copy(struct user_event_mm *parent,
-				    struct mm_struct *mm, u64 seq)
-{
-	struct user_event_enabler *enabler, *next;
-	struct user_event_mm *uemm, *found;
-	struct user_event_payer payer;
-	LIST_HEAD(copies);
-	unsigned int n;
-	u64 changes;
-
-	user_event_payer_current(&payer);
-	n = user_event_mm_fork_snapshot(parent, seq, &payer, &copies);
-	if (!n || !user_event_mm_fork_charge(mm, &payer, &copies, n))
-		return;
-
-	uemm = user_event_mm_alloc(mm);
-	if (!uemm) {
-		pr_warn_ratelimited("out of memory copying enablers at fork\n");
-		user_event_enablers_free(&copies);
-		return;
-	}
-
-	changes = atomic64_read(&user_event_changes);
-	smp_rmb();	/* the state read below is at least as new */
-
-	mutex_lock(&uemm->lock);
-	list_for_each_entry_safe(enabler, next, &copies, free_link) {
-		list_del(&enabler->free_link);
-		user_event_enabler_add(uemm, enabler);
-	}
-	user_event_mm_resync(uemm);
-	mutex_unlock(&uemm->lock);
-
-	found = user_event_mm_publish(uemm);
-	if (found != uemm) {
-		/* Only the child makes its record, and not before this runs */
-		user_event_mm_put(found);
-		mutex_lock(&uemm->lock);
-		WRITE_ONCE(uemm->dead, true);
-		user_event_mm_reap(uemm, &copies);
-		mutex_unlock(&uemm->lock);
-		user_event_enablers_free(&copies);
-	} else if (atomic64_read(&user_event_changes) != changes) {
-		mutex_lock(&uemm->lock);
-		user_event_mm_resync(uemm);
-		mutex_unlock(&uemm->lock);
-	}
-	user_event_mm_refill(uemm);
-	user_event_mm_put(uemm);
-}
-
-/* The last fork in flight lets go of what only it could still copy */
-static void user_event_mm_fork_done(struct user_event_mm *parent)
-{
-	LIST_HEAD(gone);
-
-	if (!atomic_dec_and_test(&parent->forks_pending))
-		return;
-
-	if (READ_ONCE(parent->dead)) {
-		user_event_mm_get(parent);
-		if (!queue_work(user_event_mm_wq, &parent->teardown_work))
-			user_event_mm_put(parent);
-		return;
-	}
-
-	mutex_lock(&parent->lock);
-	/*
-	 * A fork that started since may be copying: leave the enablers to
-	 * the last fork. Orders this read after the unregistrations seen
-	 * under the lock.
-	 */
-	smp_mb();
-	if (!parent->torn_down && !atomic_read(&parent->forks_pending))
-		user_event_mm_reap(parent, &gone);
-	mutex_unlock(&parent->lock);
-
-	user_event_enablers_free(&gone);
-}
-
-/* Task work of the child, before it first runs in user space */
-static void user_event_fork_twork(struct callback_head *twork)
-{
-	struct user_event_fork *fork = container_of(twork,
-						    struct user_event_fork,
-						    twork);
-	struct user_event_mm *parent = fork->parent;
-
-	/* A child killed before it ran (past exit_mm()) has nothing to copy to */
-	if (current->mm)
-		user_event_mm_fork_copy(parent, current->mm, fork->seq);
-	kfree(fork);
-
-	user_event_mm_fork_done(parent);
-	user_event_mm_refill(parent);
-	user_event_twork_done(parent);
-}
-
-static struct user_event_fork *user_event_mm_take_spare(struct user_event_mm *uemm)
-{
-	struct user_event_fork *fork;
-	int i;
-
-	for (i = 0; i < FORK_SPARES; i++) {
-		fork = xchg(&uemm->spares[i], NULL);
-		if (fork)
-			return fork;
-	}
-
-	/* Spinning locks allow an allocation here, except on PREEMPT_RT */
-	if (IS_ENABLED(CONFIG_PREEMPT_RT))
-		return NULL;
-
-	return kzalloc(sizeof(*fork), GFP_NOWAIT | __GFP_ACCOUNT);
-}
-
-static void user_event_mm_put_spare(struct user_event_mm *uemm,
-				    struct user_event_fork *fork)
-{
-	int i;
-
-	for (i = 0; i < FORK_SPARES; i++)
-		if (!cmpxchg(&uemm->spares[i], NULL, fork))
-			return;
-
-	/* Refilled meanwhile: any context may free through RCU */
-	kfree_rcu(fork, twork);
-}
-
 /* Task work of a forking parent: sets new spares aside */
 static void user_event_mm_refill_twork(struct callback_head *twork)
 {
@@ -1446,122 +1165,10 @@ static void user_event_mm_refill_twork(struct callback_head *twork)
 	user_event_twork_done(uemm);
 }
 
-/*
- * sched_process_fork, in the parent (current), preemption disabled,
- * before the child runs: the child's task work copies the enablers.
- */
-static void user_event_fork_probe(void *data, struct task_struct *parent,
-				  struct task_struct *child)
-{
-	struct user_event_fork *fork;
-	struct user_event_mm *uemm;
-
-	if (!parent->mm || !child->mm || parent->mm == child->mm ||
-	    parent != current)
-		return;
-
-	uemm = user_event_mm_lookup_get(parent->mm);
-	if (!uemm)
-		return;
-	if (list_empty(&uemm->enablers))
-		goto put;
-
-	fork = user_event_mm_take_spare(uemm);
-	if (!fork) {
-		pr_warn_ratelimited("too many forks at once: pid %d does not inherit enablers\n",
-				    child->pid);
-		goto put;
-	}
-
-	fork->parent = uemm;
-	/* Pending first: an unregistration numbered after us keeps its enabler */
-	atomic_inc(&uemm->forks_pending);
-	fork->seq = atomic64_inc_return(&uemm->seq);
-	init_task_work(&fork->twork, user_event_fork_twork);
-	if (!user_event_twork_add(uemm, child, &fork->twork, TWA_RESUME)) {
-		/* Only an exiting task refuses task work */
-		atomic_dec(&uemm->forks_pending);
-		user_event_mm_put_spare(uemm, fork);
-		goto put;
-	}
-
-	if (!test_and_set_bit(UEMM_REFILL_QUEUED, &uemm->twork_flags) &&
-	    !user_event_twork_add(uemm, current, &uemm->refill_twork,
-				  TWA_RESUME))
-		clear_bit(UEMM_REFILL_QUEUED, &uemm->twork_flags);
-put:
-	user_event_mm_put(uemm);
-}
-
-/* sched_process_exit: after exit_mm()'s mmput() of the task's mm */
-static void user_event_exit_probe(void *data, struct task_struct *task)
-{
-	user_event_mm_kick_scan();
-}
-
-/* sched_process_exec: after exec_mmap()'s mmput() of the old mm */
-static void user_event_exec_probe(void *data, struct task_struct *task,
-				  pid_t old_pid, struct linux_binprm *bprm)
-{
-	user_event_mm_kick_scan();
-}
-
-/* Registered in this order, unregistered in the reverse */
-static const struct {
-	const char *name;
-	void *probe;
-} user_event_tps[] = {
-	{ "sched_process_exit", user_event_exit_probe },
-	{ "sched_process_exec", user_event_exec_probe },
-	{ "sched_process_fork", user_event_fork_probe },
-};
-
-static struct tracepoint *user_event_tp[ARRAY_SIZE(user_event_tps)];
-
-static void user_event_find_tps(struct tracepoint *tp, void *priv)
-{
-	int i;
-
-	for (i = 0; i < ARRAY_SIZE(user_event_tps); i++)
-		if (!strcmp(tp->name, user_event_tps[i].name))
-			user_event_tp[i] = tp;
-}
-
-static void user_event_unregister_tps(int n)
-{
-	while (n--)
-		tracepoint_probe_unregister(user_event_tp[n],
-					    user_event_tps[n].probe, NULL);
-	tracepoint_synchronize_unregister();
-}
-
 int user_events_mm_init(void)
 {
-	int i, ret;
-
-	for_each_kernel_tracepoint(user_event_find_tps, NULL);
-	for (i = 0; i < ARRAY_SIZE(user_event_tps); i++) {
-		if (!user_event_tp[i]) {
-			pr_err("tracepoint %s not found\n",
-			       user_event_tps[i].name);
-			return -ENOENT;
-		}
-	}
-
 	user_event_mm_wq = alloc_workqueue("user_events_mm", WQ_UNBOUND, 0);
-	if (!user_event_mm_wq)
-		return -ENOMEM;
-
-	for (i = 0; i < ARRAY_SIZE(user_event_tps); i++) {
-		ret = tracepoint_probe_register(user_event_tp[i],
-						user_event_tps[i].probe, NULL);
-		if (ret) {
-			user_event_unregister_tps(i);
-			destroy_workqueue(user_event_mm_wq);
-			return ret;
-		}
-	}
-	return 0;
+	return user_event_mm_wq ? 0 : -ENOMEM;
 }
 
 void user_events_mm_exit(void)
@@ -1569,8 +1176,6 @@ void user_events_mm_exit(void)
 	struct user_event_mm *uemm;
 	struct hlist_node *tmp;
 	int bkt;
-
-	user_event_unregister_tps(ARRAY_SIZE(user_event_tps));
 
 	/*
 	 * Task works of ours that dropped their last reference may still

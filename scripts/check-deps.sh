@@ -15,7 +15,7 @@ set -euo pipefail
 ORDER=(user_events_call_x86 user_events_call_arm64 user_events_derive
 	user_events_ksyms user_events_parse user_events_quota
 	user_events_status user_events_dirs user_events_purge
-	trace_events_user user_events_mm user_events_main)
+	trace_events_user user_events_mm user_events_fork user_events_main)
 
 dir=${1:?usage: $0 <module build directory>}
 declare -A rank

@@ -30,7 +30,7 @@ UE_KPAT+='blocked for more than|general protection fault|still in use|'
 UE_KPAT+='KASAN:|UBSAN:|unable to handle (kernel|page fault)|soft lockup|hard LOCKUP|'
 UE_KPAT+='detected stalls on CPU|stack-protector|refcount_t:|list_(add|del) corruption|'
 UE_KPAT+='double fault|kernel stack overflow|kmemleak: [0-9]+ new suspected|'
-# The module's own: enablers lost at fork (user_events_mm.c), a file still
+# The module's own: enablers lost at fork (user_events_fork.c), a file still
 # open at a forced unload (user_events_main.c)
 UE_KPAT+='max_enablers reached copying enablers at fork|out of memory copying enablers at fork|'
 UE_KPAT+='forced unload: .*still held open)'

@@ -1469,16 +1469,48 @@ static void oom_change(struct __test_metadata *_metadata,
 	EXPECT_EQ('y', c) TH_LOG("the child's word did not follow");
 }
 
+/* A child running @child(cmd, res), ready once this returns */
+static pid_t oom_fork(struct __test_metadata *_metadata, int cmd[2],
+		      int res[2], int (*child)(int cmd, int res))
+{
+	pid_t pid;
+	char c;
+
+	ASSERT_EQ(0, pipe(cmd));
+	ASSERT_EQ(0, pipe(res));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		close(cmd[1]);
+		_exit(child(cmd[0], res[1]));
+	}
+	close(cmd[0]);
+	ASSERT_EQ(1, read(res[0], &c, 1));
+	return pid;
+}
+
+/* Ends oom_fork()'s child: it must exit with 0 */
+static void oom_reap(struct __test_metadata *_metadata, pid_t pid,
+		     int cmd[2], int res[2])
+{
+	int status;
+
+	close(cmd[1]);
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	EXPECT_EQ(0, status);
+	close(res[0]);
+	close(res[1]);
+}
+
 static void oom_run(struct __test_metadata *_metadata, int *fdp, bool kv)
 {
 	int fd = *fdp;
 	volatile uint32_t *mem = map_pages(1);
 	struct oom_thread t = { .fd = fd, .word = mem + 1 };
-	int cmd[2], res[2], status, ret, i;
+	int cmd[2], res[2], ret, i;
 	long refcnt = ue_mod_refcnt();
 	pthread_t thread;
 	pid_t pid;
-	char c;
 
 	ret = oom_load();
 	if (ret == -ENOENT)
@@ -1487,16 +1519,7 @@ static void oom_run(struct __test_metadata *_metadata, int *fdp, bool kv)
 		SKIP(return, "ue_oom.ko fails allocations on x86-64 only");
 	ASSERT_EQ(0, ret) TH_LOG("ue_oom: %s", strerror(-ret));
 	ASSERT_NE(NULL, mem);
-	ASSERT_EQ(0, pipe(cmd));
-	ASSERT_EQ(0, pipe(res));
-	pid = fork();
-	ASSERT_LE(0, pid);
-	if (!pid) {
-		close(cmd[1]);
-		_exit(oom_child(cmd[0], res[1]));
-	}
-	close(cmd[0]);
-	ASSERT_EQ(1, read(res[0], &c, 1));
+	pid = oom_fork(_metadata, cmd, res, oom_child);
 	ASSERT_EQ(0, wreg(fd, PREFIX "oom u32 a", (void *)mem, 0));
 	ASSERT_EQ(0, pipe(t.hold));	/* after the fork: the thread's alone */
 	ASSERT_EQ(0, pthread_create(&thread, NULL, oom_thread_run, &t));
@@ -1509,11 +1532,7 @@ static void oom_run(struct __test_metadata *_metadata, int *fdp, bool kv)
 	close(t.hold[1]);
 	pthread_join(thread, NULL);
 	close(t.hold[0]);
-	close(cmd[1]);
-	ASSERT_EQ(pid, waitpid(pid, &status, 0));
-	EXPECT_EQ(0, status);
-	close(res[0]);
-	close(res[1]);
+	oom_reap(_metadata, pid, cmd, res);
 	EXPECT_EQ(0, ue_wunreg(fd, (void *)mem, 0));
 	EXPECT_EQ(0, ue_wunreg(fd, (void *)(mem + 1), OOM_THREAD_BIT));
 	ue_drop_fd(fdp);	/* its registration holds the event */
@@ -1590,9 +1609,8 @@ TEST_F_TIMEOUT(mm, no_memory_leaves_other_address_spaces_alone,
 	       UE_TIMEOUT(60))
 {
 	volatile uint32_t *word = map_pages(1);
-	int cmd[2], res[2], status, ret, i;
+	int cmd[2], res[2], ret, i;
 	pid_t pid;
-	char c;
 
 	ret = oom_load();
 	if (ret == -ENOENT)
@@ -1601,26 +1619,13 @@ TEST_F_TIMEOUT(mm, no_memory_leaves_other_address_spaces_alone,
 		SKIP(return, "ue_oom.ko fails allocations on x86-64 only");
 	ASSERT_EQ(0, ret) TH_LOG("ue_oom: %s", strerror(-ret));
 	ASSERT_NE(NULL, word);
-	ASSERT_EQ(0, pipe(cmd));
-	ASSERT_EQ(0, pipe(res));
-	pid = fork();
-	ASSERT_LE(0, pid);
-	if (!pid) {
-		close(cmd[1]);
-		_exit(oom_bystander(cmd[0], res[1]));
-	}
-	close(cmd[0]);
-	ASSERT_EQ(1, read(res[0], &c, 1));
+	pid = oom_fork(_metadata, cmd, res, oom_bystander);
 	ASSERT_EQ(0, wreg(self->fd, PREFIX "oom u32 a", (void *)word, 0));
 
 	oom_bystander_change(_metadata, word, cmd[1], res[0], true, true);
 	oom_bystander_change(_metadata, word, cmd[1], res[0], false, false);
 
-	close(cmd[1]);
-	ASSERT_EQ(pid, waitpid(pid, &status, 0));
-	EXPECT_EQ(0, status);
-	close(res[0]);
-	close(res[1]);
+	oom_reap(_metadata, pid, cmd, res);
 	EXPECT_EQ(0, ue_wunreg(self->fd, (void *)word, 0));
 	ue_drop_fd(&self->fd);
 	for (i = 0; i < OOM_BOUND_MS / 10 && ue_del(PREFIX "oomx"); i++)
